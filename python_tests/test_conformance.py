@@ -1,0 +1,149 @@
+"""The StableHLO conformance corpus through our runtime, as is and through our fusion.
+
+By default a fixed sample across op families runs (a few seconds); `--conformance-all`
+runs every file. Without the corpus folder the corpus tests skip.
+"""
+import numpy as np
+import ml_dtypes
+import pytest
+
+from tracehlo.tools import conformance
+
+SAMPLE_SIZE = 60
+SAMPLE_SEED = 0
+BACKEND = "cpu"
+
+
+def pytest_generate_tests(metafunc):
+    if "corpus_file" not in metafunc.fixturenames:
+        return
+    files = conformance.corpus_files()
+    if files and not metafunc.config.getoption("conformance_all"):
+        files = conformance.sample(files, SAMPLE_SIZE, SAMPLE_SEED)
+    metafunc.parametrize("corpus_file", files or [None],
+                         ids=[f.stem for f in files] or ["no-corpus"])
+
+
+def _check(result):
+    if result.name in conformance.KNOWN_FAILURES[BACKEND] and result.failed:
+        pytest.xfail(f"fails on XLA {BACKEND} without any transformation: {result.line()}")
+    assert result.passed, result.line()
+
+
+def _need_corpus(path):
+    if path is None:
+        pytest.skip(f"conformance corpus not found (set {conformance.ENV_VAR})")
+
+
+def test_corpus_file(corpus_file):
+    _need_corpus(corpus_file)
+    _check(conformance.run_file(corpus_file, backend=BACKEND))
+
+
+def test_corpus_file_fused(corpus_file):
+    """Fusion must keep every passing file passing, with XLA's own fusion off."""
+    _need_corpus(corpus_file)
+    try:
+        transform = conformance.fusion_transform(BACKEND)
+    except LookupError as e:
+        pytest.skip(f"fusion pipeline not available: {e}")
+    _check(conformance.run_file(corpus_file, transform, backend=BACKEND, xla_fusion=False))
+
+
+# ------------------------------------------------ the runner itself, no corpus needed
+
+MODULE = """
+module @m {
+  func.func public @main() -> (tensor<2xf32> {jax.result_info = ""}) {
+    %0 = call @inputs() : () -> tensor<2xf32>
+    %1 = call @expected() : () -> tensor<2xf32>
+    %2 = stablehlo.negate %0 : tensor<2xf32>
+    stablehlo.custom_call @check.expect_close(%2, %1) {has_side_effect = true} : (tensor<2xf32>, tensor<2xf32>) -> ()
+    %3 = stablehlo.convert %2 : (tensor<2xf32>) -> tensor<2xbf16>
+    stablehlo.custom_call @check.expect_eq(%3, %3) {has_side_effect = true} : (tensor<2xbf16>, tensor<2xbf16>) -> ()
+    return %2 : tensor<2xf32>
+  }
+  func.func private @inputs() -> tensor<2xf32> {
+    %c = stablehlo.constant dense<[1.0, -2.0]> : tensor<2xf32>
+    return %c : tensor<2xf32>
+  }
+  func.func private @expected() -> tensor<2xf32> {
+    %c = stablehlo.constant dense<[-1.0, EXPECTED]> : tensor<2xf32>
+    return %c : tensor<2xf32>
+  }
+}
+"""
+
+
+def test_rewrite_returns_pairs_in_check_order():
+    text, checks = conformance.rewrite(MODULE.replace("EXPECTED", "2.0"))
+    assert [(c.kind, c.shape, c.dtype) for c in checks] == [
+        ("expect_close", (2,), np.dtype(np.float32)),
+        ("expect_eq", (2,), np.dtype(ml_dtypes.bfloat16))]
+    assert "check." not in text
+    assert "return %2, %1, %3, %3 : tensor<2xf32>, tensor<2xf32>, tensor<2xbf16>, tensor<2xbf16>" in text
+
+
+@pytest.mark.parametrize("expected, status", [("2.0", "pass"), ("2.5", "mismatch")])
+def test_run_file(tmp_path, expected, status):
+    path = tmp_path / "negate_float32_2.mlir"
+    path.write_text("// RUN-DISABLED(why not) x\n" + MODULE.replace("EXPECTED", expected))
+    result = conformance.run_file(path)
+    assert (result.status, result.disabled) == (status, "why not")
+    assert conformance.run_file(path, skip_disabled=True).status == "skipped"
+
+
+def test_run_file_turns_failures_into_results(tmp_path):
+    path = tmp_path / "f.mlir"
+    path.write_text(MODULE.replace("EXPECTED", "2.0"))
+    unparsable = conformance.run_file(path, transform=lambda t: t.replace("stablehlo.negate", "junk"))
+    assert unparsable.status == "compile_error"
+
+    def crash(text):
+        raise RuntimeError("pass bug")
+    assert conformance.run_file(path, transform=crash).line() == "ERROR         f RuntimeError: pass bug"
+
+
+def _close(a, e, dtype=np.float32):
+    return conformance.compare("expect_close", np.array(a, dtype), np.array(e, dtype))
+
+
+def test_expect_close_counts_ulps_like_the_interpreter():
+    one = np.float32(1)
+    assert _close([one], [np.nextafter(np.nextafter(np.nextafter(one, 2), 2), 2)]) == (True, 3)
+    assert _close([1.0], [1.0 + 4 * 2.0**-23])[0] is False
+    tiny = np.float32(1e-45)  # smallest subnormal: +tiny and -tiny are 2 ULP apart
+    assert _close([tiny], [-tiny]) == (True, 2)
+    assert _close([np.nan], [-np.nan])[0] and _close([np.inf], [np.inf])[0]
+    assert not _close([np.inf], [np.finfo(np.float32).max])[0]
+    assert not _close([np.nan], [1.0])[0]
+    assert _close([1.0], [1.0078125], ml_dtypes.bfloat16) == (True, 1)
+    # complex: the larger of the real and imaginary ULP distances
+    assert _close([1 + 1j], [1 + (1 + 5 * 2.0**-23) * 1j], np.complex64) == (False, 5)
+
+
+def test_expect_eq_is_exact_with_nan_equal_to_nan():
+    eq = lambda a, e, dtype=np.float64: conformance.compare(
+        "expect_eq", np.array(a, dtype), np.array(e, dtype))[0]
+    assert eq([np.nan, 0.0], [np.nan, -0.0])
+    assert not eq([1.0], [np.nextafter(1.0, 2)])
+    assert not eq([2**62 + 1], [2**62], np.int64)
+    assert eq([True, False], [True, False], np.bool_)
+    assert not eq([complex(1, np.nan)], [complex(1, 0)], np.complex128)
+
+
+def test_expect_almost_eq_uses_absolute_tolerance_and_sign():
+    almost = lambda a, e: conformance.compare(
+        "expect_almost_eq", np.array(a, np.float32), np.array(e, np.float32))[0]
+    assert almost([1.0], [1.0009]) and not almost([1.0], [1.002])
+    assert not almost([-1e-5], [1e-5])  # the interpreter also wants the same sign
+    assert almost([np.nan, np.inf], [np.nan, np.inf]) and not almost([np.inf], [1.0])
+
+
+def test_sample_is_deterministic_and_spread_over_families():
+    files = conformance.corpus_files()
+    if not files:
+        pytest.skip("conformance corpus not found")
+    chosen = conformance.sample(files, SAMPLE_SIZE, SAMPLE_SEED)
+    assert chosen == conformance.sample(files, SAMPLE_SIZE, SAMPLE_SEED)
+    assert len({conformance.family(f) for f in chosen}) == SAMPLE_SIZE
