@@ -1,0 +1,35 @@
+"""tracehlo.passes: fusion passes over any StableHLO module.
+
+Python API
+    fuse(stablehlo_text, backend="cpu") -> str
+        The default pipeline (instruction-fusion, fusion-merger, sibling-fusion,
+        producer-consumer-fusion) for `backend` ("cpu" or "gpu"); returns the
+        fused module as text with every source location kept, checked with
+        check_backend so XLA can compile it.
+    fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE)
+        -> FusionResult(text, report)
+        The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,
+        locations, bytes_saved) and `.decisions` (Decision: pass_name, fused, ops,
+        reason; `.rejected` lists the refused ones). str(report) is readable text.
+    check_backend(module_or_text, backend="cpu") -> None
+        Raises UnsupportedFusionError for any mhlo.fusion the backend cannot
+        compile (on CPU: kInput, multi-output other than one variadic reduce),
+        before XLA sees it: XLA CPU aborts the process on some of them.
+    PassManager(pipeline, backend="cpu", after_pass=None).run(module) -> FusionReport
+        Runs a pipeline string such as "instruction-fusion,fusion-merger{max-operands=8}"
+        on an ir.Module from parse(text); after_pass(name, module) sees each step.
+    parse(text, filename="<string>") -> ir.Module; to_text(module, debug_info=False)
+        ParseError carries MLIR's diagnostic as `file:line:col: error: ...`.
+
+The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.
+"""
+from .capability import BACKENDS, UnsupportedFusionError, check_backend
+from .mlir_io import ParseError, parse, to_text
+from .pipeline import (DEFAULT_PIPELINE, PASSES, FusionResult, PassManager, fuse,
+                       fuse_with_report)
+from .report import Decision, FusionInfo, FusionReport
+
+__all__ = ["BACKENDS", "DEFAULT_PIPELINE", "PASSES", "Decision", "FusionInfo",
+           "FusionReport", "FusionResult", "ParseError", "PassManager",
+           "UnsupportedFusionError", "check_backend", "fuse", "fuse_with_report", "parse",
+           "to_text"]

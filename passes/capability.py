@@ -1,0 +1,116 @@
+"""What each backend's XLA compiles, and a check that runs before XLA sees a fusion.
+
+Measured on jaxlib 0.10.2's CPU client (python_tests/test_passes_capability.py
+re-measures each CPU claim in a subprocess, since a failure there is an abort):
+single-output kLoop fusions with elementwise, broadcast and reduce ops inside
+compile; kInput fusions are refused ("Unsupported fusion kind"); a multi-output
+(tuple-root) kLoop fusion aborts the process; a fusion whose root is one variadic
+reduce compiles. The GPU entries follow XLA's GPU emitters (loop, input/reduction,
+multi-output); they are not measured here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from jaxlib.mlir import ir
+
+from . import ops as opinfo
+from .cost import COST_PARAMS, CostParams
+from .mlir_io import parse
+
+
+class UnsupportedFusionError(ValueError):
+    """A fusion the backend cannot compile; raised before XLA sees it, because for
+    some of these XLA aborts the process instead of raising."""
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    kinds: frozenset[str]       # fusion_kind values XLA accepts
+    multi_output: bool          # tuple-root fusions (other than one variadic reduce)
+    reduce_inside_loop: bool    # a reduce feeding other ops within one loop fusion
+    max_operands: int           # operands + outputs of one fusion
+    cost: CostParams
+
+    def fusion_kind(self, roots_are_reduce: bool) -> str:
+        return "kInput" if roots_are_reduce and "kInput" in self.kinds else "kLoop"
+
+
+BACKENDS = {
+    "cpu": Backend("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
+                   max_operands=64, cost=COST_PARAMS["cpu"]),
+    "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
+                   reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
+}
+_ALIASES = {"cuda": "gpu", "rocm": "gpu", "host": "cpu"}
+
+
+def get_backend(name: str) -> Backend:
+    try:
+        return BACKENDS[_ALIASES.get(name, name)]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
+
+
+def single_root_op(fusion):
+    """The op whose results are exactly the fusion's results, in order, or None."""
+    roots = opinfo.fusion_roots(fusion)
+    owner = roots[0].owner if roots else None
+    if owner is None or isinstance(owner, ir.Block):
+        return None
+    if list(owner.operation.results) != roots:
+        return None
+    return owner
+
+
+def fusion_problem(fusion, backend: Backend) -> str | None:
+    """Why `backend` cannot compile this mhlo.fusion, or None."""
+    op = fusion.operation
+    kind = str(op.attributes["fusion_kind"]) if "fusion_kind" in op.attributes else "none"
+    kind = kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">")
+    if kind not in backend.kinds:
+        return f"fusion kind {kind} is not supported on {backend.name}"
+    root = single_root_op(fusion)
+    if len(op.results) > 1 and not backend.multi_output and (
+            root is None or opinfo.name(root) != opinfo.REDUCE):
+        return (f"{len(op.results)}-output fusion: {backend.name} compiles multi-output "
+                f"fusions only as one variadic reduce")
+    if kind == "kInput" and not (root is not None and opinfo.name(root) == opinfo.REDUCE
+                                 or any(opinfo.name(v.owner) == opinfo.REDUCE
+                                        for v in opinfo.fusion_roots(fusion))):
+        return "kInput fusion without a reduce root"
+    for inner in opinfo.fusion_body(fusion):
+        reason = opinfo.unfusible_reason(inner)
+        if reason is not None or opinfo.name(inner) == opinfo.FUSION:
+            return f"fused op not allowed: {reason or 'nested fusion'}"
+        if (opinfo.name(inner) == opinfo.REDUCE and not backend.reduce_inside_loop
+                and any(opinfo.name(u.owner) != "stablehlo.return"
+                        for r in inner.operation.results for u in r.uses)):
+            return f"a reduce feeding other fused ops is not supported on {backend.name}"
+    return None
+
+
+def check_backend(module, backend: str = "cpu") -> None:
+    """Raise UnsupportedFusionError for the first mhlo.fusion in `module` (an
+    ir.Module or its text) that `backend` cannot compile."""
+    if isinstance(module, str):
+        module = parse(module)
+    target = get_backend(backend)
+    for fusion in all_fusions(module):
+        problem = fusion_problem(fusion, target)
+        if problem is not None:
+            raise UnsupportedFusionError(f"{fusion.location}: {problem}")
+
+
+def all_fusions(module: ir.Module) -> list:
+    """Every mhlo.fusion in the module, nested ones included."""
+    found = []
+
+    def visit(op):
+        if op.name == opinfo.FUSION:
+            found.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return found

@@ -1,0 +1,50 @@
+"""The cost model: bytes each kernel moves, its flops, and a fixed launch cost.
+
+A kernel reads each of its inputs once and writes each of its outputs once; what
+flows between ops inside a fusion stays in registers. The numbers are coarse on
+purpose: they rank legal choices, they do not predict run time.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import ops as opinfo
+from .graph import Graph
+
+TRANSCENDENTAL_FLOPS = 10  # an exp or a divide against an add
+
+
+@dataclass(frozen=True)
+class CostParams:
+    bytes_per_s: float
+    flops_per_s: float
+    launch_s: float  # per kernel: a thunk on CPU, a kernel launch on GPU
+
+
+COST_PARAMS = {
+    "cpu": CostParams(bytes_per_s=20e9, flops_per_s=50e9, launch_s=0.2e-6),
+    "gpu": CostParams(bytes_per_s=2e12, flops_per_s=50e12, launch_s=3e-6),
+}
+
+
+def op_flops(op) -> int:
+    if opinfo.name(op) == opinfo.FUSION:
+        return sum(op_flops(inner) for inner in opinfo.fusion_body(op))
+    operation = op.operation
+    if not operation.results or not opinfo.static_tensor(operation.results[0].type):
+        return 0
+    if opinfo.name(op) == opinfo.REDUCE:
+        return sum(opinfo.num_elements(v.type) for v in operation.operands
+                   if opinfo.static_tensor(v.type))
+    weight = TRANSCENDENTAL_FLOPS if opinfo.is_expensive(op) else 1
+    return weight * opinfo.num_elements(operation.results[0].type)
+
+
+def group_bytes(graph: Graph, group: set[int], owned: set[int] | None = None) -> int:
+    """Bytes one kernel running `group` reads and writes."""
+    return (sum(opinfo.type_bytes(v.type) for v in graph.inputs(group))
+            + sum(opinfo.type_bytes(v.type) for v in graph.outputs(group, owned)))
+
+
+def seconds(params: CostParams, nbytes: int, flops: int, kernels: int) -> float:
+    return nbytes / params.bytes_per_s + flops / params.flops_per_s + kernels * params.launch_s

@@ -1,0 +1,51 @@
+"""Fusion merger: merge a loop fusion into all of its users, or into none.
+
+Merging into every user removes the fusion's output from memory entirely (it is
+recomputed in each user instead); merging into only some would keep the write
+and add the recomputation. XLA's FusionMerger makes the same all-or-none choice,
+and, like it, we merge only when the modelled bytes moved do not grow.
+"""
+from __future__ import annotations
+
+from . import legality
+from . import ops as opinfo
+from .cost import group_bytes
+from .framework import FusionPass, PassContext
+from .graph import Graph
+from .rewrite import Group
+
+
+class FusionMerger(FusionPass):
+    name = "fusion-merger"
+
+    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+        groups, claimed = [], set()
+        for f, op in enumerate(graph.nodes):
+            if opinfo.name(op) != opinfo.FUSION or "kLoop" not in str(
+                    op.operation.attributes["fusion_kind"]):
+                continue
+            users = graph.users[f]
+            if claimed & ({f} | set(users)):
+                continue  # one merge per node per round; the next round sees the result
+            reason = self._problem(graph, f, users, ctx)
+            if self.record(ctx, graph, [f, *users], reason, "modelled bytes do not grow"):
+                groups += [Group({f, u}, copies={f}) for u in users]
+                claimed |= {f, *users}
+        return groups
+
+    def _problem(self, graph: Graph, f: int, users: list[int], ctx: PassContext) -> str | None:
+        if graph.is_returned(f):
+            return "its result is a function result: it must be written anyway"
+        if not users:
+            return "no users"
+        for u in users:
+            reason = (legality.reuse_problem(graph, f, {u})
+                      or legality.group_problem(graph, {f, u}, ctx.backend,
+                                                self.max_operands(ctx), owned={u}))
+            if reason:
+                return f"cannot merge into {graph.name(u)}: {reason}"
+        before = group_bytes(graph, {f}) + sum(group_bytes(graph, {u}) for u in users)
+        after = sum(group_bytes(graph, {f, u}, owned={u}) for u in users)
+        if after > before:
+            return f"modelled bytes would grow from {before} to {after}"
+        return None

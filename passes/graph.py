@@ -1,0 +1,122 @@
+"""A dataflow view of one function: nodes are its top-level ops, edges are SSA uses.
+
+Values captured by nested regions (a while body reading an outer value) count as
+uses of the op that owns the region, so no edge is ever missed. The view is
+rebuilt from the IR at the start of each pass: the IR stays the one truth.
+"""
+from __future__ import annotations
+
+from collections import deque
+
+from jaxlib.mlir import ir
+
+from . import ops as opinfo
+
+
+class Graph:
+    def __init__(self, func_op):
+        self.func = func_op
+        self.block = func_op.regions[0].blocks[0]
+        all_ops = list(self.block.operations)
+        self.terminator = all_ops[-1]
+        self.nodes = all_ops[:-1]
+        self.index = {op.operation: i for i, op in enumerate(self.nodes)}
+        # values a node reads, in first-use order, without repeats
+        self.reads: list[list[ir.Value]] = [reads_of(op) for op in self.nodes]
+        self.value_users: dict[ir.Value, list[int]] = {}
+        for i, values in enumerate(self.reads):
+            for v in values:
+                self.value_users.setdefault(v, []).append(i)
+        self.returned = set(self.terminator.operation.operands)
+        self.operands = [sorted({p for v in vs if (p := self.producer(v)) is not None})
+                         for vs in self.reads]
+        self.users: list[list[int]] = [[] for _ in self.nodes]
+        for i, producers in enumerate(self.operands):
+            for p in producers:
+                self.users[p].append(i)
+        # ops between the same two side-effecting ops share an epoch; fusion never
+        # groups ops of different epochs, so effects keep their place in the order
+        self.epoch, epoch = [], 0
+        for op in self.nodes:
+            side_effect = opinfo.is_side_effecting(op)
+            epoch += side_effect
+            self.epoch.append(epoch)
+            epoch += side_effect
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    def name(self, i: int) -> str:
+        return self.nodes[i].operation.name
+
+    def producer(self, value: ir.Value) -> int | None:
+        owner = value.owner
+        if isinstance(owner, ir.Block):
+            return None
+        return self.index.get(owner.operation)
+
+    def results(self, i: int) -> list[ir.Value]:
+        return list(self.nodes[i].operation.results)
+
+    def outputs(self, group: set[int], owned: set[int] | None = None) -> list[ir.Value]:
+        """Values made by the `owned` members of `group` (default: all) that
+        something outside it reads."""
+        return [r for i in sorted(group if owned is None else owned) for r in self.results(i)
+                if r in self.returned
+                or any(u not in group for u in self.value_users.get(r, ()))]
+
+    def inputs(self, group: set[int]) -> list[ir.Value]:
+        """Values read inside `group` that are made outside it."""
+        seen = {}
+        for i in sorted(group):
+            for v in self.reads[i]:
+                if self.producer(v) not in group:
+                    seen.setdefault(v, None)
+        return list(seen)
+
+    def is_returned(self, i: int) -> bool:
+        return any(r in self.returned for r in self.results(i))
+
+    def creates_cycle(self, group: set[int]) -> bool:
+        """Whether a path leaves `group` and comes back: one kernel for the group
+        would then both feed and read the ops on that path."""
+        last = max(group)
+        todo = deque(u for i in group for u in self.users[i] if u not in group)
+        seen = set(todo)
+        while todo:
+            n = todo.popleft()
+            for u in self.users[n]:
+                if u in group:
+                    return True
+                if u < last and u not in seen:
+                    seen.add(u)
+                    todo.append(u)
+        return False
+
+
+def reads_of(op) -> list[ir.Value]:
+    values = dict.fromkeys(op.operation.operands)
+    for region in op.operation.regions:
+        for block in region.blocks:
+            for inner in block.operations:
+                for v in reads_of(inner):
+                    if not _inside(v, op.operation):
+                        values.setdefault(v, None)
+    return list(values)
+
+
+def _inside(value: ir.Value, op: ir.Operation) -> bool:
+    """Whether `value` is defined within `op`'s regions."""
+    owner = value.owner
+    node = owner.owner if isinstance(owner, ir.Block) else owner.operation
+    while node is not None:
+        if node == op:
+            return True
+        node = node.parent
+    return False
+
+
+def functions(module: ir.Module) -> list:
+    """The functions whose body the passes can view: func.func with one block."""
+    return [op for op in module.body.operations
+            if op.operation.name == "func.func" and len(op.regions[0].blocks) == 1]

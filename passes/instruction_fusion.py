@@ -1,0 +1,64 @@
+"""Instruction fusion: pull producers into their consumers, walking from the
+function's results backwards as XLA's InstructionFusion does.
+
+A cheap producer (elementwise, broadcast, slice, ...) is copied into each consumer
+fusion that wants it; recomputing it costs less than writing and re-reading it.
+An expensive one (exp, divide, reduce, ...) is fused only where it is not
+duplicated: all its users are in this fusion and none of them reads an element of
+it more than once.
+"""
+from __future__ import annotations
+
+from . import legality
+from . import ops as opinfo
+from .framework import FusionPass, PassContext
+from .graph import Graph
+from .rewrite import Group
+
+
+class InstructionFusion(FusionPass):
+    name = "instruction-fusion"
+    repeat = False
+
+    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+        groups: list[Group] = []
+        absorbed: set[int] = set()  # nodes that live on only inside a fusion
+        for root in reversed(range(len(graph))):
+            if (root in absorbed or graph.name(root) == "stablehlo.constant"
+                    or legality.node_problem(graph, root)):
+                continue
+            group = self._grow(graph, root, ctx)
+            if len(group.members) > 1:
+                groups.append(group)
+                absorbed |= group.owned
+        return groups
+
+    def _grow(self, graph: Graph, root: int, ctx: PassContext) -> Group:
+        group = Group({root})
+        # users come after producers, so visiting candidates from the last one
+        # back sees every user that will join before the producer itself
+        candidates = set(graph.operands[root])
+        while candidates:
+            p = max(candidates)
+            candidates.remove(p)
+            # sole: every user is an owned member, so the original dies after fusion
+            sole = not graph.is_returned(p) and all(u in group.owned for u in graph.users[p])
+            reason = self._problem(graph, group, sole, p, ctx)
+            if self.record(ctx, graph, [p, root], reason,
+                           "all users in this fusion" if sole else "cheap producer copied"):
+                group.members.add(p)
+                if not sole:
+                    group.copies.add(p)
+                candidates.update(graph.operands[p])
+        return group
+
+    def _problem(self, graph: Graph, group: Group, sole: bool, p: int,
+                 ctx: PassContext) -> str | None:
+        if not sole and opinfo.is_expensive(graph.nodes[p]):
+            return (f"expensive {graph.name(p)} has users outside this fusion: "
+                    "fusing would duplicate it")
+        consumers = {u for u in graph.users[p] if u in group.members}
+        owned = group.owned | {p} if sole else group.owned
+        return (legality.reuse_problem(graph, p, consumers)
+                or legality.group_problem(graph, group.members | {p}, ctx.backend,
+                                          self.max_operands(ctx), owned=owned))

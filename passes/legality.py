@@ -1,0 +1,66 @@
+"""XLA's fusion legality rules, shared by the four passes.
+
+Each check returns the reason a candidate is illegal, or None: the passes record
+that reason, so a refused fusion is as explainable as a performed one.
+"""
+from __future__ import annotations
+
+from . import ops as opinfo
+from .capability import Backend
+from .graph import Graph
+
+
+def reduces_in(graph: Graph, i: int) -> list:
+    op = graph.nodes[i]
+    if opinfo.name(op) == opinfo.FUSION:
+        return [o for o in opinfo.fusion_body(op) if opinfo.name(o) == opinfo.REDUCE]
+    return [op] if opinfo.name(op) == opinfo.REDUCE else []
+
+
+def node_problem(graph: Graph, i: int) -> str | None:
+    """Why node `i` can join no fusion at all."""
+    return opinfo.unfusible_reason(graph.nodes[i])
+
+
+def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands: int,
+                  owned: set[int] | None = None, reduce_heroes: int = 1) -> str | None:
+    """Why `group` cannot be one kernel. `owned` members hand their values to
+    outside users; the others are copies (duplicated cheap ops)."""
+    owned = group if owned is None else owned
+    for i in group:
+        reason = node_problem(graph, i)
+        if reason:
+            return reason
+    if len({graph.epoch[i] for i in group}) > 1:
+        return "a side-effecting op lies between these ops"
+    reduces = [r for i in group for r in reduces_in(graph, i)]
+    if len(reduces) > reduce_heroes:
+        return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
+    if owned == group and len(group) > 1 and graph.creates_cycle(group):
+        return "would create a cycle: a path leaves the group and comes back"
+    n_io = len(graph.inputs(group)) + len(graph.outputs(group, owned))
+    if n_io > max_operands:
+        return f"{n_io} operands+outputs exceed the bound of {max_operands}"
+    if not backend.reduce_inside_loop and reduces and _reduce_feeds_group(graph, group):
+        return f"a reduce may only be a fusion root on {backend.name}"
+    return None
+
+
+def _reduce_feeds_group(graph: Graph, group: set[int]) -> bool:
+    return any(u in group for i in group if reduces_in(graph, i) for u in graph.users[i])
+
+
+def reuse_problem(graph: Graph, producer: int, consumers: set[int]) -> str | None:
+    """An expensive producer must not be recomputed for every read of a consumer
+    that reads each of its elements more than once (a broadcast, say)."""
+    op = graph.nodes[producer]
+    if not opinfo.is_expensive(op):
+        return None
+    produced = set(graph.results(producer))
+    for c in consumers:
+        user = graph.nodes[c].operation
+        for k, v in enumerate(user.operands):
+            if v in produced and opinfo.reuses_operand(user, k):
+                return (f"expensive {opinfo.name(op)} would be recomputed: "
+                        f"{user.name} reads each element more than once")
+    return None

@@ -1,0 +1,46 @@
+"""Producer-consumer (multi-output) fusion: fuse a producer into a consumer and
+keep the producer's value as an extra output for its other users.
+
+The consumer then reads the producer's value from registers instead of memory.
+Only backends that compile multi-output fusions get these (GPU); on CPU a tuple-
+root loop fusion aborts XLA, so every candidate is recorded as refused.
+"""
+from __future__ import annotations
+
+from . import legality
+from .cost import group_bytes
+from .framework import FusionPass, PassContext
+from .graph import Graph
+from .rewrite import Group
+
+
+class ProducerConsumerFusion(FusionPass):
+    name = "producer-consumer-fusion"
+
+    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+        groups, claimed = [], set()
+        for c in range(len(graph)):
+            if c in claimed or legality.node_problem(graph, c):
+                continue
+            for p in graph.operands[c]:
+                if (p in claimed or graph.name(p) == "stablehlo.constant"
+                        or not (graph.is_returned(p) or len(graph.users[p]) > 1)):
+                    continue  # single-user producers are instruction fusion's
+                reason = self._problem(graph, p, c, ctx)
+                if self.record(ctx, graph, [p, c], reason, "producer kept as an extra output"):
+                    groups.append(Group({p, c}))
+                    claimed |= {p, c}
+                    break
+        return groups
+
+    def _problem(self, graph: Graph, p: int, c: int, ctx: PassContext) -> str | None:
+        reason = (legality.node_problem(graph, p) or legality.reuse_problem(graph, p, {c})
+                  or legality.group_problem(graph, {p, c}, ctx.backend, self.max_operands(ctx)))
+        if reason:
+            return reason
+        if not ctx.backend.multi_output:
+            return f"{ctx.backend.name} cannot compile multi-output loop fusions"
+        before = group_bytes(graph, {p}) + group_bytes(graph, {c})
+        if group_bytes(graph, {p, c}) >= before:
+            return "modelled bytes would not shrink"
+        return None

@@ -1,0 +1,164 @@
+"""What the passes know about each op: fusible or not, cheap or expensive, and
+whether a consumer reads an operand element more than once.
+
+Only ops named here are ever fused; every other op (CHLO, calls, control flow,
+collectives, custom calls, ops of dialects we do not know) is left alone, so an
+unfamiliar module is never miscompiled, only less fused.
+"""
+from __future__ import annotations
+
+import math
+
+from jaxlib.mlir import ir
+
+# Elementwise ops XLA emits in a few instructions: safe to duplicate into every consumer.
+CHEAP_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """
+    abs add and bitcast_convert ceil clamp compare complex convert count_leading_zeros
+    floor imag is_finite maximum minimum multiply negate not or popcnt real
+    reduce_precision round_nearest_afz round_nearest_even select shift_left
+    shift_right_arithmetic shift_right_logical sign subtract xor""".split())
+
+# Elementwise ops costing a transcendental or a division per element: computing one
+# twice costs real time, so they are never duplicated.
+EXPENSIVE_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """
+    atan2 cbrt cosine divide exponential exponential_minus_one log log_plus_one logistic
+    power remainder rsqrt sine sqrt tan tanh""".split())
+
+# Data movement: cheap, fusible, read through an index map.
+CHEAP_SHAPE = frozenset(f"stablehlo.{n}" for n in """
+    broadcast broadcast_in_dim concatenate iota pad reshape reverse slice transpose""".split())
+
+REDUCE = "stablehlo.reduce"
+FUSION = "mhlo.fusion"
+
+# Kept as their own kernels whatever the backend: library calls, control flow,
+# effects, and ops whose emitters want their own loop nest.
+NEVER_FUSED = frozenset(f"stablehlo.{n}" for n in """
+    dot dot_general convolution sort custom_call while case if rng rng_bit_generator
+    fft cholesky triangular_solve scatter gather dynamic_slice dynamic_update_slice
+    reduce_window select_and_scatter all_reduce all_gather all_to_all reduce_scatter
+    collective_permute collective_broadcast infeed outfeed send recv after_all
+    optimization_barrier tuple get_tuple_element composite batch_norm_training
+    batch_norm_inference batch_norm_grad map partition_id replica_id""".split()) | {
+    "func.call", "func.return", "stablehlo.return"}
+
+
+def name(op) -> str:
+    return op.operation.name
+
+
+def is_side_effecting(op) -> bool:
+    """Custom calls marked so, and ops that only exist for their effect."""
+    op = op.operation
+    if "has_side_effect" in op.attributes:
+        attr = op.attributes["has_side_effect"]
+        return not isinstance(attr, ir.BoolAttr) or attr.value
+    return op.name in {"stablehlo.outfeed", "stablehlo.send", "stablehlo.recv",
+                       "stablehlo.infeed", "stablehlo.rng_bit_generator"}
+
+
+def is_expensive(op) -> bool:
+    n = name(op)
+    if n == FUSION:
+        return any(is_expensive(inner) for inner in fusion_body(op))
+    return n in EXPENSIVE_ELEMENTWISE or n == REDUCE
+
+
+def static_tensor(t: ir.Type) -> bool:
+    return isinstance(t, ir.RankedTensorType) and t.has_static_shape
+
+
+def element_bytes(element_type: ir.Type) -> int:
+    if isinstance(element_type, ir.ComplexType):
+        return 2 * element_bytes(element_type.element_type)
+    if isinstance(element_type, (ir.IntegerType, ir.FloatType)):
+        return max(1, element_type.width // 8)
+    return 8  # unknown element types: assume the widest common one
+
+
+def num_elements(t: ir.Type) -> int:
+    return math.prod(t.shape)
+
+
+def type_bytes(t: ir.Type) -> int:
+    """Bytes of a static tensor (0 for tokens, tuples and dynamic shapes)."""
+    if not static_tensor(t):
+        return 0
+    return num_elements(t) * element_bytes(t.element_type)
+
+
+def fusion_body(op) -> list:
+    """The ops of an mhlo.fusion region, without its terminator."""
+    return list(op.operation.regions[0].blocks[0].operations)[:-1]
+
+
+def fusion_roots(op) -> list[ir.Value]:
+    """The values an mhlo.fusion returns."""
+    return list(list(op.operation.regions[0].blocks[0].operations)[-1].operands)
+
+
+def unfusible_reason(op) -> str | None:
+    """Why `op` may not join a fusion, or None if it may."""
+    n = name(op)
+    if is_side_effecting(op):
+        return f"{n} has side effects"
+    if n in NEVER_FUSED:
+        return f"{n} stays its own kernel"
+    if n == FUSION:
+        return None
+    if not (n in CHEAP_ELEMENTWISE or n in EXPENSIVE_ELEMENTWISE or n in CHEAP_SHAPE
+            or n in (REDUCE, "stablehlo.constant")):
+        return f"{n} is not an op the fusion passes understand"
+    types = [v.type for v in op.operation.operands] + [r.type for r in op.operation.results]
+    if not all(static_tensor(t) for t in types):
+        return f"{n} has a non-static or non-tensor type"
+    if n == "stablehlo.constant" and not _is_splat(op):
+        return "a non-splat constant stays a buffer, not code"
+    if n == REDUCE and not _plain_reducer(op):
+        return "reduce body uses values from outside or non-StableHLO ops"
+    return None
+
+
+def _is_splat(op) -> bool:
+    value = op.operation.attributes["value"]
+    return isinstance(value, ir.DenseElementsAttr) and value.is_splat
+
+
+def _plain_reducer(op) -> bool:
+    body = op.operation.regions[0].blocks[0]
+    args = set(body.arguments)
+    inner = list(body.operations)
+    return all(name(o).startswith("stablehlo.") and not o.operation.regions
+               and all(v in args or _defined_in(v, body) for v in o.operation.operands)
+               for o in inner)
+
+
+def _defined_in(value: ir.Value, block: ir.Block) -> bool:
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.operation.block == block
+
+
+def reuses_operand(op, operand_index: int) -> bool:
+    """Whether `op`, emitted as a loop, reads an element of that operand more than
+    once: a fused expensive producer would be recomputed for each read."""
+    n = name(op)
+    if n in ("stablehlo.broadcast_in_dim", "stablehlo.broadcast"):
+        return num_elements(op.operation.results[0].type) > num_elements(
+            op.operation.operands[0].type)
+    if n == FUSION:
+        return _reused_inside(op.operation.regions[0].blocks[0].arguments[operand_index])
+    return False
+
+
+def _reused_inside(value: ir.Value) -> bool:
+    """Whether a value inside a fusion body is read more than once per element,
+    directly or through the ops it feeds."""
+    for use in value.uses:
+        user = use.owner
+        if name(user) == "stablehlo.return":
+            continue
+        if reuses_operand(user, use.operand_number):
+            return True
+        if name(user) != REDUCE and any(_reused_inside(r) for r in user.operation.results):
+            return True
+    return False

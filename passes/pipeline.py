@@ -1,0 +1,112 @@
+"""The pass manager: a pipeline string names passes (with options, MLIR style:
+`fusion-merger{max-operands=16}`), run in order over a parsed module."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from jaxlib.mlir import ir
+
+from . import ops as opinfo
+from .capability import check_backend, get_backend
+from .cost import group_bytes
+from .fusion_merger import FusionMerger
+from .framework import FusionPass, PassContext
+from .graph import Graph, functions
+from .instruction_fusion import InstructionFusion
+from .mlir_io import parse, to_text, verify
+from .multi_output_fusion import ProducerConsumerFusion
+from .report import FusionInfo, FusionReport, short_loc
+from .sibling_fusion import SiblingFusion
+
+PASSES: dict[str, type[FusionPass]] = {
+    cls.name: cls for cls in (InstructionFusion, FusionMerger, SiblingFusion,
+                              ProducerConsumerFusion)}
+DEFAULT_PIPELINE = "instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion"
+
+
+def parse_pipeline(pipeline: str) -> list[FusionPass]:
+    """`a,b{opt=1 other=2},c` -> pass instances; ValueError names what is wrong."""
+    passes, depth, start = [], 0, 0
+    pieces = []
+    for k, ch in enumerate(pipeline + ","):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            pieces.append(pipeline[start:k].strip())
+            start = k + 1
+    for piece in filter(None, pieces):
+        name, _, opts = piece.partition("{")
+        if name not in PASSES:
+            raise ValueError(f"unknown pass {name!r}; passes: {', '.join(PASSES)}")
+        options = dict(kv.split("=", 1) for kv in opts.rstrip("}").split() if "=" in kv)
+        passes.append(PASSES[name](**options))
+    return passes
+
+
+class PassManager:
+    """Runs passes in order; `after_pass(name, module)` sees the IR after each."""
+
+    def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str = "cpu",
+                 after_pass: Callable[[str, ir.Module], None] | None = None):
+        self.passes = parse_pipeline(pipeline)
+        self.backend = get_backend(backend)
+        self.after_pass = after_pass
+
+    def run(self, module: ir.Module) -> FusionReport:
+        ctx = PassContext(self.backend, FusionReport(self.backend.name))
+        for p in self.passes:
+            p.run(module, ctx)
+            verify(module, f"<after {p.name}>")
+            if self.after_pass:
+                self.after_pass(p.name, module)
+        ctx.report.fusions = describe_fusions(module)
+        return ctx.report
+
+
+def describe_fusions(module: ir.Module) -> list[FusionInfo]:
+    """Each mhlo.fusion with its ops, locations, kind and modelled bytes saved."""
+    infos = []
+    with module.context:
+        for func in functions(module):
+            graph = Graph(func)
+            for i, op in enumerate(graph.nodes):
+                if opinfo.name(op) != opinfo.FUSION:
+                    continue
+                body = opinfo.fusion_body(op)
+                unfused = sum(_op_bytes(o) for o in body if opinfo.name(o) != "stablehlo.constant")
+                kind = str(op.operation.attributes["fusion_kind"])
+                infos.append(FusionInfo(
+                    function=func.attributes["sym_name"].value,
+                    kind=kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">"),
+                    ops=tuple(opinfo.name(o) for o in body),
+                    locations=tuple(dict.fromkeys(short_loc(o) for o in body)),
+                    bytes_saved=unfused - group_bytes(graph, {i})))
+    return infos
+
+
+def _op_bytes(op) -> int:
+    """Bytes `op` would move as its own kernel."""
+    operation = op.operation
+    return (sum(opinfo.type_bytes(v.type) for v in dict.fromkeys(operation.operands))
+            + sum(opinfo.type_bytes(r.type) for r in operation.results))
+
+
+@dataclass
+class FusionResult:
+    text: str              # the fused module, with source locations
+    report: FusionReport
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
+                     pipeline: str = DEFAULT_PIPELINE) -> FusionResult:
+    module = parse(stablehlo_text)
+    report = PassManager(pipeline, backend).run(module)
+    check_backend(module, backend)
+    return FusionResult(to_text(module, debug_info=True), report)
+
+
+def fuse(stablehlo_text: str, backend: str = "cpu") -> str:
+    return fuse_with_report(stablehlo_text, backend).text

@@ -1,0 +1,72 @@
+"""The record of what the passes did and why: every candidate, fused or not."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+def short_loc(op) -> str:
+    text = str(op.location)
+    return text[4:-1] if text.startswith("loc(") else text
+
+
+def describe(op) -> str:
+    return f"{op.operation.name} @ {short_loc(op)}"
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One candidate a pass looked at."""
+    pass_name: str
+    fused: bool
+    ops: tuple[str, ...]   # `describe`d ops: producer first, or the siblings
+    reason: str
+
+    def __str__(self) -> str:
+        verdict = "fused" if self.fused else "not fused"
+        return f"[{self.pass_name}] {verdict}: {' + '.join(self.ops)}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class FusionInfo:
+    """One mhlo.fusion of the final module."""
+    function: str
+    kind: str
+    ops: tuple[str, ...]        # op names in the fused region
+    locations: tuple[str, ...]  # source locations of the fused ops
+    bytes_saved: int            # modelled: ops as separate kernels minus the fusion
+
+    def __str__(self) -> str:
+        return (f"@{self.function}: {self.kind} fusion of {len(self.ops)} ops "
+                f"({', '.join(self.ops)}), saves {self.bytes_saved} bytes; "
+                f"locations: {', '.join(self.locations)}")
+
+
+@dataclass
+class FusionReport:
+    backend: str
+    fusions: list[FusionInfo] = field(default_factory=list)
+    decisions: list[Decision] = field(default_factory=list)
+
+    def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
+        decision = Decision(pass_name, fused, tuple(describe(op) for op in ops), reason)
+        if decision not in self._seen:  # passes iterate to a fixed point: say it once
+            self._seen.add(decision)
+            self.decisions.append(decision)
+
+    def __post_init__(self):
+        self._seen: set[Decision] = set()
+
+    @property
+    def rejected(self) -> list[Decision]:
+        return [d for d in self.decisions if not d.fused]
+
+    @property
+    def bytes_saved(self) -> int:
+        return sum(f.bytes_saved for f in self.fusions)
+
+    def __str__(self) -> str:
+        lines = [f"fusion report ({self.backend}): {len(self.fusions)} fusions, "
+                 f"{self.bytes_saved} bytes saved"]
+        lines += [f"  {f}" for f in self.fusions]
+        lines += ["decisions:"] + [f"  {d}" for d in self.decisions]
+        return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""Turn groups of a Graph into mhlo.fusion ops in the IR.
+
+All fusions of one pass are built first by cloning from the untouched original
+ops, then uses are redirected, then dead originals are erased and the block is
+re-sorted topologically. Building before erasing lets one cheap op be copied into
+several fusions.
+"""
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass, field
+
+from jaxlib.mlir import ir
+
+from . import ops as opinfo
+from .capability import Backend
+from .graph import Graph, reads_of
+
+
+@dataclass
+class Group:
+    """Nodes to become one fusion. `copies` are cloned in and keep their original
+    for other users; every other member is owned: the fusion takes its place."""
+    members: set[int]
+    copies: set[int] = field(default_factory=set)
+
+    @property
+    def owned(self) -> set[int]:
+        return self.members - self.copies
+
+
+def apply(graph: Graph, groups: list[Group], backend: Backend) -> list:
+    """Rewrite `graph`'s function so each group is one mhlo.fusion; return them."""
+    if not groups:
+        return []
+    built = [(g, *_build(graph, g, backend)) for g in groups]
+    for _, fusion, outputs in built:
+        for k, v in enumerate(outputs):
+            v.replace_all_uses_with(fusion.results[k])
+    owned = sorted({i for g in groups for i in g.owned}, reverse=True)
+    for i in owned:
+        graph.nodes[i].operation.erase()
+    for i in sorted({i for g in groups for i in g.copies} - set(owned), reverse=True):
+        op = graph.nodes[i].operation
+        if all(not list(r.uses) for r in op.results):
+            op.erase()
+    topological_sort(graph.block)
+    return [fusion for _, fusion, _ in built]
+
+
+def _build(graph: Graph, group: Group, backend: Backend):
+    members = sorted(group.members)
+    inputs = graph.inputs(group.members)
+    outputs = graph.outputs(group.members, group.owned)
+    inner_ops = [o for i in members for o in _flat(graph.nodes[i])]
+    loc = ir.Location.fused([o.location for o in inner_ops], context=graph.block.owner.context)
+    with loc:
+        fusion = ir.Operation.create(
+            opinfo.FUSION, results=[v.type for v in outputs], operands=inputs, regions=1,
+            ip=ir.InsertionPoint(graph.nodes[members[-1]].operation))
+        body = fusion.regions[0].blocks.append(*[v.type for v in inputs])
+        mapping = dict(zip(inputs, body.arguments))
+        ip = ir.InsertionPoint(body)
+        for i in members:
+            clone_into(graph.nodes[i], mapping, ip)
+        roots = [mapping[v] for v in outputs]
+        ir.Operation.create("stablehlo.return", operands=roots, ip=ip)
+        fusion.attributes["fusion_kind"] = _kind_attr(backend, roots)
+    return fusion, outputs
+
+
+def _flat(op) -> list:
+    return opinfo.fusion_body(op) if opinfo.name(op) == opinfo.FUSION else [op]
+
+
+def clone_into(op, mapping: dict, ip: ir.InsertionPoint) -> None:
+    """Clone `op` (a fusion: its body) at `ip`, reading `mapping`'s values and
+    adding its results to `mapping`."""
+    if opinfo.name(op) == opinfo.FUSION:
+        body = op.operation.regions[0].blocks[0]
+        inner = dict(mapping)
+        inner.update((arg, mapping[v]) for arg, v in zip(body.arguments, op.operation.operands))
+        for o in opinfo.fusion_body(op):
+            clone_into(o, inner, ip)
+        for r, v in zip(op.operation.results, opinfo.fusion_roots(op)):
+            mapping[r] = inner[v]
+        return
+    new = op.operation.clone(ip=ip)
+    for k, v in enumerate(op.operation.operands):
+        if v in mapping:
+            new.operands[k] = mapping[v]
+    mapping.update(zip(op.operation.results, new.results))
+
+
+def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
+    roots_are_reduce = any(not isinstance(v.owner, ir.Block)
+                           and opinfo.name(v.owner) == opinfo.REDUCE for v in roots)
+    return ir.Attribute.parse(f"#mhlo<fusion_kind {backend.fusion_kind(roots_are_reduce)}>")
+
+
+def topological_sort(block: ir.Block) -> None:
+    """Reorder `block` so every value is defined before use, moving as few ops as
+    the original order allows (ties go to the earlier op)."""
+    ops = list(block.operations)
+    terminator, ops = ops[-1], ops[:-1]
+    position = {op.operation: k for k, op in enumerate(ops)}
+    waiting = [0] * len(ops)
+    users = [[] for _ in ops]
+    for k, op in enumerate(ops):
+        producers = {position.get(v.owner.operation) for v in reads_of(op)
+                     if not isinstance(v.owner, ir.Block)} - {None}
+        waiting[k] = len(producers)
+        for p in producers:
+            users[p].append(k)
+    ready = [k for k, n in enumerate(waiting) if n == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        k = heapq.heappop(ready)
+        order.append(k)
+        for u in users[k]:
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, u)
+    if order == list(range(len(ops))):
+        return
+    for k in order:
+        ops[k].operation.move_before(terminator)
