@@ -1,0 +1,21 @@
+"""tracehlo: trace Python to our IR, lower to StableHLO, fuse, run on PJRT.
+
+    import tracehlo, tracehlo.numpy as tnp
+    f = tracehlo.jit(lambda x: tnp.sum(tnp.sin(x) * 2))
+    print(tracehlo.make_ir(f.__wrapped__)(x))   # our IR
+    print(f.lower(x).stablehlo)                 # StableHLO
+"""
+from . import primitives as _primitives  # noqa: F401  (registers every primitive's rules)
+from .primitives import elementwise, indexing, linalg, reductions, shape_ops, sort  # noqa: F401
+from .config import config
+from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
+                   TracerBoolConversionError)
+from .ir import ArrayType, Graph
+from .api import Compiled, JitFunction, compile, jit, make_ir
+from . import lax, nn, numpy
+from .ir_parser import parse_ir
+from .verify import verify
+
+__all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
+           "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
+           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify"]

@@ -1,0 +1,307 @@
+"""Public entry points: make_ir, compile and jit.
+
+Data flows one way: trace (core) -> lower (lowering) -> [passes] -> compile and
+execute (runtime). Each stage's output stays on the Compiled object as text.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import time
+
+import jax.tree_util as tree_util
+
+from . import runtime
+from .config import config
+from .core import GraphBuilder, TracehloError, Tracer, tracing, type_of
+from .ir import ArrayType, Graph
+from .lowering import lower_graph
+
+logger = logging.getLogger("tracehlo")
+
+
+# ---------------------------------------------------------------- arguments
+
+class _Signature:
+    """How a function's arguments split into static values and traced leaves."""
+
+    def __init__(self, fn, static_argnums, static_argnames):
+        self.fn = fn
+        try:
+            self.params = inspect.signature(fn).parameters
+        except (TypeError, ValueError):
+            self.params = {}
+        names = list(self.params)
+        self.static_argnums = _as_tuple(static_argnums)
+        self.static_argnames = _as_tuple(static_argnames)
+        # static_argnums and static_argnames name the same parameters, as in jax.jit
+        self.static_argnames += tuple(names[i] for i in self.static_argnums
+                                      if i < len(names) and names[i] not in self.static_argnames)
+        self.static_argnums += tuple(names.index(n) for n in self.static_argnames
+                                     if n in names and names.index(n) not in self.static_argnums)
+        self.has_static = bool(self.static_argnums or self.static_argnames)
+
+    def split(self, args, kwargs):
+        """(dynamic args, dynamic kwargs, static key). The static key must be hashable."""
+        if not self.has_static:
+            return args, kwargs, ()
+        static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
+        static += tuple((k, kwargs[k]) for k in self.static_argnames if k in kwargs)
+        for where, value in static:
+            try:
+                hash(value)
+            except TypeError:
+                label = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
+                raise TypeError(
+                    f"static {label} of {_name(self.fn)} is unhashable "
+                    f"({type(value).__name__}): static arguments key the compilation cache. "
+                    "Pass a tuple instead of a list, or make it a traced argument.") from None
+        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
+        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
+        return dyn_args, dyn_kwargs, static
+
+    def merge(self, dyn_args, dyn_kwargs, static):
+        """The full call arguments again, with traced values in the dynamic positions."""
+        static = dict(static)
+        args, dyn = [], iter(dyn_args)
+        for i in range(len(dyn_args) + sum(isinstance(k, int) for k in static)):
+            args.append(static[i] if i in static else next(dyn))
+        kwargs = dict(dyn_kwargs)
+        kwargs.update({k: v for k, v in static.items() if isinstance(k, str)})
+        return args, kwargs
+
+    def leaf_names(self, dyn_args, dyn_kwargs, static) -> list[str]:
+        """Readable names of the traced leaves, like `x` or `params['w'][0]`."""
+        names = [n for i, n in enumerate(self.params) if i not in self.static_argnums]
+        paths, _ = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
+        out = []
+        for path, _ in paths:
+            (kind, *rest) = path
+            if kind.idx == 0:
+                pos = rest[0].idx
+                base = names[pos] if pos < len(names) and self.params[names[pos]].kind in (
+                    inspect.Parameter.POSITIONAL_ONLY,
+                    inspect.Parameter.POSITIONAL_OR_KEYWORD) else f"args[{pos}]"
+                rest = rest[1:]
+            else:
+                base, rest = rest[0].key, rest[1:]
+            out.append(base + "".join(str(k) for k in rest))
+        return out
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _leaf_type(x) -> ArrayType:
+    try:
+        return type_of(x)
+    except TypeError:
+        raise TypeError(f"{type(x).__name__} is not a valid argument: traced arguments must "
+                        "be arrays or Python scalars (mark other values static with "
+                        "static_argnums/static_argnames)") from None
+
+
+# ---------------------------------------------------------------- tracing
+
+def _trace(sig: _Signature, args, kwargs):
+    """Trace sig.fn on these arguments: (Graph, input treedef, output treedef, leaf names)."""
+    dyn_args, dyn_kwargs, static = sig.split(args, kwargs)
+    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+    builder = GraphBuilder(_name(sig.fn))
+    with tracing(builder):
+        tracers = [builder.new_input(_leaf_type(x)) for x in leaves]
+        t_args, t_kwargs = tree_util.tree_unflatten(in_tree, tracers)
+        call_args, call_kwargs = sig.merge(t_args, t_kwargs, static)
+        out = sig.fn(*call_args, **call_kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for leaf in out_leaves:
+            if not isinstance(leaf, Tracer):
+                _leaf_type(leaf)  # outputs must be arrays too; raises a clear error
+        graph = builder.build(out_leaves)
+    return graph, in_tree, out_tree, sig.leaf_names(dyn_args, dyn_kwargs, static)
+
+
+def make_ir(fn, static_argnums=(), static_argnames=()):
+    """`make_ir(f)(*args)` -> the Graph that tracing f on these arguments records."""
+    sig = _Signature(fn, static_argnums, static_argnames)
+
+    @functools.wraps(fn)
+    def traced(*args, **kwargs):
+        return _trace(sig, args, kwargs)[0]
+    return traced
+
+
+# ---------------------------------------------------------------- compiled programs
+
+class Compiled:
+    """A traced, lowered and compiled function; every stage is inspectable text."""
+
+    def __init__(self, fn, sig, args, kwargs, backend=None):
+        times = {}
+        t0 = time.perf_counter()
+        self.ir, self._in_tree, self._out_tree, self._leaf_names = _trace(sig, args, kwargs)
+        times["trace"] = time.perf_counter() - t0
+        self._sig, self._static = sig, sig.split(args, kwargs)[2]
+        t0 = time.perf_counter()
+        self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{_name(fn)}")
+        times["lower"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        self._exe = runtime.compile(self.stablehlo, [(t.shape, t.dtype) for t in self.ir.out_types],
+                                    backend)
+        times["xla_compile"] = time.perf_counter() - t0
+        self.timings = times
+        self._in_types = [v.type for v in self.ir.inputs]
+        self._dtypes = [t.dtype for t in self._in_types]
+        if config.log_compiles:
+            logger.warning("compiled %s for %s: %s", _name(fn), self.signature_text(),
+                           ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
+
+    @property
+    def hlo(self) -> str:
+        """XLA's optimized HLO: the kernels that actually run."""
+        return self._exe.hlo_text()
+
+    def cost_analysis(self) -> dict:
+        return self._exe.cost_analysis()
+
+    def memory_analysis(self):
+        return self._exe.memory_analysis()
+
+    def signature_text(self) -> str:
+        return ", ".join(f"{n}: {t}" for n, t in zip(self._leaf_names, self._in_types))
+
+    def __call__(self, *args, **kwargs):
+        dyn_args, dyn_kwargs, static = self._sig.split(args, kwargs)
+        if static != self._static:
+            raise TypeError(f"static arguments differ from the compiled ones: got "
+                            f"{dict(static)}, compiled for {dict(self._static)}")
+        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        if tree != self._in_tree:
+            raise TypeError(f"arguments have tree structure {tree}, but the function was "
+                            f"compiled for {self._in_tree}")
+        for name, leaf, expected in zip(self._leaf_names, leaves, self._in_types):
+            got = _leaf_type(leaf)
+            if got != expected:
+                what = "shape" if got.dtype == expected.dtype else (
+                    "dtype" if got.shape == expected.shape else "shape and dtype")
+                raise TypeError(f"argument {name} has {what} {got}, but the function was "
+                                f"compiled for {expected}; call tracehlo.compile again for "
+                                "this signature, or use tracehlo.jit")
+        return self.call_flat(leaves)
+
+    def call_flat(self, leaves):
+        """The dispatch hot path: leaves already checked against the compiled types."""
+        exe = self._exe
+        buffers = [runtime.as_buffer(x, d, exe.device) for x, d in zip(leaves, self._dtypes)]
+        try:
+            outs = exe(buffers)
+        except Exception:
+            outs = exe(runtime.move_to(buffers, exe.device))  # arrays on another device
+        return tree_util.tree_unflatten(self._out_tree, outs)
+
+
+def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
+            static_argnames=(), backend=None) -> Compiled:
+    """Trace, lower and compile `fn` for the types of `example_args`."""
+    if not isinstance(example_args, (tuple, list)):
+        example_args = (example_args,)
+    sig = _Signature(fn, static_argnums, static_argnames)
+    return Compiled(fn, sig, tuple(example_args), dict(example_kwargs or {}), backend)
+
+
+# ---------------------------------------------------------------- jit
+
+def _leaf_key(x):
+    """The part of a leaf that selects a compiled program: shape and dtype, or scalar type."""
+    if isinstance(x, (bool, int, float, complex)):
+        return type(x)
+    try:
+        return (x.shape, x.dtype)
+    except AttributeError:
+        return type_of(x)  # lists and other array-likes: full conversion (rare, slow)
+
+
+class JitFunction:
+    """Compiles on the first call per signature and caches; later calls only dispatch."""
+
+    def __init__(self, fn, static_argnums=(), static_argnames=(), donate_argnums=(),
+                 backend=None):
+        functools.update_wrapper(self, fn)
+        self._fn = fn
+        self._sig = _Signature(fn, static_argnums, static_argnames)
+        self._donate = _as_tuple(donate_argnums)
+        self._backend = backend
+        self._cache: dict = {}
+        self._last_key = None
+
+    def __call__(self, *args, **kwargs):
+        sig = self._sig
+        dyn_args, dyn_kwargs, static = sig.split(args, kwargs) if (
+            sig.has_static) else (args, kwargs, ())
+        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        key = (tree, static, *map(_leaf_key, leaves))
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._compile_for(key, args, kwargs)
+        outs = compiled.call_flat(leaves)
+        for i in self._donate:
+            if i < len(args) and isinstance(args[i], runtime.jax.Array):
+                args[i].delete()  # donated: the caller gave this buffer up, as in jax.jit
+        return outs
+
+    def _compile_for(self, key, args, kwargs):
+        if config.explain_cache_misses:
+            logger.warning("%s", self.explain_miss(key))
+        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend)
+        self._cache[key] = compiled
+        self._last_key = key
+        return compiled
+
+    def explain_miss(self, key) -> str:
+        name = _name(self._fn)
+        if self._last_key is None:
+            return f"cache miss for {name}: first call, compiling"
+        old, new = self._last_key, key
+        if old[0] != new[0]:
+            return f"cache miss for {name}: argument tree structure changed from {old[0]} to {new[0]}"
+        if old[1] != new[1]:
+            return f"cache miss for {name}: static arguments changed from {dict(old[1])} to {dict(new[1])}"
+        leaf_names = next(iter(self._cache.values()))._leaf_names
+        changes = [f"{n}: {_describe(a)} -> {_describe(b)}"
+                   for n, a, b in zip(leaf_names, old[2:], new[2:]) if a != b]
+        return f"cache miss for {name}: " + "; ".join(changes)
+
+    def lower(self, *args, **kwargs) -> Compiled:
+        """The Compiled object for these arguments (cached like a call)."""
+        dyn_args, dyn_kwargs, static = self._sig.split(args, kwargs)
+        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
+        key = (tree, static, *map(_leaf_key, leaves))
+        return self._cache.get(key) or self._compile_for(key, args, kwargs)
+
+
+def _describe(leaf_key) -> str:
+    if isinstance(leaf_key, type):
+        return f"Python {leaf_key.__name__}"
+    if isinstance(leaf_key, tuple):
+        return str(ArrayType(tuple(leaf_key[0]), leaf_key[1]))
+    return str(leaf_key)
+
+
+def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
+    """`@jit` or `@jit(static_argnums=...)`: compile per signature, cache, dispatch fast."""
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums,
+                                 static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, backend=backend)
+    return JitFunction(fn, static_argnums, static_argnames, donate_argnums, backend)
+
+
+__all__ = ["make_ir", "compile", "jit", "Compiled", "JitFunction", "Graph", "TracehloError"]

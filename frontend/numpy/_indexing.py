@@ -1,0 +1,237 @@
+"""NumPy indexing (`x[...]`) and functional updates (`x.at[...].set(v)`).
+
+Static ints and slices become slice/rev/reshape; a traced scalar index becomes
+dynamic_slice; integer arrays become gather (scatter for updates), with NumPy's
+rule for where the broadcast index axes go.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from .. import dtypes, lax
+from ..core import Tracer, at_user_line, type_of
+from .. import numpy as tnp
+
+
+def _is_int_scalar(i) -> bool:
+    return isinstance(i, (int, _np.integer)) and not isinstance(i, (bool, _np.bool_))
+
+
+def _normalize(x, index):
+    """(x with None axes inserted, one entry per axis of that x: int | slice | array)."""
+    index = index if isinstance(index, tuple) else (index,)
+    if sum(i is Ellipsis for i in index) > 1:
+        raise IndexError(at_user_line("an index can only have a single ellipsis ('...')"))
+    real = [i for i in index if i is not None and i is not Ellipsis]
+    consumed = sum(_np.ndim(i) if _is_bool_array(i) else 1 for i in real)
+    if consumed > x.ndim:
+        raise IndexError(at_user_line(f"too many indices for array: array is {x.ndim}-"
+                                      f"dimensional, but {consumed} were indexed"))
+    expanded = []
+    for i in index:
+        if i is Ellipsis:
+            expanded.extend([slice(None)] * (x.ndim - consumed))
+        elif _is_bool_array(i):
+            expanded.extend(_np.nonzero(_np.asarray(i)))  # static mask: concrete indices
+        else:
+            expanded.append(i)
+    if Ellipsis not in index:
+        expanded.extend([slice(None)] * (x.ndim - consumed))
+    new_axes = [k for k, i in enumerate(expanded) if i is None]
+    if new_axes:
+        x = lax.expand_dims(x, new_axes)
+        expanded = [slice(None) if i is None else i for i in expanded]
+    return x, expanded
+
+
+def _is_bool_array(i) -> bool:
+    if isinstance(i, Tracer):
+        if i.dtype == dtypes.bool_:
+            raise IndexError(at_user_line(
+                "boolean mask indexing with a traced mask has a data-dependent shape; use "
+                "tracehlo.numpy.where(mask, x, other) instead"))
+        return False
+    return isinstance(i, (_np.ndarray, list)) and _np.asarray(i).dtype == _np.bool_
+
+
+def _is_array_index(i) -> bool:
+    return isinstance(i, (Tracer, list, _np.ndarray)) or hasattr(i, "__jax_array__") or (
+        hasattr(i, "shape") and hasattr(i, "dtype") and not _is_int_scalar(i))
+
+
+def _static_slices(x, entries):
+    """Apply every static slice and int; returns (x, remaining entries)."""
+    shape = x.shape
+    start, limit, stride, flip, drop = [], [], [], [], []
+    out_entries = []
+    for axis, (i, n) in enumerate(zip(entries, shape)):
+        if isinstance(i, slice):
+            if any(isinstance(v, Tracer) for v in (i.start, i.stop, i.step)):
+                raise IndexError(at_user_line(
+                    "slice bounds must be static; for a traced start use "
+                    "tracehlo.lax.dynamic_slice"))
+            lo, hi, st = i.indices(n)
+            if st < 0:  # reverse, then slice forward
+                count = len(range(lo, hi, st))
+                lo, hi, st = n - 1 - lo, n - 1 - lo + (count - 1) * -st + 1 if count else \
+                    n - 1 - lo, -st
+                flip.append(axis)
+            hi = max(lo, hi)
+            start.append(lo), limit.append(hi), stride.append(st)
+            out_entries.append(slice(None))
+        elif _is_int_scalar(i) and not any(_is_array_index(e) for e in entries):
+            k = int(i)
+            if not -n <= k < n:
+                raise IndexError(at_user_line(f"index {k} is out of bounds for axis {axis} "
+                                              f"with size {n}"))
+            k %= n
+            start.append(k), limit.append(k + 1), stride.append(1)
+            drop.append(axis)
+            out_entries.append(slice(None))
+        else:
+            start.append(0), limit.append(n), stride.append(1)
+            out_entries.append(i)
+    if flip:
+        x = lax.rev(x, flip)
+    if (start, limit, stride) != ([0] * len(shape), list(shape), [1] * len(shape)):
+        x = lax.slice(x, start, limit, stride)
+    if drop:
+        x = lax.squeeze(x, drop)
+        out_entries = [e for k, e in enumerate(out_entries) if k not in drop]
+    return x, out_entries
+
+
+def _advanced_plan(x, entries):
+    """Indices for gather/scatter over the array-indexed axes: (axes, stacked indices,
+    batch shape, position of the batch axes in the result)."""
+    axes = [k for k, i in enumerate(entries) if not isinstance(i, slice)]
+    arrays = []
+    for k in axes:
+        idx = entries[k]
+        idx = tnp.asarray(idx) if not isinstance(idx, Tracer) and not hasattr(idx, "dtype") \
+            else idx
+        if _is_int_scalar(idx):
+            idx = tnp.asarray(idx)
+        if isinstance(idx, Tracer) and not dtypes.is_int(idx.dtype) or (
+                hasattr(idx, "dtype") and not dtypes.is_int(type_of(idx).dtype)):
+            raise IndexError(at_user_line(
+                "only integers, slices, None, ..., and integer or boolean arrays are valid "
+                f"indices (got {dtypes.SHORT_NAMES.get(type_of(idx).dtype, '?')})"))
+        arrays.append(tnp._wrap_negative(idx, x.shape[k]))
+    batch = tnp._broadcast_shapes(*[tnp.shape(a) for a in arrays])
+    arrays = [tnp.astype(tnp.broadcast_to(a, batch), tnp.int32) for a in arrays]
+    stacked = tnp.stack(arrays, axis=-1) if arrays else None
+    contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
+    batch_pos = axes[0] if contiguous else 0
+    return axes, stacked, batch, batch_pos
+
+
+def _as_tracer_like(x):
+    return x if isinstance(x, Tracer) or hasattr(x, "dtype") else tnp.asarray(x)
+
+
+def getitem(x, index):
+    x = _as_tracer_like(x)
+    x, entries = _normalize(x, index)
+    x, entries = _static_slices(x, entries)
+    dynamic = [k for k, i in enumerate(entries) if not isinstance(i, slice)]
+    if not dynamic:
+        return x
+    if all(isinstance(entries[k], Tracer) and entries[k].shape == () for k in dynamic):
+        return _dynamic_scalar_index(x, entries, dynamic)
+    axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
+    rest = [k for k in range(x.ndim) if k not in axes]
+    offset_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
+    return lax.gather(x, stacked, offset_dims=offset_dims, collapsed_slice_dims=axes,
+                      start_index_map=axes,
+                      slice_sizes=[1 if k in axes else n for k, n in enumerate(x.shape)],
+                      index_vector_dim=len(batch))
+
+
+def _dynamic_scalar_index(x, entries, dynamic):
+    starts, sizes = [], []
+    for k, n in enumerate(x.shape):
+        if k in dynamic:
+            starts.append(tnp._wrap_negative(tnp.astype(entries[k], tnp.int32), n))
+            sizes.append(1)
+        else:
+            starts.append(0)
+            sizes.append(n)
+    return lax.squeeze(lax.dynamic_slice(x, starts, sizes), dynamic)
+
+
+class IndexUpdateRef:
+    """`x.at[index]`: functional updates, as in JAX (x itself never changes)."""
+
+    def __init__(self, x, index):
+        self.x, self.index = x, index
+
+    def get(self):
+        return getitem(self.x, self.index)
+
+    def set(self, values):
+        return self._scatter(values, "set")
+
+    def add(self, values):
+        return self._scatter(values, "add")
+
+    def multiply(self, values):
+        return self._scatter(values, "mul")
+
+    mul = multiply
+
+    def min(self, values):
+        return self._scatter(values, "min")
+
+    def max(self, values):
+        return self._scatter(values, "max")
+
+    def _scatter(self, values, combiner):
+        x = _as_tracer_like(self.x)
+        index = self.index if isinstance(self.index, tuple) else (self.index,)
+        if any(i is None for i in index):
+            raise IndexError(at_user_line("x.at[...] does not take None (newaxis) indices"))
+        _, entries = _normalize(x, index)
+        # Partial slices update a block (dynamic_update_slice); ints and index arrays
+        # scatter, with the axes they index collapsed.
+        arrays_at = {}
+        for k, (i, n) in enumerate(zip(entries, x.shape)):
+            if isinstance(i, slice):
+                if i != slice(None):
+                    arrays_at[k] = ("slice", _np.arange(*i.indices(n), dtype=_np.int32))
+            else:
+                arrays_at[k] = ("index", i)
+        slice_axes = [k for k, (kind, _) in arrays_at.items() if kind == "slice"]
+        index_axes = [k for k, (kind, _) in arrays_at.items() if kind == "index"]
+        if slice_axes and index_axes:
+            raise NotImplementedError(at_user_line(
+                "x.at[...] with both partial slices and index arrays is not supported; "
+                "use index arrays for every indexed axis"))
+        if slice_axes:
+            # block update: start indices per sliced axis, stepped slices unsupported
+            for k in slice_axes:
+                s = entries[k].indices(x.shape[k])
+                if s[2] != 1:
+                    raise NotImplementedError(at_user_line(
+                        "x.at[...] with a stepped slice is not supported"))
+            starts = [int(arrays_at[k][1][0]) if k in slice_axes and len(arrays_at[k][1])
+                      else 0 for k in range(x.ndim)]
+            block = tuple(len(arrays_at[k][1]) if k in slice_axes else n
+                          for k, n in enumerate(x.shape))
+            values = tnp.broadcast_to(tnp.astype(tnp.asarray(values) if not hasattr(
+                values, "dtype") else values, x.dtype), block)
+            if combiner == "set":
+                return lax.dynamic_update_slice(x, values, starts)
+            current = lax.slice(x, starts, [s + b for s, b in zip(starts, block)])
+            combine = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
+            return lax.dynamic_update_slice(x, combine[combiner](current, values), starts)
+        axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
+        rest = [k for k in range(x.ndim) if k not in axes]
+        upd_shape = list(x.shape[k] for k in rest)
+        upd_shape[batch_pos:batch_pos] = batch
+        values = values if hasattr(values, "dtype") else tnp.asarray(values, x.dtype)
+        values = tnp.broadcast_to(tnp.astype(values, x.dtype), tuple(upd_shape))
+        window_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
+        return lax.scatter(x, stacked, values, update_window_dims=window_dims,
+                           inserted_window_dims=axes, scatter_dims_to_operand_dims=axes,
+                           index_vector_dim=len(batch), combiner=combiner)

@@ -1,0 +1,111 @@
+"""gather and scatter: indexing by integer arrays (take, take_along_axis, x[idx], x.at[idx]).
+
+Parameters follow StableHLO's dimension numbers. Start indices are clamped so each
+slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices first.
+"""
+from __future__ import annotations
+
+from .. import dtypes
+from ..core import lowering_rules, primitive, shape_rules
+from ..ir import ArrayType
+from ..lowering import dims_attr, tensor_type
+
+
+def _field_list(name, dims):
+    return f"{name} = [{', '.join(map(str, dims))}]"
+
+
+# gather[offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims,
+#        start_indices_batching_dims, index_vector_dim, slice_sizes] operand, indices
+gather_p = primitive("gather")
+
+
+def _gather_shape(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
+                  operand_batching_dims, start_indices_batching_dims, index_vector_dim,
+                  slice_sizes):
+    if not dtypes.is_int(indices.dtype):
+        raise TypeError(f"gather indices must be integers, got {indices}")
+    if len(slice_sizes) != operand.ndim or any(
+            not 0 <= s <= n for s, n in zip(slice_sizes, operand.shape)):
+        raise ValueError(f"gather slice_sizes {slice_sizes} do not fit {operand}")
+    index_shape = list(indices.shape)
+    if index_vector_dim == len(index_shape):
+        index_shape.append(1)
+    if index_shape[index_vector_dim] != len(start_index_map):
+        raise ValueError("gather: the index vector length must equal len(start_index_map)")
+    batch = [n for i, n in enumerate(index_shape) if i != index_vector_dim]
+    removed = set(collapsed_slice_dims) | set(operand_batching_dims)
+    offsets = [s for i, s in enumerate(slice_sizes) if i not in removed]
+    if len(offsets) != len(offset_dims):
+        raise ValueError("gather: offset_dims must name one output axis per kept slice axis")
+    batch_it, offset_it = iter(batch), iter(offsets)
+    shape = tuple(next(offset_it) if d in offset_dims else next(batch_it)
+                  for d in range(len(batch) + len(offsets)))
+    return ArrayType(shape, operand.dtype, operand.weak)
+
+
+def _gather_lowering(ctx, eqn, operand, indices):
+    p = eqn.params
+    fields = [_field_list("offset_dims", p["offset_dims"]),
+              _field_list("collapsed_slice_dims", p["collapsed_slice_dims"]),
+              _field_list("operand_batching_dims", p["operand_batching_dims"]),
+              _field_list("start_indices_batching_dims", p["start_indices_batching_dims"]),
+              _field_list("start_index_map", p["start_index_map"]),
+              f"index_vector_dim = {p['index_vector_dim']}"]
+    return ctx.generic("stablehlo.gather", [operand, indices], [a.type for a in eqn.inputs],
+                       [eqn.outputs[0].type], {
+                           "dimension_numbers": f"#stablehlo.gather<{', '.join(fields)}>",
+                           "slice_sizes": dims_attr(p["slice_sizes"]),
+                           "indices_are_sorted": "false"})
+
+
+shape_rules[gather_p] = _gather_shape
+lowering_rules[gather_p] = _gather_lowering
+
+
+# scatter[update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
+#         index_vector_dim, combiner] operand, indices, updates
+# combiner: 'set' (last write wins) | 'add' | 'mul' | 'min' | 'max'. Out-of-bounds
+# updates are dropped (XLA's semantics).
+scatter_p = primitive("scatter")
+_SCATTER_COMBINERS = {"add": "stablehlo.add", "mul": "stablehlo.multiply",
+                      "min": "stablehlo.minimum", "max": "stablehlo.maximum"}
+
+
+def _scatter_shape(operand, indices, updates, *, update_window_dims, inserted_window_dims,
+                   scatter_dims_to_operand_dims, index_vector_dim, combiner):
+    if combiner != "set" and combiner not in _SCATTER_COMBINERS:
+        raise ValueError(f"scatter combiner must be 'set' or one of "
+                         f"{sorted(_SCATTER_COMBINERS)}, got {combiner!r}")
+    if not dtypes.is_int(indices.dtype):
+        raise TypeError(f"scatter indices must be integers, got {indices}")
+    if updates.dtype != operand.dtype:
+        raise TypeError(f"scatter updates {updates} must have the operand's dtype {operand}")
+    if len(update_window_dims) + len(inserted_window_dims) != operand.ndim:
+        raise ValueError("scatter: update_window_dims and inserted_window_dims must cover "
+                         "the operand's axes")
+    return ArrayType(operand.shape, operand.dtype, operand.weak)
+
+
+def _scatter_lowering(ctx, eqn, operand, indices, updates):
+    p = eqn.params
+    scalar = ArrayType((), eqn.inputs[0].type.dtype)
+    t = tensor_type(scalar)
+    if p["combiner"] == "set":
+        body = ctx.region([scalar, scalar], [scalar], lambda old, new: new)
+    else:
+        body = ctx.region([scalar, scalar], [scalar], lambda old, new: ctx.op(
+            f"{_SCATTER_COMBINERS[p['combiner']]} {old}, {new} : {t}"))
+    fields = [_field_list("update_window_dims", p["update_window_dims"]),
+              _field_list("inserted_window_dims", p["inserted_window_dims"]),
+              _field_list("scatter_dims_to_operand_dims", p["scatter_dims_to_operand_dims"]),
+              f"index_vector_dim = {p['index_vector_dim']}"]
+    return ctx.generic("stablehlo.scatter", [operand, indices, updates],
+                       [a.type for a in eqn.inputs], [eqn.outputs[0].type], {
+                           "scatter_dimension_numbers":
+                               f"#stablehlo.scatter<{', '.join(fields)}>",
+                           "indices_are_sorted": "false", "unique_indices": "false"}, [body])
+
+
+shape_rules[scatter_p] = _scatter_shape
+lowering_rules[scatter_p] = _scatter_lowering

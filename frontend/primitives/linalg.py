@@ -1,0 +1,44 @@
+"""dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum."""
+from __future__ import annotations
+
+from .. import dtypes
+from ..core import lowering_rules, primitive, shape_rules
+from ..ir import ArrayType
+
+# dot_general[dimension_numbers=((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))]
+# Result axes: batch, then lhs free axes, then rhs free axes (XLA's order).
+dot_general_p = primitive("dot_general")
+
+
+def _dot_general_shape(lhs, rhs, *, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    if lhs.dtype != rhs.dtype:
+        raise TypeError(f"dot_general needs operands of one dtype, got {lhs} and {rhs}")
+    if lhs.dtype == dtypes.bool_:
+        raise TypeError("dot_general does not accept bool operands")
+    if len(lc) != len(rc) or len(lb) != len(rb) or any(
+            lhs.shape[a] != rhs.shape[b] for a, b in zip(lc + lb, rc + rb)):
+        raise TypeError(f"dot_general: contracting/batch dimensions {dimension_numbers} do not "
+                        f"match between {lhs} and {rhs}")
+    lhs_free = [n for i, n in enumerate(lhs.shape) if i not in lc and i not in lb]
+    rhs_free = [n for i, n in enumerate(rhs.shape) if i not in rc and i not in rb]
+    shape = tuple(lhs.shape[i] for i in lb) + tuple(lhs_free) + tuple(rhs_free)
+    return ArrayType(shape, lhs.dtype, lhs.weak and rhs.weak)
+
+
+def _dims(name, dims):
+    return f"{name} = [{', '.join(map(str, dims))}]" if dims else None
+
+
+def _dot_general_lowering(ctx, eqn, lhs, rhs):
+    (lc, rc), (lb, rb) = eqn.params["dimension_numbers"]
+    fields = [f for f in (_dims("lhs_batching_dimensions", lb), _dims("rhs_batching_dimensions", rb),
+                          _dims("lhs_contracting_dimensions", lc),
+                          _dims("rhs_contracting_dimensions", rc)) if f]
+    return ctx.generic("stablehlo.dot_general", [lhs, rhs], [a.type for a in eqn.inputs],
+                       [eqn.outputs[0].type],
+                       {"dot_dimension_numbers": f"#stablehlo.dot<{', '.join(fields)}>"})
+
+
+shape_rules[dot_general_p] = _dot_general_shape
+lowering_rules[dot_general_p] = _dot_general_lowering

@@ -1,0 +1,171 @@
+"""Reductions (reduce_sum ... reduce_or, argmax, argmin) and cumulative reductions
+(cumsum, cumprod, cummax, cummin), all lowered to stablehlo.reduce / reduce_window."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..core import lowering_rules, primitive, shape_rules
+from ..ir import ArrayType
+from ..lowering import dims_attr, tensor_type
+from .elementwise import compare_type
+
+
+def identity_element(kind: str, dtype) -> np.ndarray:
+    """The init value of a reduction: x op init == x for every x."""
+    dtype = np.dtype(dtype)
+    if kind == "sum" or kind == "or":
+        return np.zeros((), dtype)
+    if kind == "prod":
+        return np.ones((), dtype)
+    if kind == "and":
+        return np.asarray(True if dtype == dtypes.bool_ else -1).astype(dtype)
+    if dtype == dtypes.bool_:
+        return np.asarray(kind == "min")
+    if dtypes.is_inexact(dtype):
+        return np.asarray(-np.inf if kind == "max" else np.inf, dtype)
+    info = np.iinfo(dtype)
+    return np.asarray(info.min if kind == "max" else info.max, dtype)
+
+
+_COMBINER = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stablehlo.maximum",
+             "min": "stablehlo.minimum", "and": "stablehlo.and", "or": "stablehlo.or"}
+
+
+def _scalar_body(ctx, kind, dtype):
+    t = ArrayType((), dtype)
+    return ctx.region([t, t], [t], lambda a, b: ctx.op(
+        f"{_COMBINER[kind]} {a}, {b} : {tensor_type(t)}"))
+
+
+def _reduced_shape(name, x, axes):
+    if any(not 0 <= a < x.ndim for a in axes) or len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: axes {tuple(axes)} out of range or repeated for {x}")
+    return tuple(n for i, n in enumerate(x.shape) if i not in axes)
+
+
+def _define_reduce(kind, allowed):
+    prim = primitive(f"reduce_{kind}")
+
+    def shape_rule(x, *, axes):
+        if not allowed(x.dtype):
+            raise TypeError(f"reduce_{kind} does not accept {dtypes.SHORT_NAMES[x.dtype]}")
+        return ArrayType(_reduced_shape(prim.name, x, axes), x.dtype, x.weak)
+
+    def lowering(ctx, eqn, x):
+        dtype = eqn.inputs[0].type.dtype
+        init = ctx.constant(identity_element(kind, dtype), dtype)
+        return ctx.generic("stablehlo.reduce", [x, init],
+                           [eqn.inputs[0].type, ArrayType((), dtype)], [eqn.outputs[0].type],
+                           {"dimensions": dims_attr(sorted(eqn.params["axes"]))},
+                           [_scalar_body(ctx, kind, dtype)])
+
+    shape_rules[prim] = shape_rule
+    lowering_rules[prim] = lowering
+    return prim
+
+
+def _any(dtype):
+    return True
+
+
+def _intbool(dtype):
+    return dtypes.is_int(dtype) or dtype == dtypes.bool_
+
+
+reduce_sum_p = _define_reduce("sum", _any)
+reduce_prod_p = _define_reduce("prod", _any)
+reduce_max_p = _define_reduce("max", _any)
+reduce_min_p = _define_reduce("min", _any)
+reduce_and_p = _define_reduce("and", _intbool)
+reduce_or_p = _define_reduce("or", _intbool)
+
+
+def _define_argminmax(kind):
+    """argmax/argmin[axes=(axis,), index_dtype]: a variadic reduce over (value, index)
+    that keeps the first extreme and propagates NaN, as NumPy does."""
+    prim = primitive(f"arg{kind}")
+    direction = "GT" if kind == "max" else "LT"
+
+    def shape_rule(x, *, axes, index_dtype):
+        if len(axes) != 1:
+            raise ValueError(f"arg{kind} reduces exactly one axis, got {tuple(axes)}")
+        if x.shape[axes[0]] == 0:
+            raise ValueError(f"arg{kind} of an empty axis")
+        return ArrayType(_reduced_shape(prim.name, x, axes), np.dtype(index_dtype))
+
+    def lowering(ctx, eqn, x):
+        (axis,) = eqn.params["axes"]
+        xt, out = eqn.inputs[0].type, eqn.outputs[0].type
+        idx_t = ArrayType(xt.shape, out.dtype)
+        indices = ctx.op(f"stablehlo.iota dim = {axis} : {tensor_type(idx_t)}")
+        v, i = ArrayType((), xt.dtype), ArrayType((), out.dtype)
+        b = ArrayType((), dtypes.bool_)
+        tb, tv, ti = tensor_type(b), tensor_type(v), tensor_type(i)
+        ctype = compare_type(xt.dtype)
+
+        def body(x_val, x_idx, y_val, y_idx):
+            cmp = f": ({tv}, {tv}) -> {tb}"
+            pick = ctx.op(f"stablehlo.compare {direction}, {x_val}, {y_val}, {ctype} {cmp}")
+            if dtypes.is_inexact(xt.dtype):
+                x_nan = ctx.op(f"stablehlo.compare NE, {x_val}, {x_val}, {ctype} {cmp}")
+                pick = ctx.op(f"stablehlo.or {pick}, {x_nan} : {tb}")
+            equal = ctx.op(f"stablehlo.compare EQ, {x_val}, {y_val}, {ctype} {cmp}")
+            first = ctx.op(f"stablehlo.compare LT, {x_idx}, {y_idx}, SIGNED : ({ti}, {ti}) -> {tb}")
+            tie = ctx.op(f"stablehlo.and {equal}, {first} : {tb}")
+            pick_idx = ctx.op(f"stablehlo.or {pick}, {tie} : {tb}")
+            val = ctx.op(f"stablehlo.select {pick}, {x_val}, {y_val} : ({tb}, {tv}, {tv}) -> {tv}")
+            idx = ctx.op(f"stablehlo.select {pick_idx}, {x_idx}, {y_idx} : "
+                         f"({tb}, {ti}, {ti}) -> {ti}")
+            return [val, idx]
+
+        region = ctx.region([v, i, v, i], [v, i], body)
+        init_v = ctx.constant(identity_element(kind, xt.dtype), xt.dtype)
+        init_i = ctx.constant(0, out.dtype)
+        results = ctx.generic("stablehlo.reduce", [x, indices, init_v, init_i],
+                              [xt, idx_t, v, i], [ArrayType(out.shape, xt.dtype), out],
+                              {"dimensions": dims_attr([axis])}, [region])
+        return results[1]
+
+    shape_rules[prim] = shape_rule
+    lowering_rules[prim] = lowering
+    return prim
+
+
+argmax_p = _define_argminmax("max")
+argmin_p = _define_argminmax("min")
+
+
+def _define_cumulative(kind):
+    """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix."""
+    prim = primitive(f"cum{kind}")
+
+    def shape_rule(x, *, axis, reverse):
+        if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
+            raise ValueError(f"cum{kind}: axis {axis} out of range for {x}")
+        return x
+
+    def lowering(ctx, eqn, x):
+        t = eqn.inputs[0].type
+        axis, n = eqn.params["axis"], t.shape[eqn.params["axis"]]
+        window = [n if d == axis else 1 for d in range(t.ndim)]
+        prefix = (0, n - 1) if eqn.params["reverse"] else (n - 1, 0)
+        pad = [prefix if d == axis else (0, 0) for d in range(t.ndim)]
+        pad_text = ", ".join(f"[{lo}, {hi}]" for lo, hi in pad)
+        scalar = ArrayType((), t.dtype)
+        init = ctx.constant(identity_element(kind, t.dtype), t.dtype)
+        return ctx.generic("stablehlo.reduce_window", [x, init], [t, scalar], [t], {
+            "window_dimensions": dims_attr(window),
+            "window_strides": dims_attr([1] * t.ndim),
+            "padding": f"dense<[{pad_text}]> : tensor<{t.ndim}x2xi64>"},
+            [_scalar_body(ctx, kind, t.dtype)])
+
+    shape_rules[prim] = shape_rule
+    lowering_rules[prim] = lowering
+    return prim
+
+
+cumsum_p = _define_cumulative("sum")
+cumprod_p = _define_cumulative("prod")
+cummax_p = _define_cumulative("max")
+cummin_p = _define_cumulative("min")

@@ -1,0 +1,55 @@
+"""sort: a stable multi-operand sort along one axis, ordered by the first num_keys operands."""
+from __future__ import annotations
+
+from .. import dtypes
+from ..core import lowering_rules, primitive, shape_rules
+from ..ir import ArrayType
+from ..lowering import tensor_type
+from .elementwise import compare_type
+
+# sort[dimension, num_keys] *operands -> sorted operands (the same shapes)
+sort_p = primitive("sort", multiple_results=True)
+
+
+def _sort_shape(*xs, dimension, num_keys):
+    if not xs or any(x.shape != xs[0].shape for x in xs):
+        raise TypeError("sort operands must all have one shape: " + ", ".join(map(str, xs)))
+    if not 0 <= dimension < xs[0].ndim:
+        raise ValueError(f"sort dimension {dimension} out of range for {xs[0]}")
+    if not 1 <= num_keys <= len(xs):
+        raise ValueError(f"sort num_keys={num_keys} must be between 1 and {len(xs)}")
+    return list(xs)
+
+
+def _sort_lowering(ctx, eqn, *xs):
+    types = [ArrayType((), a.type.dtype) for a in eqn.inputs]
+    b = ArrayType((), dtypes.bool_)
+    tb = tensor_type(b)
+
+    def comparator(*args):
+        # Lexicographic "less than" over the keys; floats in total order (NaN last, as NumPy).
+        result = None
+        for k in reversed(range(eqn.params["num_keys"])):
+            lhs, rhs, t = args[2 * k], args[2 * k + 1], types[k]
+            ctype = "TOTALORDER" if dtypes.is_inexact(t.dtype) else compare_type(t.dtype)
+            sig = f": ({tensor_type(t)}, {tensor_type(t)}) -> {tb}"
+            less = ctx.op(f"stablehlo.compare LT, {lhs}, {rhs}, {ctype} {sig}")
+            if result is None:
+                result = less
+                continue
+            equal = ctx.op(f"stablehlo.compare EQ, {lhs}, {rhs}, {ctype} {sig}")
+            tie = ctx.op(f"stablehlo.and {equal}, {result} : {tb}")
+            result = ctx.op(f"stablehlo.or {less}, {tie} : {tb}")
+        return result
+
+    arg_types = [t for t in types for _ in range(2)]
+    region = ctx.region(arg_types, [b], comparator)
+    results = ctx.generic("stablehlo.sort", xs, [a.type for a in eqn.inputs],
+                          [v.type for v in eqn.outputs],
+                          {"dimension": f"{eqn.params['dimension']} : i64",
+                           "is_stable": "true"}, [region])
+    return results if isinstance(results, list) else [results]
+
+
+shape_rules[sort_p] = _sort_shape
+lowering_rules[sort_p] = _sort_lowering

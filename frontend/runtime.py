@@ -1,0 +1,131 @@
+"""The one module that talks to jaxlib's PJRT runtime.
+
+jaxlib's Python APIs move between releases (tested: 0.10.2 CPU, 0.11.2 CUDA), so
+every jaxlib-specific call lives here and nowhere else. Device buffers are
+`jax.Array`s, so results interoperate with JAX and NumPy.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import jax
+import jax.core
+import jax.sharding
+from jaxlib import xla_client
+
+_jaxlib = xla_client._xla  # the nanobind extension (jaxlib._jax) behind xla_client
+
+# XLA pass names that perform fusion, per platform: switched off per compile when our
+# own passes choose the kernels (env_option_overrides, never the process-wide XLA_FLAGS).
+XLA_FUSION_PASSES = {
+    "cpu": "fusion,cpu_multi_output_fusion",
+    "cuda": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,"
+            "sibling-multi-output-fusion",
+    "rocm": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,"
+            "sibling-multi-output-fusion",
+}
+
+
+class XlaCompileError(RuntimeError):
+    """XLA refused a program; the message is XLA's own."""
+
+
+@functools.lru_cache(maxsize=None)
+def device(backend: str | None = None):
+    """The first device of `backend` ('cpu', 'gpu', 'cuda', 'tpu'; None = JAX's default)."""
+    try:
+        return jax.devices(backend)[0]
+    except RuntimeError as e:
+        raise ValueError(f"backend {backend!r} is not available here: {e}") from None
+
+
+def platform(backend: str | None = None) -> str:
+    return device(backend).platform
+
+
+@functools.lru_cache(maxsize=None)
+def _sharding(dev):
+    return jax.sharding.SingleDeviceSharding(dev)
+
+
+@functools.lru_cache(maxsize=None)
+def _aval(shape: tuple, dtype: np.dtype):
+    return jax.core.ShapedArray(shape, dtype)
+
+
+def to_device(x, dev) -> jax.Array:
+    """A NumPy array or scalar as a committed device buffer (copied: later mutation
+    of `x` by the caller must not show through)."""
+    x = np.asarray(x)
+    try:
+        return _jaxlib.batched_device_put(
+            _aval(x.shape, x.dtype), _sharding(dev), [x], [dev], True, True,
+            _jaxlib.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
+    except Exception:  # jaxlib moved the fast path: fall back to the public API
+        return jax.device_put(x, dev)
+
+
+def compile_options(backend_platform: str, xla_fusion: bool):
+    opts = xla_client.CompileOptions()
+    if not xla_fusion:
+        opts.env_option_overrides = [
+            ("xla_disable_hlo_passes", XLA_FUSION_PASSES.get(backend_platform, "fusion"))]
+    return opts
+
+
+class Executable:
+    """A compiled program on one device with a lean call path: buffers in, jax.Arrays out."""
+
+    __slots__ = ("loaded", "device", "_handlers", "out_types")
+
+    def __init__(self, loaded, dev, out_types):
+        self.loaded = loaded
+        self.device = dev
+        self.out_types = out_types
+        sharding = _sharding(dev)
+        self._handlers = [
+            _jaxlib.array_result_handler(_aval(tuple(shape), np.dtype(dtype)), sharding,
+                                         committed=True, _skip_checks=True)
+            for shape, dtype in out_types]
+
+    def __call__(self, buffers: list) -> list:
+        return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
+
+    def hlo_text(self) -> str:
+        return "\n\n".join(m.to_string() for m in self.loaded.hlo_modules())
+
+    def cost_analysis(self) -> dict:
+        return dict(self.loaded.cost_analysis())
+
+    def memory_analysis(self):
+        return self.loaded.get_compiled_memory_stats()
+
+
+def compile(stablehlo_text: str, out_types, backend: str | None = None,
+            xla_fusion: bool = True) -> Executable:
+    """Compile StableHLO text for one device. `out_types` is [(shape, dtype)] of the results."""
+    dev = device(backend)
+    opts = compile_options(dev.platform, xla_fusion)
+    try:
+        loaded = dev.client.compile_and_load(
+            stablehlo_text, xla_client.DeviceList((dev,)), opts)
+    except Exception as e:  # XlaRuntimeError / JaxRuntimeError: keep XLA's words
+        raise XlaCompileError(f"XLA could not compile the program: {e}") from None
+    return Executable(loaded, dev, out_types)
+
+
+def is_device_array(x) -> bool:
+    return isinstance(x, jax.Array)
+
+
+def as_buffer(x, dtype: np.dtype, dev):
+    """An argument as a device buffer of `dtype` (the hot path: jax.Arrays pass through)."""
+    if isinstance(x, jax.Array) and x.dtype == dtype:
+        return x
+    return to_device(np.asarray(x, dtype), dev)
+
+
+def move_to(buffers: list, dev) -> list:
+    """Buffers that live on another device, copied to `dev` (the slow path after a failure)."""
+    return [jax.device_put(b, dev) for b in buffers]

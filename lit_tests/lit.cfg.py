@@ -1,0 +1,22 @@
+"""lit configuration: each test file says in its RUN line what it runs."""
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "tracehlo"
+config.test_format = lit.formats.ShTest(execute_external=False)  # internal shell: `not` is built in
+config.suffixes = [".py", ".mlir"]
+config.excludes = ["lit.cfg.py", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+
+# `filecheck` is the Python port of LLVM FileCheck; tests spell it FileCheck as in MLIR.
+config.substitutions.append(("FileCheck", shutil.which("filecheck") or "filecheck"))
+config.substitutions.append(("%python", sys.executable))
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    [os.path.dirname(__file__)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+for var in ("HOME", "PATH", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TRACEHLO_TESTDATA"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+config.environment.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
