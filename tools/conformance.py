@@ -9,7 +9,10 @@ module before compiling, so any pass can be held to "every passing file still
 passes".
 
     python -m tracehlo.tools.conformance [--fuse] [--backend cpu] [--limit N]
-        [--sample N --seed S] [-v] [FILES...]
+        [--sample N --seed S] [--skip-disabled] [-j JOBS] [-v] [FILES...]
+
+The command line runs files in worker processes (see Worker) so that a file that
+crashes the process is reported as such instead of ending the run.
 """
 from __future__ import annotations
 
@@ -18,10 +21,14 @@ import collections
 import dataclasses
 import functools
 import importlib
+import json
 import os
 import random
 import re
+import signal
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
@@ -83,7 +90,10 @@ class Check:
 
 @dataclasses.dataclass
 class Result:
-    """The outcome for one file. status: pass | mismatch | compile_error | error | skipped.
+    """The outcome for one file.
+
+    status: pass | mismatch | compile_error | error (rewrite, transform or execution
+    raised) | crash (the process died) | skipped.
 
     `max_error` is the largest difference over all checks, in the unit of the
     failing check (ULPs for expect_close, absolute for the others). `disabled` is the
@@ -106,7 +116,8 @@ class Result:
 
     def line(self) -> str:
         err = "" if self.max_error is None else f" max_error={self.max_error:.6g}"
-        return f"{self.status.upper():13} {self.name}{err} {self.detail}".rstrip()
+        detail = self.detail.split("\n", 1)[0][:300]  # MLIR errors can quote whole constants
+        return f"{self.status.upper():13} {self.name}{err} {detail}".rstrip()
 
 
 # ---------------------------------------------------------------- corpus files
@@ -339,14 +350,118 @@ def run_file(path: Path, transform: Transform | None = None, backend: str = "cpu
     return result
 
 
-def run_corpus(files: Iterable[Path], transform: Transform | None = None,
-               backend: str = "cpu", xla_fusion: bool = True, skip_disabled: bool = False,
+class Worker:
+    """A child process that runs files with run_file, one at a time. A file that
+    kills the process (XLA CPU aborts on fusions it cannot compile; a misused MLIR
+    binding can segfault) becomes that file's `crash` result and the next file gets
+    a fresh child, so no file can end a whole run or test session. Each file still
+    runs in-process in the child: one start-up serves many files."""
+
+    def __init__(self, backend: str = "cpu", fuse: bool = False, skip_disabled: bool = False):
+        self.command = [sys.executable, "-m", "tracehlo.tools.conformance", "--worker",
+                        "--backend", backend] + ["--fuse"] * fuse \
+            + ["--skip-disabled"] * skip_disabled
+        self._process = None
+
+    def run(self, path: Path) -> Result:
+        path = Path(path)
+        if self._process is None:
+            self._start()
+        try:
+            self._process.stdin.write(f"{path}\n")
+            self._process.stdin.flush()
+            line = self._process.stdout.readline()
+        except BrokenPipeError:
+            line = ""
+        if line:
+            return Result(**json.loads(line))
+        code = self._process.wait()
+        self._process = None
+        return Result(path.stem, "crash", f"the process running it died ({_cause(code)})",
+                      disabled=disabled_reason(path.read_text()))
+
+    def _start(self) -> None:
+        """A fresh child; one that dies before saying ready is broken, not crashed by a
+        file, so the run stops rather than blame every file in turn."""
+        env = {"TF_CPP_MIN_LOG_LEVEL": "1", **os.environ}  # no PJRT banner per start
+        self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, text=True, env=env)
+        if self._process.stdout.readline() != "ready\n":
+            code = self._process.wait()
+            self._process = None
+            raise RuntimeError(f"conformance worker did not start ({_cause(code)}): "
+                               f"{' '.join(self.command)}")
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stdin.close()
+            self._process.wait()
+            self._process = None
+
+    def __enter__(self) -> "Worker":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _cause(returncode: int) -> str:
+    return f"signal {signal.Signals(-returncode).name}" if returncode < 0 \
+        else f"exit status {returncode}"
+
+
+def _serve(backend: str, fuse: bool, skip_disabled: bool) -> None:
+    """The child side of Worker: paths in on stdin, one JSON Result a line out on a
+    private copy of stdout; fd 1 itself goes to stderr, so no stray print (Python or
+    C++) can corrupt the stream."""
+    results = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    transform = fusion_transform(backend) if fuse else None
+    results.write("ready\n")
+    results.flush()
+    for line in sys.stdin:
+        result = run_file(Path(line.rstrip("\n")), transform, backend, xla_fusion=not fuse,
+                          skip_disabled=skip_disabled)
+        results.write(json.dumps(dataclasses.asdict(result)) + "\n")
+        results.flush()
+
+
+def run_corpus(files: Iterable[Path], backend: str = "cpu", fuse: bool = False,
+               skip_disabled: bool = False, jobs: int = 1,
                report: Callable[[Result], None] | None = None) -> list[Result]:
-    results = []
-    for path in files:
-        results.append(run_file(path, transform, backend, xla_fusion, skip_disabled))
-        if report is not None:
-            report(results[-1])
+    """Every file through `jobs` Worker processes; results in file order, `report`
+    called as each finishes. With `fuse`, XLA's own fusion is off (ours chooses)."""
+    files = list(files)
+    results: list[Result | None] = [None] * len(files)
+    pending = iter(range(len(files)))
+    lock = threading.Lock()
+
+    def drain() -> None:
+        with Worker(backend, fuse, skip_disabled) as worker:
+            while True:
+                with lock:
+                    i = next(pending, None)
+                if i is None:
+                    return
+                results[i] = worker.run(files[i])
+                if report is not None:
+                    with lock:
+                        report(results[i])
+
+    def guarded() -> None:
+        try:
+            drain()
+        except Exception as e:  # a worker that cannot start: re-raised below
+            errors.append(e)
+
+    errors: list[Exception] = []
+    threads = [threading.Thread(target=guarded) for _ in range(max(1, jobs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if errors:
+        raise errors[0]
     return results
 
 
@@ -404,8 +519,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed for --sample")
     parser.add_argument("--skip-disabled", action="store_true",
                         help="skip the files upstream marks RUN-DISABLED")
+    parser.add_argument("-j", "--jobs", type=int, default=1,
+                        help="worker processes (files in each run in-process)")
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per file")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker:
+        _serve(args.backend, args.fuse, args.skip_disabled)
+        return 0
 
     if args.files:
         files = _resolve(args.files)
@@ -417,10 +538,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = sample(files, args.sample, args.seed)
     if args.limit is not None:
         files = files[:args.limit]
-    transform = None
     if args.fuse:
         try:
-            transform = fusion_transform(args.backend)
+            fusion_transform(args.backend)
         except LookupError as e:
             raise SystemExit(f"conformance: --fuse needs the fusion pipeline: {e}")
 
@@ -429,8 +549,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(r.line(), flush=True)
 
     start = time.perf_counter()
-    results = run_corpus(files, transform, args.backend, xla_fusion=not args.fuse,
-                         skip_disabled=args.skip_disabled, report=report)
+    results = run_corpus(files, args.backend, args.fuse, args.skip_disabled, args.jobs, report)
     elapsed = time.perf_counter() - start
 
     disabled = [r for r in results if r.disabled is not None]
