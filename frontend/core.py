@@ -84,7 +84,7 @@ class GraphBuilder:
     """Records equations while a Python function runs on Tracers."""
 
     def __init__(self, name: str):
-        self.name = name
+        self.name = "".join(c if c.isalnum() or c in "_." else "" for c in name) or "fn"
         self.inputs: list[Var] = []
         self.constants: list = []
         self._const_ids: dict[int, Var] = {}
@@ -131,9 +131,9 @@ class GraphBuilder:
         return Tracer(self, var)
 
     def add_eqn(self, prim, operands, params, out_types) -> list[Var]:
+        ins = [self.atom(x) for x in operands]  # constants get names before the results
         outs = [self.new_var(t) for t in out_types]
-        self.eqns.append(Eqn(prim, [self.atom(x) for x in operands], params, outs,
-                             user_location()))
+        self.eqns.append(Eqn(prim, ins, params, outs, user_location()))
         return outs
 
     def build(self, outputs) -> Graph:

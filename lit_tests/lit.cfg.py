@@ -15,7 +15,7 @@ config.test_source_root = os.path.dirname(__file__)
 config.substitutions.append(("FileCheck", shutil.which("filecheck") or "filecheck"))
 config.substitutions.append(("%python", sys.executable))
 config.environment["PYTHONPATH"] = os.pathsep.join(
-    [os.path.dirname(__file__)] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
+    [os.path.join(os.path.dirname(__file__), "Inputs")] + os.environ.get("PYTHONPATH", "").split(os.pathsep))
 for var in ("HOME", "PATH", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TRACEHLO_TESTDATA"):
     if var in os.environ:
         config.environment[var] = os.environ[var]

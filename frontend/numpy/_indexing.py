@@ -35,7 +35,7 @@ def _normalize(x, index):
             expanded.extend(_np.nonzero(_np.asarray(i)))  # static mask: concrete indices
         else:
             expanded.append(i)
-    if Ellipsis not in index:
+    if not any(i is Ellipsis for i in index):
         expanded.extend([slice(None)] * (x.ndim - consumed))
     new_axes = [k for k, i in enumerate(expanded) if i is None]
     if new_axes:

@@ -1,0 +1,152 @@
+"""hlo-dump: show what a Python function becomes, stage by stage.
+
+    hlo-dump FILE.py [-f NAME] [--args SPEC ...] [--stage ir|stablehlo|hlo|all]
+                     [--no-locations]
+
+Example arguments come from --args (`f32[8,4]`, `i32[]`, `bool[3]`, ...) or from
+the file itself: a module-level dict
+
+    HLO_DUMP = {"softmax": ["f32[8,16]"], "mlp": ["f32[32,64]", "f32[64,10]"]}
+
+names the functions to dump and their argument types. Without -f, every function
+in HLO_DUMP is dumped. Errors in the file (a missing name, a syntax error, a
+tracing error) are reported at the file's own line, without our traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import runpy
+import sys
+import traceback
+
+STAGES = ("ir", "stablehlo", "hlo")
+_SPEC = re.compile(r"^\s*([a-z]+\d*)\[([\d,\s]*)\]\s*$")
+
+
+class UsageError(Exception):
+    """A problem to report in one line and exit non-zero."""
+
+
+def parse_spec(spec: str):
+    """'f32[8,4]' -> a zero-filled NumPy array of that type (only its type matters)."""
+    import numpy as np
+    from tracehlo import dtypes
+    m = _SPEC.match(spec)
+    if not m or m.group(1) not in dtypes.FROM_SHORT_NAME:
+        names = ", ".join(sorted(dtypes.FROM_SHORT_NAME))
+        raise UsageError(f"bad argument spec {spec!r}: expected DTYPE[DIMS] like f32[8,4] or "
+                         f"i32[] (dtypes: {names})")
+    dims = tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
+    return np.zeros(dims, dtypes.FROM_SHORT_NAME[m.group(1)])
+
+
+def _user_frame_message(exc: BaseException, path: str) -> str:
+    """`file:line: Type: message` at the innermost frame in the user's file."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.abspath(f.filename) == path]
+    text = f"{type(exc).__name__}: {exc}"
+    if frames and not str(exc).startswith(path):
+        f = frames[-1]
+        return f"{f.filename}:{f.lineno}: {text}\n    {f.line}"
+    return text
+
+
+def load_module(path: str) -> dict:
+    if not os.path.isfile(path):
+        raise UsageError(f"no such file: {path}")
+    try:
+        return runpy.run_path(path, run_name="__hlo_dump__")
+    except SyntaxError as e:
+        raise UsageError(f"{e.filename}:{e.lineno}: SyntaxError: {e.msg}\n    "
+                         f"{(e.text or '').rstrip()}") from None
+    except Exception as e:  # the user's module failed while loading
+        raise UsageError(_user_frame_message(e, path)) from None
+
+
+def select_functions(namespace: dict, name: str | None, arg_specs, path):
+    """[(name, fn, [example arrays])] to dump."""
+    declared = namespace.get("HLO_DUMP", {})
+    if not isinstance(declared, dict):
+        raise UsageError(f"{path}: HLO_DUMP must be a dict of function name -> list of "
+                         "argument specs")
+    functions = {k: v for k, v in namespace.items()
+                 if callable(v) and getattr(v, "__module__", None) == "__hlo_dump__"}
+    functions.update({k: namespace[k] for k in declared if k in namespace})
+    if name is None:
+        if arg_specs is not None and len(functions) == 1:
+            name = next(iter(functions))
+        elif declared:
+            return [select_functions(namespace, n, arg_specs, path)[0] for n in declared]
+        else:
+            raise UsageError(f"{path}: say which function to dump with -f NAME (functions: "
+                             f"{', '.join(sorted(functions)) or 'none'}), or declare HLO_DUMP")
+    fn = namespace.get(name)
+    if fn is None or not callable(fn):
+        known = ", ".join(sorted(functions)) or "none"
+        raise UsageError(f"{path}: no function named {name!r} (functions: {known})")
+    specs = arg_specs if arg_specs is not None else declared.get(name)
+    if specs is None:
+        raise UsageError(f"{path}: no example arguments for {name!r}: pass --args "
+                         f"'f32[8,4]' ... or add it to HLO_DUMP")
+    return [(name, fn, [parse_spec(s) for s in specs])]
+
+
+def dump(name, fn, args, stages, locations, path) -> str:
+    import tracehlo
+    out = []
+    try:
+        compiled = tracehlo.compile(fn, tuple(args)) if "hlo" in stages else None
+        graph = compiled.ir if compiled else tracehlo.make_ir(fn)(*args)
+    except tracehlo.TracehloError as e:
+        raise UsageError(f"{e}") from None
+    except Exception as e:
+        raise UsageError(_user_frame_message(e, path)) from None
+    for stage in stages:
+        if len(stages) > 1:
+            out.append(f"// ----- {name}: {stage} -----")
+        if stage == "ir":
+            out.append(graph.to_text(locations=locations).rstrip())
+        elif stage == "stablehlo":
+            from tracehlo.lowering import lower_graph
+            out.append(lower_graph(graph, locations=locations,
+                                   module_name=f"jit_{name}").rstrip())
+        elif stage == "hlo":
+            out.append(compiled.hlo.rstrip())
+    return "\n".join(out)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hlo-dump", description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("file", help="a Python file defining the function")
+    parser.add_argument("-f", "--function", help="the function to dump")
+    parser.add_argument("--args", nargs="+", metavar="SPEC",
+                        help="example argument types, like f32[8,4] i32[]")
+    parser.add_argument("--stage", choices=STAGES + ("all",), default="ir",
+                        help="which stage to print (default: ir)")
+    parser.add_argument("--no-locations", action="store_true",
+                        help="leave out Python source locations")
+    return parser
+
+
+def main(argv=None) -> int:
+    opts = build_parser().parse_args(argv)
+    path = os.path.abspath(opts.file)
+    stages = STAGES if opts.stage == "all" else (opts.stage,)
+    try:
+        namespace = load_module(path)
+        targets = select_functions(namespace, opts.function, opts.args, path)
+        texts = [dump(name, fn, args, stages, not opts.no_locations, path)
+                 for name, fn, args in targets]
+    except UsageError as e:
+        print(f"hlo-dump: error: {e}", file=sys.stderr)
+        return 1
+    print("\n\n".join(texts))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
