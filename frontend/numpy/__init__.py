@@ -108,9 +108,13 @@ def astype(x, dtype):
 
 
 def _operand(x):
-    """An operand for lax: arrays pass; Python scalars stay (weak); lists become arrays."""
-    if isinstance(x, (bool, int, float, complex)) or _is_array(x):
+    """An operand for lax: Python scalars stay (weak); lists become arrays; outside a
+    trace host arrays move to the device, so eager results are jax.Arrays even when a
+    function returns its operand unchanged (tnp.floor of ints)."""
+    if isinstance(x, (bool, int, float, complex, Tracer, Literal)):
         return x
+    if _is_array(x):
+        return x if current_builder() is not None else asarray(x)
     if isinstance(x, (list, tuple)):
         return asarray(x)
     raise TypeError(at_user_line(f"{type(x).__name__} is not an array or a Python scalar"))
@@ -273,7 +277,7 @@ def _abs_square(x):
 
 
 def reciprocal(x):
-    (x,) = _promote(x)
+    (x,) = _promote(x, to_inexact=True)
     return lax.div(_as_dtype(1, _t(x).dtype), x)
 
 
