@@ -144,14 +144,15 @@ def make_ir(fn, static_argnums=(), static_argnames=()):
 class Compiled:
     """A traced, lowered and compiled function; every stage is inspectable text."""
 
-    def __init__(self, fn, sig, args, kwargs, backend=None):
+    def __init__(self, fn, sig, args, kwargs, backend=None, donate_argnums=()):
         times = {}
         t0 = time.perf_counter()
         self.ir, self._in_tree, self._out_tree, self._leaf_names = _trace(sig, args, kwargs)
         times["trace"] = time.perf_counter() - t0
         self._sig, self._static = sig, sig.split(args, kwargs)[2]
         t0 = time.perf_counter()
-        self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{_name(fn)}")
+        self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{_name(fn)}",
+                                     donated=_donated_leaves(sig, args, donate_argnums))
         times["lower"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         self._exe = runtime.compile(self.stablehlo, [(t.shape, t.dtype) for t in self.ir.out_types],
@@ -208,13 +209,30 @@ class Compiled:
         return tree_util.tree_unflatten(self._out_tree, outs)
 
 
+def _donated_leaves(sig: _Signature, args, donate_argnums) -> set:
+    """Leaf indices of the positional arguments whose buffers the caller gives up."""
+    donated, leaf = set(), 0
+    for i, arg in enumerate(args):
+        if i in sig.static_argnums:
+            continue
+        count = len(tree_util.tree_leaves(arg))
+        if i in donate_argnums:
+            donated.update(range(leaf, leaf + count))
+        leaf += count
+    return donated
+
+
 def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
-            static_argnames=(), backend=None) -> Compiled:
-    """Trace, lower and compile `fn` for the types of `example_args`."""
+            static_argnames=(), donate_argnums=(), backend=None) -> Compiled:
+    """Trace, lower and compile `fn` for the types of `example_args`.
+
+    Buffers of `donate_argnums` arguments may be reused for outputs; a donated
+    jax.Array is deleted by the call, as with jax.jit."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     sig = _Signature(fn, static_argnums, static_argnames)
-    return Compiled(fn, sig, tuple(example_args), dict(example_kwargs or {}), backend)
+    return Compiled(fn, sig, tuple(example_args), dict(example_kwargs or {}), backend,
+                    _as_tuple(donate_argnums))
 
 
 # ---------------------------------------------------------------- jit
@@ -226,7 +244,7 @@ def _leaf_key(x):
     try:
         return (x.shape, x.dtype)
     except AttributeError:
-        return type_of(x)  # lists and other array-likes: full conversion (rare, slow)
+        return _leaf_type(x)  # lists and other array-likes: full conversion (rare, slow)
 
 
 class JitFunction:
@@ -251,16 +269,12 @@ class JitFunction:
         compiled = self._cache.get(key)
         if compiled is None:
             compiled = self._compile_for(key, args, kwargs)
-        outs = compiled.call_flat(leaves)
-        for i in self._donate:
-            if i < len(args) and isinstance(args[i], runtime.jax.Array):
-                args[i].delete()  # donated: the caller gave this buffer up, as in jax.jit
-        return outs
+        return compiled.call_flat(leaves)
 
     def _compile_for(self, key, args, kwargs):
         if config.explain_cache_misses:
             logger.warning("%s", self.explain_miss(key))
-        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend)
+        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate)
         self._cache[key] = compiled
         self._last_key = key
         return compiled

@@ -214,7 +214,9 @@ class _Parser:
                     params[key] = self.param_value(env)
                     self.accept(",")
             ins = []
-            if self.peek()[0] in ("var", "num") or self.peek()[1] in ("true", "false", "("):
+            starts_operand = (self.peek()[0] == "var" and self.peek(1)[1] != ":") or (
+                self.peek()[0] == "num" or self.peek()[1] in ("true", "false", "("))
+            if starts_operand:  # `%5:` would be the next equation's result
                 ins.append(self.operand(env))
                 while self.accept(","):
                     ins.append(self.operand(env))

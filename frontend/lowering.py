@@ -130,8 +130,10 @@ class LoweringContext:
                        f" : ({tensor_type(from_type)}) -> {tensor_type(target)}")
 
 
-def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = None) -> str:
-    """The StableHLO module for `graph` as its public @main function."""
+def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = None,
+                donated=()) -> str:
+    """The StableHLO module for `graph` as its public @main function. Inputs whose
+    index is in `donated` are marked buffer donors: XLA may reuse them for outputs."""
     ctx = LoweringContext(locations)
     env: dict = {}
 
@@ -144,7 +146,8 @@ def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = 
     for i, var in enumerate(graph.inputs):
         name = f"%arg{i}"
         env[var] = name
-        args.append(f"{name}: {tensor_type(var.type)}")
+        donor = " {jax.buffer_donor = true}" if i in donated else ""
+        args.append(f"{name}: {tensor_type(var.type)}{donor}")
     for var, value in graph.constants:
         env[var] = ctx.constant(value, var.type.dtype, var.type.shape)
     for eqn in graph.eqns:

@@ -1,0 +1,2 @@
+import tracehlo.numpy as tnp
+raise RuntimeError("module-level failure")

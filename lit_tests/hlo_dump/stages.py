@@ -1,0 +1,24 @@
+# RUN: hlo-dump %S/../../examples/mlp.py -f scaled_sum --stage all --no-locations | FileCheck %s
+# RUN: hlo-dump %S/../../examples/mlp.py -f softmax --args 'f32[2,3]' | FileCheck %s --check-prefix=ARGS
+# RUN: hlo-dump %S/../../examples/mlp.py | FileCheck %s --check-prefix=ALL
+# hlo-dump prints our IR, the StableHLO and XLA's optimized HLO of a function.
+
+# CHECK:      // ----- scaled_sum: ir -----
+# CHECK-NEXT: func @scaled_sum(%0: f32[8,4], %1: f32[4]) -> (f32[]) {
+# CHECK-NEXT:   %2: f32[4] = sin %1
+# CHECK:      // ----- scaled_sum: stablehlo -----
+# CHECK-NEXT: module @jit_scaled_sum
+# CHECK:        stablehlo.sine %arg1 : (tensor<4xf32>) -> tensor<4xf32>{{$}}
+# CHECK:      // ----- scaled_sum: hlo -----
+# CHECK:      HloModule jit_scaled_sum
+# CHECK:      ENTRY
+
+# --args overrides HLO_DUMP; locations are on by default.
+# ARGS:      func @softmax(%0: f32[2,3]) -> (f32[2,3]) {
+# ARGS-NEXT:   %1: f32[2] = reduce_max[axes=(1,)] %0  loc("{{.*}}examples/mlp.py":17)
+
+# Without -f, every function HLO_DUMP names is dumped.
+# ALL: func @scaled_sum(
+# ALL: func @softmax(
+# ALL: func @mlp(%0: f32[32,64], %1: f32[64,128], %2: f32[128], %3: f32[128,10], %4: f32[10]) -> (f32[32,10])
+# ALL:   dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] %0, %1

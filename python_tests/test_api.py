@@ -1,0 +1,217 @@
+"""compile / jit / make_ir: pytrees, static arguments, caching, signature errors,
+tracing errors at the user's line, config switches, and the IR round trip."""
+import collections
+import logging
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tracehlo
+import tracehlo.numpy as tnp
+from tracehlo import nn
+
+
+def test_compile_exposes_every_stage():
+    def f(a, b):
+        return tnp.sum(a + tnp.sin(b) * 3.0)
+    x, y = np.ones((8, 4), np.float32), np.arange(4, dtype=np.float32)
+    c = tracehlo.compile(f, (x, y))
+    assert "sin %1" in str(c.ir)
+    assert "stablehlo.sine" in c.stablehlo
+    assert "HloModule" in c.hlo
+    assert c.cost_analysis()["flops"] > 0
+    assert c.memory_analysis().argument_size_in_bytes == x.nbytes + y.nbytes
+    out = c(x, y)
+    assert isinstance(out, jax.Array)
+    np.testing.assert_allclose(out, np.sum(x + np.sin(y) * 3.0), rtol=1e-6)
+
+
+def test_pytrees_in_and_out():
+    Point = collections.namedtuple("Point", "x y")
+
+    def f(params, pts):
+        return {"sum": params["w"] @ pts[0].x + params["b"], "pair": (pts[1].y * 2, 1.0)}
+    params = {"w": np.ones((2, 3), np.float32), "b": np.float32(1)}
+    pts = [Point(np.ones(3, np.float32), 0), Point(0, np.arange(2, dtype=np.float32))]
+    out = tracehlo.jit(f)(params, pts)
+    assert set(out) == {"sum", "pair"}
+    np.testing.assert_allclose(out["sum"], [4.0, 4.0])
+    np.testing.assert_allclose(out["pair"][0], [0.0, 2.0])
+    np.testing.assert_allclose(out["pair"][1], 1.0)
+
+
+def test_outputs_interoperate_with_jax():
+    x = tracehlo.jit(lambda a: a * 2)(np.arange(3, dtype=np.float32))
+    np.testing.assert_allclose(jax.jit(jnp.sin)(x), np.sin([0.0, 2.0, 4.0]), rtol=1e-6)
+    y = tracehlo.jit(lambda a: a + 1)(jnp.arange(3.0))  # jax.Arrays go straight in
+    np.testing.assert_allclose(y, [1.0, 2.0, 3.0])
+
+
+def test_compiled_rejects_other_signatures_naming_the_argument():
+    c = tracehlo.compile(lambda x, y: x + y, (np.zeros(4, np.float32), np.zeros(4, np.float32)))
+    with pytest.raises(TypeError, match=r"argument y has shape f32\[5\], but the function "
+                                        r"was compiled for f32\[4\]"):
+        c(np.zeros(4, np.float32), np.zeros(5, np.float32))
+    with pytest.raises(TypeError, match=r"argument x has dtype i32\[4\], but the function "
+                                        r"was compiled for f32\[4\]"):
+        c(np.zeros(4, np.int32), np.zeros(4, np.float32))
+    with pytest.raises(TypeError, match="tree structure"):
+        c((np.zeros(4, np.float32),), np.zeros(4, np.float32))
+
+
+def test_nested_argument_names_in_errors():
+    c = tracehlo.compile(lambda p: p["w"] * 2, ({"w": np.zeros(3, np.float32)},))
+    with pytest.raises(TypeError, match=r"argument p\['w'\] has shape f32\[2\]"):
+        c({"w": np.zeros(2, np.float32)})
+
+
+def test_jit_caches_per_signature_and_explains_misses(caplog):
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return x * 2
+    jf = tracehlo.jit(f)
+    tracehlo.config.update("explain_cache_misses", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="tracehlo"):
+            jf(np.zeros(3, np.float32))
+            jf(np.ones(3, np.float32))
+            jf(np.zeros(4, np.float32))
+    finally:
+        tracehlo.config.update("explain_cache_misses", False)
+    assert len(calls) == 2  # traced once per signature
+    assert "first call" in caplog.text
+    assert "x: f32[3] -> f32[4]" in caplog.text
+
+
+def test_log_compiles_reports_each_stage(caplog):
+    tracehlo.config.update("log_compiles", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="tracehlo"):
+            tracehlo.jit(lambda x: x + 1)(np.zeros(2, np.float32))
+    finally:
+        tracehlo.config.update("log_compiles", False)
+    assert re.search(r"trace [\d.]+ ms, lower [\d.]+ ms, xla_compile [\d.]+ ms", caplog.text)
+
+
+def test_static_arguments():
+    def f(x, n, *, mode):
+        return x * n if mode == "mul" else x + n
+    jf = tracehlo.jit(f, static_argnums=1, static_argnames="mode")
+    np.testing.assert_allclose(jf(np.ones(2, np.float32), 3, mode="mul"), [3.0, 3.0])
+    np.testing.assert_allclose(jf(np.ones(2, np.float32), 3, mode="add"), [4.0, 4.0])
+    g = tracehlo.make_ir(f, static_argnums=1, static_argnames="mode")(
+        np.ones(2, np.float32), 3, mode="mul")
+    assert len(g.inputs) == 1 and "mul %0, 3.0:f32[]" in str(g)
+
+
+def test_unhashable_static_argument_is_a_clear_error():
+    jf = tracehlo.jit(lambda x, shape: x.reshape(shape), static_argnums=1)
+    with pytest.raises(TypeError, match=r"static argument 1 of <lambda> is unhashable \(list\)"
+                                        r".*Pass a tuple"):
+        jf(np.zeros(4, np.float32), [2, 2])
+    np.testing.assert_allclose(jf(np.zeros(4, np.float32), (2, 2)), np.zeros((2, 2)))
+
+
+def test_python_if_on_traced_value_names_user_line():
+    def f(x):
+        if x.sum() > 0:  # the line the error must name
+            return x
+        return -x
+    with pytest.raises(tracehlo.TracerBoolConversionError) as info:
+        tracehlo.jit(f)(np.ones(3, np.float32))
+    line = f.__code__.co_firstlineno + 1
+    assert f"test_api.py:{line}:" in str(info.value)
+    assert "tracehlo.numpy.where" in str(info.value) and "static_argnums" in str(info.value)
+
+
+def test_concretization_errors():
+    with pytest.raises(tracehlo.ConcretizationError, match="int\\(\\) needs a concrete value"):
+        tracehlo.jit(lambda x: int(x))(np.float32(1))
+    with pytest.raises(tracehlo.ConcretizationError, match="NumPy array"):
+        tracehlo.jit(lambda x: np.asarray(x))(np.zeros(2, np.float32))
+
+
+def test_non_array_argument_and_output_are_clear_errors():
+    with pytest.raises(TypeError, match="str is not a valid argument.*static_argnums"):
+        tracehlo.jit(lambda x: x)("hello")
+    with pytest.raises(TypeError, match="str is not a valid argument"):
+        tracehlo.jit(lambda x: (x, "label"))(np.zeros(2, np.float32))
+
+
+def test_weak_types_follow_jax():
+    x = np.ones(3, np.float16)
+    assert tracehlo.jit(lambda a: a * 2)(x).dtype == np.float16
+    assert tracehlo.jit(lambda a: a + 1.5)(np.ones(3, np.int32)).dtype == np.float32
+    assert tracehlo.jit(lambda a: a / 2)(np.ones(3, np.int32)).dtype == np.float32
+    # a Python scalar argument is weak too: it adopts the other operand's dtype
+    assert tracehlo.jit(lambda a, s: a * s)(x, 2.0).dtype == np.float16
+
+
+def test_enable_x64_switch():
+    x = np.arange(3, dtype=np.float64)
+    assert tracehlo.jit(lambda a: a * 2)(x).dtype == np.float32
+    tracehlo.config.update("enable_x64", True)
+    try:
+        jax.config.update("jax_enable_x64", True)  # so jax.Arrays may hold 64 bits
+        out = tracehlo.jit(lambda a: a * 2)(x)
+        assert out.dtype == np.float64
+        assert tnp.arange(3).dtype == np.int64
+    finally:
+        tracehlo.config.update("enable_x64", False)
+        jax.config.update("jax_enable_x64", False)
+    with pytest.raises(AttributeError, match="no option 'enable_x46'"):
+        tracehlo.config.update("enable_x46", True)
+
+
+def test_eager_ops_return_jax_arrays():
+    out = tnp.sin(np.ones(3, np.float32))
+    assert isinstance(out, jax.Array)
+    np.testing.assert_allclose(out, np.sin(np.ones(3)), rtol=1e-6)
+    np.testing.assert_allclose(nn.softmax(np.array([1.0, 2.0, 3.0], np.float32)),
+                               jax.nn.softmax(jnp.array([1.0, 2.0, 3.0])), rtol=1e-6)
+
+
+def test_tracer_escaping_its_trace_is_an_error():
+    leaked = []
+    tracehlo.jit(lambda x: leaked.append(x) or x)(np.zeros(2, np.float32))
+    with pytest.raises(tracehlo.TracehloError, match="escaped"):
+        tracehlo.jit(lambda y: y + leaked[0])(np.zeros(2, np.float32))
+
+
+def test_donated_argument_is_consumed():
+    x = jnp.arange(4.0)
+    out = tracehlo.jit(lambda a: a + 1, donate_argnums=0)(x)
+    np.testing.assert_allclose(out, [1.0, 2.0, 3.0, 4.0])
+    assert x.is_deleted()
+
+
+IR_CASES = [
+    ("mlp", lambda x, w, b: nn.log_softmax(nn.relu(x @ w + b)),
+     (np.zeros((4, 8), np.float32), np.zeros((8, 3), np.float32), np.zeros(3, np.float32))),
+    ("indexing", lambda x, i: (x[i], x[1:, ::-2], x[None, ..., 0], x.at[i].set(0.0)),
+     (np.zeros((4, 5), np.float32), np.int32(2))),
+    ("int_ops", lambda a, b: (a // b, a % b, a << 1, ~a, tnp.cumsum(a), tnp.sort(b)),
+     (np.zeros(6, np.int32), np.ones(6, np.int32))),
+    ("bool_and_constants", lambda m: (tnp.where(m, np.arange(20.0, dtype=np.float32), tnp.nan),
+                                      tnp.all(m), tnp.eye(3, dtype=bool)),
+     (np.zeros(20, bool),)),
+]
+
+
+@pytest.mark.parametrize("name,fn,args", IR_CASES, ids=[c[0] for c in IR_CASES])
+def test_ir_round_trip_and_verify(name, fn, args):
+    graph = tracehlo.make_ir(fn)(*args)
+    tracehlo.verify(graph)
+    for locations in (False, True):
+        text = graph.to_text(locations=locations)
+        again = tracehlo.parse_ir(text)
+        assert again.to_text(locations=locations) == text
+        tracehlo.verify(again)
+    # the parsed graph lowers and runs like the original
+    from tracehlo.lowering import lower_graph
+    assert lower_graph(again) == lower_graph(graph)
