@@ -709,6 +709,8 @@ def _arg_reduce(lax_fn, a, axis, keepdims):
     if axis is None:
         a, axis = ravel(a), 0
     axis = _canon_axis(axis, ndim(a))
+    if _shape(a)[axis] == 0:
+        raise ValueError(at_user_line(f"attempt to get {lax_fn.__name__} of an empty sequence"))
     out = lax_fn(a, axis, _dtypes.default_int())
     return _keepdims(out, (axis,), _shape(a)) if keepdims else out
 
@@ -721,13 +723,15 @@ def argmin(a, axis=None, keepdims=False):
     return _arg_reduce(lax.argmin, a, axis, keepdims)
 
 
-def _cumulative(lax_fn, a, axis, dtype, promote_ints):
+def _cumulative(lax_fn, a, axis, dtype, bool_to_int):
+    """Scans keep small int dtypes (unlike sum, as in JAX); bool counts as int."""
     a = _operand(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _canon_axis(axis, ndim(a))
-    a = lax.convert_element_type(a, _reduction_dtype(a, dtype, promote_ints))
-    return lax_fn(a, axis)
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else _dtypes.default_int() \
+        if bool_to_int and _t(a).dtype == _dtypes.bool_ else _t(a).dtype
+    return lax_fn(lax.convert_element_type(a, dt), axis)
 
 
 def cumsum(a, axis=None, dtype=None):

@@ -1,0 +1,116 @@
+"""tracehlo.numpy reductions and scans: axes (None, ints, negative, tuples), keepdims,
+dtypes of integer and bool sums as in JAX, 0-d inputs, NaN handling, errors."""
+import numpy as np
+import pytest
+
+import tracehlo.numpy as tnp
+
+from numpy_helpers import bools, check, check_raises, f32, i32, sample
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+REDUCTIONS = ["sum", "mean", "var", "std", "max", "min", "prod", "all", "any"]
+AXES = [None, 0, -1, (0, 2), (-1, -3), ()]
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dtype", ["f32", "i32", "bool"])
+def test_reduction_dtypes(name, dtype):
+    """Result dtypes follow JAX: sum/prod of bool and int8 -> int32, mean of ints -> f32."""
+    x = sample(dtype, 2, 3, 4)
+    if dtype == "i32" and name == "prod":
+        x = i32(2, 3, 4, lo=-2, hi=3)
+    check(lambda m, x: getattr(m, name)(x, axis=1), x, rtol=1e-5, values="jnp")
+
+
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("axis", AXES)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_reduction_axes(name, axis, keepdims):
+    x = f32(2, 3, 4, lo=0.5, hi=1.5)
+    check(lambda m, x: getattr(m, name)(x, axis=axis, keepdims=keepdims), x, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", REDUCTIONS + ["argmax", "argmin"])
+def test_reduction_0d(name):
+    check(lambda m, x: getattr(m, name)(x), np.float32(1.5))
+    check(lambda m, x: getattr(m, name)(x, axis=0), f32(1), rtol=1e-6)
+
+
+def test_small_int_sums():
+    for x in (np.array([100, 100, 100], np.int8), np.array([200, 200], np.uint8),
+              bools(5), np.array([30000, 30000], np.int16)):
+        check(lambda m, x: m.sum(x), x, values="jnp")
+        check(lambda m, x: m.cumsum(x), x, values="jnp")
+        check(lambda m, x: m.prod(x), x, values="jnp")
+    check(lambda m, x: m.sum(x, dtype=np.float32), i32(4))
+    check(lambda m, x: m.mean(x, dtype=np.float32), i32(4))
+
+
+def test_var_std_ddof():
+    x = f32(3, 5)
+    check(lambda m, x: m.var(x, axis=1, ddof=1), x, rtol=1e-5)
+    check(lambda m, x: m.std(x, axis=0, ddof=1, keepdims=True), x, rtol=1e-5)
+    check(lambda m, x: m.var(x), i32(6), rtol=1e-5)
+
+
+def test_max_min_nan_and_initial():
+    x = np.array([[1, np.nan, 3], [4, 5, 6]], np.float32)
+    check(lambda m, x: m.max(x, axis=1), x)
+    check(lambda m, x: m.min(x), x)
+    check(lambda m, x: m.max(x, axis=0, initial=4.5), np.array([[1, 7], [2, 3]], np.float32))
+
+
+def test_sum_where():
+    x, w = f32(2, 3), bools(2, 3)
+    check(lambda m, x, w: m.sum(x, axis=1, where=w), x, w)
+    check(lambda m, x, w: m.prod(x, where=w), x, w)
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("dtype", ["f32", "i32", "bool"])
+def test_argmax_argmin(name, dtype):
+    x = sample(dtype, 3, 4)
+    check(lambda m, x: getattr(m, name)(x), x)
+    check(lambda m, x: getattr(m, name)(x, axis=-1), x)
+    check(lambda m, x: getattr(m, name)(x, axis=0, keepdims=True), x)
+
+
+def test_argmax_ties_and_nan():
+    x = np.array([[1, 3, 3, 0], [np.nan, 2, np.nan, 5], [2, 2, 2, 2]], np.float32)
+    check(lambda m, x: m.argmax(x, axis=1), x)
+    check(lambda m, x: m.argmin(x, axis=1), x)
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod"])
+@pytest.mark.parametrize("dtype", ["f32", "i32", "bool"])
+def test_cumulative(name, dtype):
+    x = sample(dtype, 2, 3, 2)
+    check(lambda m, x: getattr(m, name)(x), x, rtol=1e-5, values="jnp")
+    check(lambda m, x: getattr(m, name)(x, axis=-2), x, rtol=1e-5, values="jnp")
+    check(lambda m, x: getattr(m, name)(x, axis=0, dtype=np.float32), x, rtol=1e-5)
+
+
+def test_reduce_list_and_scalar():
+    """Lists are accepted (jax.numpy rejects them; NumPy does not)."""
+    assert tnp.sum([1, 2, 3]) == 6 and tnp.sum([1, 2, 3]).dtype == np.int32
+    assert tnp.mean([1.0, 2.0]) == 1.5
+    check(lambda m: m.max(3))
+
+
+def test_bad_axis():
+    check_raises(lambda m, x: m.sum(x, axis=3), f32(2, 3), exc=ValueError,
+                 match="axis 3 is out of bounds for an array of dimension 2")
+    check_raises(lambda m, x: m.mean(x, axis=-3), f32(2, 3), exc=ValueError,
+                 match="axis -3 is out of bounds")
+    check_raises(lambda m, x: m.argmax(x, axis=2), f32(2, 3), exc=ValueError,
+                 match="axis 2 is out of bounds")
+    check_raises(lambda m, x: m.cumsum(x, axis=-4), f32(2, 3), exc=ValueError,
+                 match="axis -4 is out of bounds")
+    check_raises(lambda m, x: m.sum(x, axis=(0, -2)), f32(2, 3), exc=ValueError,
+                 match="repeated axis")
+
+
+def test_argmax_empty():
+    check_raises(lambda m, x: m.argmax(x), np.zeros((0,), np.float32), exc=ValueError,
+                 match="empty")
