@@ -14,7 +14,7 @@ import jax.tree_util as tree_util
 
 from . import runtime
 from .config import config
-from .core import GraphBuilder, TracehloError, Tracer, tracing, type_of
+from .core import GraphBuilder, TracehloError, Tracer, current_builder, tracing, type_of
 from .ir import ArrayType, Graph
 from .lowering import lower_graph
 
@@ -198,10 +198,19 @@ class Compiled:
                                 "this signature, or use tracehlo.jit")
         return self.call_flat(leaves)
 
-    def call_flat(self, leaves):
-        """The dispatch hot path: leaves already checked against the compiled types."""
+    def call_flat(self, leaves, convert=None):
+        """The dispatch hot path: leaves already match the compiled types. `convert`
+        lists the leaves that are not yet device buffers of the right dtype (None:
+        check every leaf)."""
         exe = self._exe
-        buffers = [runtime.as_buffer(x, d, exe.device) for x, d in zip(leaves, self._dtypes)]
+        if convert is None:
+            buffers = [runtime.as_buffer(x, d, exe.device) for x, d in zip(leaves, self._dtypes)]
+        elif convert:
+            buffers = list(leaves)
+            for i in convert:
+                buffers[i] = runtime.as_buffer(buffers[i], self._dtypes[i], exe.device)
+        else:
+            buffers = leaves
         try:
             outs = exe(buffers)
         except Exception:
@@ -238,13 +247,23 @@ def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
 # ---------------------------------------------------------------- jit
 
 def _leaf_key(x):
-    """The part of a leaf that selects a compiled program: shape and dtype, or scalar type."""
+    """The part of a leaf that selects a compiled program: a jax.Array's aval (shape,
+    dtype and weak type in one attribute read), else shape and dtype, or scalar type."""
+    aval = getattr(x, "aval", None)
+    if aval is not None:
+        return aval
     if isinstance(x, (bool, int, float, complex)):
         return type(x)
     try:
         return (x.shape, x.dtype)
     except AttributeError:
         return _leaf_type(x)  # lists and other array-likes: full conversion (rare, slow)
+
+
+def _needs_conversion(leaf_keys, dtypes) -> tuple:
+    """Indices of leaves that must be copied to the device (or converted) per call."""
+    return tuple(i for i, (k, d) in enumerate(zip(leaf_keys, dtypes))
+                 if not (hasattr(k, "dtype") and hasattr(k, "weak_type") and k.dtype == d))
 
 
 class JitFunction:
@@ -261,23 +280,26 @@ class JitFunction:
         self._last_key = None
 
     def __call__(self, *args, **kwargs):
+        if current_builder() is not None:  # called inside another trace: inline it
+            return self._fn(*args, **kwargs)
         sig = self._sig
         dyn_args, dyn_kwargs, static = sig.split(args, kwargs) if (
             sig.has_static) else (args, kwargs, ())
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         key = (tree, static, *map(_leaf_key, leaves))
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._compile_for(key, args, kwargs)
-        return compiled.call_flat(leaves)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._compile_for(key, args, kwargs)
+        return entry[0].call_flat(leaves, entry[1])
 
     def _compile_for(self, key, args, kwargs):
         if config.explain_cache_misses:
             logger.warning("%s", self.explain_miss(key))
         compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate)
-        self._cache[key] = compiled
+        entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
+        self._cache[key] = entry
         self._last_key = key
-        return compiled
+        return entry
 
     def explain_miss(self, key) -> str:
         name = _name(self._fn)
@@ -288,7 +310,7 @@ class JitFunction:
             return f"cache miss for {name}: argument tree structure changed from {old[0]} to {new[0]}"
         if old[1] != new[1]:
             return f"cache miss for {name}: static arguments changed from {dict(old[1])} to {dict(new[1])}"
-        leaf_names = next(iter(self._cache.values()))._leaf_names
+        leaf_names = self._cache[old][0]._leaf_names
         changes = [f"{n}: {_describe(a)} -> {_describe(b)}"
                    for n, a, b in zip(leaf_names, old[2:], new[2:]) if a != b]
         return f"cache miss for {name}: " + "; ".join(changes)
@@ -298,15 +320,14 @@ class JitFunction:
         dyn_args, dyn_kwargs, static = self._sig.split(args, kwargs)
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
         key = (tree, static, *map(_leaf_key, leaves))
-        return self._cache.get(key) or self._compile_for(key, args, kwargs)
+        return (self._cache.get(key) or self._compile_for(key, args, kwargs))[0]
 
 
 def _describe(leaf_key) -> str:
     if isinstance(leaf_key, type):
         return f"Python {leaf_key.__name__}"
-    if isinstance(leaf_key, tuple):
-        return str(ArrayType(tuple(leaf_key[0]), leaf_key[1]))
-    return str(leaf_key)
+    shape, dtype = leaf_key if isinstance(leaf_key, tuple) else (leaf_key.shape, leaf_key.dtype)
+    return str(ArrayType(tuple(shape), dtype))
 
 
 def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
