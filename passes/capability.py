@@ -19,6 +19,36 @@ from .cost import COST_PARAMS, CostParams
 from .mlir_io import parse
 
 
+# Fused ops whose emitters need layouts, which XLA assigns only after its own fusion
+# pass: inside our fusions they abort XLA CPU ("Check failed: has_layout()").
+# Measured: transpose, concatenate, a broadcast_in_dim that permutes dims, a reshape
+# at a fusion root (4x8->8x4, 1->scalar, 4x3->4x3x1), and ops XLA's simplifier turns
+# into a reshape (a broadcast that only adds unit dims to a computed value). Reshape
+# elsewhere and unit-dim reductions are kept out as well rather than trusted half-way.
+LAYOUT_SENSITIVE = frozenset({"stablehlo.transpose", "stablehlo.concatenate",
+                              "stablehlo.reshape"})
+
+
+def layout_problem(op) -> str | None:
+    """Why `op` needs layouts inside a fusion, or None."""
+    n = opinfo.name(op)
+    operation = op.operation
+    if n in LAYOUT_SENSITIVE:
+        return f"{n} needs layouts XLA assigns after fusion"
+    if n in ("stablehlo.broadcast_in_dim", "stablehlo.broadcast"):
+        dims = list(operation.attributes["broadcast_dimensions"]) if n.endswith("in_dim") else []
+        if dims != sorted(dims):
+            return "a transposing broadcast_in_dim needs layouts XLA assigns after fusion"
+        if opinfo.num_elements(operation.results[0].type) == opinfo.num_elements(
+                operation.operands[0].type):
+            return f"a unit-dim {n} is a reshape to XLA, which needs layouts"
+    if n == opinfo.REDUCE:
+        shape = operation.operands[0].type.shape
+        if all(shape[d] == 1 for d in operation.attributes["dimensions"]):
+            return "a reduce over unit dims is a reshape to XLA, which needs layouts"
+    return None
+
+
 class UnsupportedFusionError(ValueError):
     """A fusion the backend cannot compile; raised before XLA sees it, because for
     some of these XLA aborts the process instead of raising."""
@@ -32,6 +62,16 @@ class Backend:
     reduce_inside_loop: bool    # a reduce feeding other ops within one loop fusion
     max_operands: int           # operands + outputs of one fusion
     cost: CostParams
+    # fusing layout-sensitive ops: XLA CPU aborts on them; on GPU our fusions also
+    # reach XLA before its layout assignment, so the same is assumed (not measured)
+    layout_sensitive_ops: bool = False
+
+    def op_problem(self, op) -> str | None:
+        """Why this backend cannot compile `op` inside a fusion, or None."""
+        reason = opinfo.unfusible_reason(op)
+        if reason is None and not self.layout_sensitive_ops:
+            reason = layout_problem(op)
+        return reason
 
     def fusion_kind(self, roots_are_reduce: bool) -> str:
         return "kInput" if roots_are_reduce and "kInput" in self.kinds else "kLoop"
@@ -64,6 +104,13 @@ def single_root_op(fusion):
     return owner
 
 
+def reduce_root(op):
+    """The reduce that `op` is, or whose results are exactly the fusion `op`'s."""
+    if opinfo.name(op) == opinfo.FUSION:
+        op = single_root_op(op)
+    return op if op is not None and opinfo.name(op) == opinfo.REDUCE else None
+
+
 def fusion_problem(fusion, backend: Backend) -> str | None:
     """Why `backend` cannot compile this mhlo.fusion, or None."""
     op = fusion.operation
@@ -71,17 +118,14 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     kind = kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">")
     if kind not in backend.kinds:
         return f"fusion kind {kind} is not supported on {backend.name}"
-    root = single_root_op(fusion)
-    if len(op.results) > 1 and not backend.multi_output and (
-            root is None or opinfo.name(root) != opinfo.REDUCE):
+    if len(op.results) > 1 and not backend.multi_output and reduce_root(fusion) is None:
         return (f"{len(op.results)}-output fusion: {backend.name} compiles multi-output "
                 f"fusions only as one variadic reduce")
-    if kind == "kInput" and not (root is not None and opinfo.name(root) == opinfo.REDUCE
-                                 or any(opinfo.name(v.owner) == opinfo.REDUCE
-                                        for v in opinfo.fusion_roots(fusion))):
+    if kind == "kInput" and not any(opinfo.name(v.owner) == opinfo.REDUCE
+                                    for v in opinfo.fusion_roots(fusion)):
         return "kInput fusion without a reduce root"
     for inner in opinfo.fusion_body(fusion):
-        reason = opinfo.unfusible_reason(inner)
+        reason = backend.op_problem(inner)
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:
             return f"fused op not allowed: {reason or 'nested fusion'}"
         if (opinfo.name(inner) == opinfo.REDUCE and not backend.reduce_inside_loop

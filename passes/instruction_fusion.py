@@ -23,17 +23,20 @@ class InstructionFusion(FusionPass):
     def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
         groups: list[Group] = []
         absorbed: set[int] = set()  # nodes that live on only inside a fusion
+        read: set[int] = set()  # nodes whose value a planned fusion reads from memory
         for root in reversed(range(len(graph))):
             if (root in absorbed or graph.name(root) == "stablehlo.constant"
-                    or legality.node_problem(graph, root)):
+                    or not (graph.users[root] or graph.is_returned(root))
+                    or legality.node_problem(graph, root, ctx.backend)):
                 continue
-            group = self._grow(graph, root, ctx)
+            group = self._grow(graph, root, read, ctx)
             if len(group.members) > 1:
                 groups.append(group)
                 absorbed |= group.owned
+                read |= {graph.producer(v) for v in graph.inputs(group.members)}
         return groups
 
-    def _grow(self, graph: Graph, root: int, ctx: PassContext) -> Group:
+    def _grow(self, graph: Graph, root: int, read: set[int], ctx: PassContext) -> Group:
         group = Group({root})
         # users come after producers, so visiting candidates from the last one
         # back sees every user that will join before the producer itself
@@ -41,8 +44,9 @@ class InstructionFusion(FusionPass):
         while candidates:
             p = max(candidates)
             candidates.remove(p)
-            # sole: every user is an owned member, so the original dies after fusion
-            sole = not graph.is_returned(p) and all(u in group.owned for u in graph.users[p])
+            # sole: every reader is an owned member, so the original dies after fusion
+            sole = (not graph.is_returned(p) and p not in read
+                    and all(u in group.owned for u in graph.users[p]))
             reason = self._problem(graph, group, sole, p, ctx)
             if self.record(ctx, graph, [p, root], reason,
                            "all users in this fusion" if sole else "cheap producer copied"):

@@ -6,7 +6,7 @@ that reason, so a refused fusion is as explainable as a performed one.
 from __future__ import annotations
 
 from . import ops as opinfo
-from .capability import Backend
+from .capability import Backend, reduce_root
 from .graph import Graph
 
 
@@ -17,9 +17,12 @@ def reduces_in(graph: Graph, i: int) -> list:
     return [op] if opinfo.name(op) == opinfo.REDUCE else []
 
 
-def node_problem(graph: Graph, i: int) -> str | None:
-    """Why node `i` can join no fusion at all."""
-    return opinfo.unfusible_reason(graph.nodes[i])
+def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
+    """Why node `i` can join no fusion on `backend`."""
+    op = graph.nodes[i]
+    if opinfo.name(op) == opinfo.FUSION:
+        return None
+    return backend.op_problem(op)
 
 
 def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands: int,
@@ -28,7 +31,7 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
     outside users; the others are copies (duplicated cheap ops)."""
     owned = group if owned is None else owned
     for i in group:
-        reason = node_problem(graph, i)
+        reason = node_problem(graph, i, backend)
         if reason:
             return reason
     if len({graph.epoch[i] for i in group}) > 1:
@@ -38,12 +41,27 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
         return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
     if owned == group and len(group) > 1 and graph.creates_cycle(group):
         return "would create a cycle: a path leaves the group and comes back"
-    n_io = len(graph.inputs(group)) + len(graph.outputs(group, owned))
+    outputs = graph.outputs(group, owned)
+    if not outputs:
+        return "nothing reads the group's values"
+    n_io = len(graph.inputs(group)) + len(outputs)
     if n_io > max_operands:
         return f"{n_io} operands+outputs exceed the bound of {max_operands}"
+    if len(outputs) > 1 and not backend.multi_output and not _reduce_outputs(
+            graph, outputs, sibling_reduces=reduce_heroes > 1):
+        return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "
+                "only as one variadic reduce")
     if not backend.reduce_inside_loop and reduces and _reduce_feeds_group(graph, group):
         return f"a reduce may only be a fusion root on {backend.name}"
     return None
+
+
+def _reduce_outputs(graph: Graph, outputs, sibling_reduces: bool) -> bool:
+    """Whether the outputs are one reduce's results (or, for sibling reductions
+    to be combined, several reduces' results)."""
+    owners = {graph.producer(v) for v in outputs}
+    return (all(reduce_root(graph.nodes[i]) is not None for i in owners)
+            and (len(owners) == 1 or sibling_reduces))
 
 
 def _reduce_feeds_group(graph: Graph, group: set[int]) -> bool:

@@ -20,7 +20,7 @@ class ProducerConsumerFusion(FusionPass):
     def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
         groups, claimed = [], set()
         for c in range(len(graph)):
-            if c in claimed or legality.node_problem(graph, c):
+            if c in claimed or legality.node_problem(graph, c, ctx.backend):
                 continue
             for p in graph.operands[c]:
                 if (p in claimed or graph.name(p) == "stablehlo.constant"
@@ -34,7 +34,8 @@ class ProducerConsumerFusion(FusionPass):
         return groups
 
     def _problem(self, graph: Graph, p: int, c: int, ctx: PassContext) -> str | None:
-        reason = (legality.node_problem(graph, p) or legality.reuse_problem(graph, p, {c})
+        reason = (legality.node_problem(graph, p, ctx.backend)
+                  or legality.reuse_problem(graph, p, {c})
                   or legality.group_problem(graph, {p, c}, ctx.backend, self.max_operands(ctx)))
         if reason:
             return reason

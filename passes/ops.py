@@ -120,7 +120,10 @@ def unfusible_reason(op) -> str | None:
 
 
 def _is_splat(op) -> bool:
-    value = op.operation.attributes["value"]
+    try:
+        value = op.operation.attributes["value"]
+    except TypeError:  # the bindings cannot wrap some element types (complex)
+        return False
     return isinstance(value, ir.DenseElementsAttr) and value.is_splat
 
 

@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 
 from . import legality
 from . import ops as opinfo
-from .capability import single_root_op
+from .capability import reduce_root
 from .cost import group_bytes
 from .framework import FusionPass, PassContext
 from .graph import Graph
@@ -22,11 +22,8 @@ from .rewrite import Group, clone_into
 def reduce_signature(op):
     """(input shape, dimensions) of a reduce, or of a fusion whose results are
     exactly one reduce's; None for anything else."""
-    if opinfo.name(op) == opinfo.FUSION:
-        op = single_root_op(op)
-        if op is None:
-            return None
-    if opinfo.name(op) != opinfo.REDUCE:
+    op = reduce_root(op)
+    if op is None:
         return None
     operation = op.operation
     return (str(operation.operands[0].type), str(operation.attributes["dimensions"]))
@@ -40,7 +37,7 @@ class SiblingFusion(FusionPass):
         for value, readers in graph.value_users.items():
             kernels = [u for u in dict.fromkeys(readers) if u not in claimed
                        and graph.name(u) != "stablehlo.constant"]
-            if len(kernels) < 2 or any(legality.node_problem(graph, u) for u in kernels[:1]):
+            if len(kernels) < 2 or legality.node_problem(graph, kernels[0], ctx.backend):
                 continue
             group = {kernels[0]}
             for b in kernels[1:]:
@@ -55,7 +52,7 @@ class SiblingFusion(FusionPass):
 
     def _problem(self, graph: Graph, group: set[int], b: int, value: ir.Value,
                  ctx: PassContext) -> str | None:
-        reason = legality.node_problem(graph, b)
+        reason = legality.node_problem(graph, b, ctx.backend)
         if reason:
             return reason
         a = min(group)

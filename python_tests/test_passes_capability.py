@@ -1,0 +1,106 @@
+"""The CPU capability table, measured: each program is compiled in a subprocess
+(a multi-output kLoop fusion aborts the process), and check_backend must refuse
+exactly the ones XLA cannot compile, with a Python error."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tracehlo import passes
+
+FUSION = """
+module {{
+  func.func public @main(%a: tensor<4x8xf32>) -> ({types}) {{
+    %0{arity} = "mhlo.fusion"(%a) ({{
+    ^bb0(%x: tensor<4x8xf32>):
+{body}
+    }}) {{fusion_kind = #mhlo<fusion_kind {kind}>}} : (tensor<4x8xf32>) -> ({types})
+    return {results} : {types}
+  }}
+}}"""
+
+REDUCE_SUM = """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %r = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+      stablehlo.return %r : tensor<4xf32>"""
+
+
+def program(kind, body, types, n):
+    results = "%0" if n == 1 else ", ".join(f"%0#{k}" for k in range(n))
+    return FUSION.format(kind=kind, body=body, types=types, results=results,
+                         arity="" if n == 1 else f":{n}")
+
+
+PROGRAMS = {
+    "loop_with_reduce": program("kLoop", REDUCE_SUM, "tensor<4xf32>", 1),
+    "input_fusion": program("kInput", REDUCE_SUM, "tensor<4xf32>", 1),
+    "multi_output_loop": program("kLoop", """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %n = stablehlo.negate %e : tensor<4x8xf32>
+      stablehlo.return %e, %n : tensor<4x8xf32>, tensor<4x8xf32>""",
+                                 "tensor<4x8xf32>, tensor<4x8xf32>", 2),
+    "variadic_reduce_root": program("kLoop", """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %m = stablehlo.constant dense<0xFF800000> : tensor<f32>
+      %r:2 = stablehlo.reduce(%e init: %z), (%x init: %m) across dimensions = [1] : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<f32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>)
+       reducer(%p0: tensor<f32>, %q0: tensor<f32>) (%p1: tensor<f32>, %q1: tensor<f32>) {
+        %s = stablehlo.add %p0, %q0 : tensor<f32>
+        %mm = stablehlo.maximum %p1, %q1 : tensor<f32>
+        stablehlo.return %s, %mm : tensor<f32>, tensor<f32>
+      }
+      stablehlo.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>""",
+                                    "tensor<4xf32>, tensor<4xf32>", 2),
+}
+
+# name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
+EXPECTED = {
+    "loop_with_reduce": ("runs", True),
+    "input_fusion": ("error", False),
+    "multi_output_loop": ("aborts", False),
+    "variadic_reduce_root": ("runs", True),
+}
+
+RUNNER = textwrap.dedent("""
+    import sys, numpy as np
+    from tracehlo import runtime
+    text = sys.stdin.read()
+    try:
+        exe = runtime.compile(text, [], backend="cpu", xla_fusion=False)
+    except runtime.XlaCompileError as e:
+        print("ERROR", e); sys.exit(3)
+    x = runtime.to_device(np.ones((4, 8), np.float32), runtime.device("cpu"))
+    exe.loaded.execute_sharded([x])
+    print("RAN")
+""")
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_cpu_capability_measured_in_subprocess(name):
+    proc = subprocess.run([sys.executable, "-c", RUNNER], input=PROGRAMS[name],
+                          capture_output=True, text=True, timeout=120)
+    outcome = {0: "runs", 3: "error"}.get(proc.returncode, "aborts")
+    assert outcome == EXPECTED[name][0], proc.stdout + proc.stderr[-2000:]
+    if outcome == "error":
+        assert "Unsupported fusion kind" in proc.stdout
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_check_backend_cpu_refuses_what_xla_cannot_compile(name):
+    if EXPECTED[name][1]:
+        passes.check_backend(PROGRAMS[name], "cpu")
+    else:
+        with pytest.raises(passes.UnsupportedFusionError):
+            passes.check_backend(PROGRAMS[name], "cpu")
+
+
+def test_check_backend_gpu_accepts_multi_output_and_input_fusions():
+    for name in PROGRAMS:
+        passes.check_backend(PROGRAMS[name], "gpu")
+
+
+def test_check_backend_unknown_backend():
+    with pytest.raises(ValueError, match="unknown backend"):
+        passes.check_backend(PROGRAMS["loop_with_reduce"], "tpu9")
