@@ -19,6 +19,7 @@ from .ir import ArrayType, Graph
 from .lowering import lower_graph
 
 logger = logging.getLogger("tracehlo")
+FUSION_MODES = ("tracehlo", "xla", "none")
 
 
 # ---------------------------------------------------------------- arguments
@@ -144,7 +145,10 @@ def make_ir(fn, static_argnums=(), static_argnames=()):
 class Compiled:
     """A traced, lowered and compiled function; every stage is inspectable text."""
 
-    def __init__(self, fn, sig, args, kwargs, backend=None, donate_argnums=()):
+    def __init__(self, fn, sig, args, kwargs, backend=None, donate_argnums=(),
+                 fusion="tracehlo"):
+        if fusion not in FUSION_MODES:
+            raise ValueError(f"fusion must be one of {FUSION_MODES}, got {fusion!r}")
         times = {}
         t0 = time.perf_counter()
         self.ir, self._in_tree, self._out_tree, self._leaf_names = _trace(sig, args, kwargs)
@@ -154,9 +158,18 @@ class Compiled:
         self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{_name(fn)}",
                                      donated=_donated_leaves(sig, args, donate_argnums))
         times["lower"] = time.perf_counter() - t0
+        self.fusion = fusion
+        self.fused, self._report = None, None
+        if fusion == "tracehlo":
+            from . import passes  # tracehlo.passes: parsed with jaxlib's MLIR bindings
+            t0 = time.perf_counter()
+            result = passes.fuse_with_report(self.stablehlo, runtime.fusion_backend(backend))
+            self.fused, self._report = result.text, result.report
+            times["passes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        self._exe = runtime.compile(self.stablehlo, [(t.shape, t.dtype) for t in self.ir.out_types],
-                                    backend)
+        self._exe = runtime.compile(self.fused or self.stablehlo,
+                                    [(t.shape, t.dtype) for t in self.ir.out_types], backend,
+                                    xla_fusion=(fusion == "xla"))
         times["xla_compile"] = time.perf_counter() - t0
         self.timings = times
         self._in_types = [v.type for v in self.ir.inputs]
@@ -172,6 +185,11 @@ class Compiled:
 
     def cost_analysis(self) -> dict:
         return self._exe.cost_analysis()
+
+    def fusion_report(self):
+        """Each fusion our passes made (ops, source lines, kind, modelled bytes saved)
+        and each candidate they rejected, with its reason. None unless fusion="tracehlo"."""
+        return self._report
 
     def memory_analysis(self):
         return self._exe.memory_analysis()
@@ -232,16 +250,19 @@ def _donated_leaves(sig: _Signature, args, donate_argnums) -> set:
 
 
 def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
-            static_argnames=(), donate_argnums=(), backend=None) -> Compiled:
+            static_argnames=(), donate_argnums=(), backend=None,
+            fusion="tracehlo") -> Compiled:
     """Trace, lower and compile `fn` for the types of `example_args`.
 
+    fusion: "tracehlo" (our passes choose the kernels; XLA's fusion is off for this
+    compile), "xla" (XLA's own fusion) or "none" (every op its own kernel).
     Buffers of `donate_argnums` arguments may be reused for outputs; a donated
     jax.Array is deleted by the call, as with jax.jit."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     sig = _Signature(fn, static_argnums, static_argnames)
     return Compiled(fn, sig, tuple(example_args), dict(example_kwargs or {}), backend,
-                    _as_tuple(donate_argnums))
+                    _as_tuple(donate_argnums), fusion)
 
 
 # ---------------------------------------------------------------- jit
@@ -270,8 +291,11 @@ class JitFunction:
     """Compiles on the first call per signature and caches; later calls only dispatch."""
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), donate_argnums=(),
-                 backend=None):
+                 backend=None, fusion="tracehlo"):
+        if fusion not in FUSION_MODES:
+            raise ValueError(f"fusion must be one of {FUSION_MODES}, got {fusion!r}")
         functools.update_wrapper(self, fn)
+        self._fusion = fusion
         self._fn = fn
         self._sig = _Signature(fn, static_argnums, static_argnames)
         self._donate = _as_tuple(donate_argnums)
@@ -295,7 +319,8 @@ class JitFunction:
     def _compile_for(self, key, args, kwargs):
         if config.explain_cache_misses:
             logger.warning("%s", self.explain_miss(key))
-        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate)
+        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate,
+                            self._fusion)
         entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
         self._cache[key] = entry
         self._last_key = key
@@ -330,13 +355,15 @@ def _describe(leaf_key) -> str:
     return str(ArrayType(tuple(shape), dtype))
 
 
-def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None):
-    """`@jit` or `@jit(static_argnums=...)`: compile per signature, cache, dispatch fast."""
+def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), backend=None,
+        fusion="tracehlo"):
+    """`@jit` or `@jit(static_argnums=...)`: compile per signature, cache, dispatch fast.
+    `fusion` is as for compile()."""
     if fn is None:
         return functools.partial(jit, static_argnums=static_argnums,
                                  static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, backend=backend)
-    return JitFunction(fn, static_argnums, static_argnames, donate_argnums, backend)
+                                 donate_argnums=donate_argnums, backend=backend, fusion=fusion)
+    return JitFunction(fn, static_argnums, static_argnames, donate_argnums, backend, fusion)
 
 
 __all__ = ["make_ir", "compile", "jit", "Compiled", "JitFunction", "Graph", "TracehloError"]

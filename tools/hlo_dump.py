@@ -1,7 +1,14 @@
 """hlo-dump: show what a Python function becomes, stage by stage.
 
-    hlo-dump FILE.py [-f NAME] [--args SPEC ...] [--stage ir|stablehlo|hlo|all]
-                     [--no-locations]
+    hlo-dump FILE.py [-f NAME] [--args SPEC ...] [--stage ir|stablehlo|fused|hlo|all]
+                     [--no-locations] [--print-after-all] [--explain]
+                     [--fusion tracehlo|xla|none] [--backend cpu|gpu]
+
+Stages: `ir` is our IR; `stablehlo` the lowered module; `fused` that module after
+our fusion passes; `hlo` XLA's optimized HLO, i.e. the kernels that run (built
+with --fusion, default tracehlo). --print-after-all prints the module after each
+fusion pass with a one-line summary; --explain prints every fusion decision and
+its reason.
 
 Example arguments come from --args (`f32[8,4]`, `i32[]`, `bool[3]`, ...) or from
 the file itself: a module-level dict
@@ -21,7 +28,7 @@ import runpy
 import sys
 import traceback
 
-STAGES = ("ir", "stablehlo", "hlo")
+STAGES = ("ir", "stablehlo", "fused", "hlo")
 _SPEC = re.compile(r"^\s*([a-z]+\d*)\[([\d,\s]*)\]\s*$")
 
 
@@ -93,27 +100,60 @@ def select_functions(namespace: dict, name: str | None, arg_specs, path):
     return [(name, fn, [parse_spec(s) for s in specs])]
 
 
-def dump(name, fn, args, stages, locations, path) -> str:
+def dump(name, fn, args, opts, path) -> str:
     import tracehlo
-    out = []
+    from tracehlo import passes
+    from tracehlo.lowering import lower_graph
+    stages = STAGES if opts.stage == "all" else (opts.stage,)
+    locations = not opts.no_locations
     try:
-        compiled = tracehlo.compile(fn, tuple(args)) if "hlo" in stages else None
-        graph = compiled.ir if compiled else tracehlo.make_ir(fn)(*args)
+        graph = tracehlo.make_ir(fn)(*args)
     except tracehlo.TracehloError as e:
         raise UsageError(f"{e}") from None
     except Exception as e:
         raise UsageError(_user_frame_message(e, path)) from None
+    stablehlo = lower_graph(graph, locations=True, module_name=f"jit_{name}")
+    out = []
+
+    def section(title, text):
+        out.append(f"// ----- {name}: {title} -----")
+        out.append(text.rstrip())
+
+    def strip_locations(text):
+        return text if locations else passes.to_text(passes.parse(text), debug_info=False)
+
+    backend = opts.backend
     for stage in stages:
-        if len(stages) > 1:
-            out.append(f"// ----- {name}: {stage} -----")
         if stage == "ir":
-            out.append(graph.to_text(locations=locations).rstrip())
+            section(stage, graph.to_text(locations=locations))
         elif stage == "stablehlo":
-            from tracehlo.lowering import lower_graph
-            out.append(lower_graph(graph, locations=locations,
-                                   module_name=f"jit_{name}").rstrip())
+            section(stage, lower_graph(graph, locations=locations, module_name=f"jit_{name}"))
+        elif stage == "fused":
+            section(f"fused ({backend})", strip_locations(passes.fuse(stablehlo, backend)))
         elif stage == "hlo":
-            out.append(compiled.hlo.rstrip())
+            try:
+                compiled = tracehlo.compile(fn, tuple(args), fusion=opts.fusion)
+            except Exception as e:  # XLA or a backend check refused the program
+                raise UsageError(f"{name}: {e}") from None
+            section(f"hlo (fusion={opts.fusion})", compiled.hlo)
+    if opts.print_after_all:
+        seen = []
+        module = passes.parse(stablehlo)
+        report = passes.PassManager(passes.DEFAULT_PIPELINE, backend,
+                                    lambda p, m: seen.append((p, passes.to_text(m)))).run(module)
+        before = stablehlo.count('"mhlo.fusion"')
+        for pass_name, text in seen:
+            decisions = [d for d in report.decisions if d.pass_name == pass_name]
+            fused = sum(d.fused for d in decisions)
+            count = text.count('"mhlo.fusion"')
+            section(f"after {pass_name}: {count} fusions (was {before}), {fused} candidates "
+                    f"fused, {len(decisions) - fused} rejected", strip_locations(text))
+            before = count
+    if opts.explain:
+        section(f"fusion decisions ({backend})",
+                str(passes.fuse_with_report(stablehlo, backend).report))
+    if len(out) == 2 and not (opts.print_after_all or opts.explain):
+        out.pop(0)  # a single stage needs no header
     return "\n".join(out)
 
 
@@ -129,18 +169,24 @@ def build_parser() -> argparse.ArgumentParser:
                         help="which stage to print (default: ir)")
     parser.add_argument("--no-locations", action="store_true",
                         help="leave out Python source locations")
+    parser.add_argument("--print-after-all", action="store_true",
+                        help="print the module after each fusion pass, with a summary")
+    parser.add_argument("--explain", action="store_true",
+                        help="print every fusion decision, fused or not, with its reason")
+    parser.add_argument("--fusion", choices=("tracehlo", "xla", "none"), default="tracehlo",
+                        help="who chooses the kernels for --stage hlo (default: tracehlo)")
+    parser.add_argument("--backend", choices=("cpu", "gpu"), default="cpu",
+                        help="the backend whose fusion capabilities apply (default: cpu)")
     return parser
 
 
 def main(argv=None) -> int:
     opts = build_parser().parse_args(argv)
     path = os.path.abspath(opts.file)
-    stages = STAGES if opts.stage == "all" else (opts.stage,)
     try:
         namespace = load_module(path)
         targets = select_functions(namespace, opts.function, opts.args, path)
-        texts = [dump(name, fn, args, stages, not opts.no_locations, path)
-                 for name, fn, args in targets]
+        texts = [dump(name, fn, args, opts, path) for name, fn, args in targets]
     except UsageError as e:
         print(f"hlo-dump: error: {e}", file=sys.stderr)
         return 1

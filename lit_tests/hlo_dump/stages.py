@@ -1,7 +1,16 @@
 # RUN: hlo-dump %S/../../examples/mlp.py -f scaled_sum --stage all --no-locations | FileCheck %s
 # RUN: hlo-dump %S/../../examples/mlp.py -f softmax --args 'f32[2,3]' | FileCheck %s --check-prefix=ARGS
 # RUN: hlo-dump %S/../../examples/mlp.py | FileCheck %s --check-prefix=ALL
-# hlo-dump prints our IR, the StableHLO and XLA's optimized HLO of a function.
+# hlo-dump prints our IR, the StableHLO, the module after our fusion passes and
+# XLA's optimized HLO of a function.
+# RUN: hlo-dump %S/../../examples/mlp.py -f softmax --stage ir --no-locations --print-after-all --explain | FileCheck %s --check-prefix=PASSES
+# PASSES: // ----- softmax: after instruction-fusion: {{[0-9]+}} fusions (was 0), {{[0-9]+}} candidates fused, {{[0-9]+}} rejected -----
+# PASSES: // ----- softmax: after fusion-merger:
+# PASSES: // ----- softmax: after sibling-fusion:
+# PASSES: // ----- softmax: after producer-consumer-fusion:
+# PASSES: // ----- softmax: fusion decisions (cpu) -----
+# PASSES-NEXT: fusion report (cpu): {{[0-9]+}} fusions
+# PASSES: [instruction-fusion] not fused: stablehlo.exponential {{.*}}: expensive stablehlo.exponential has users outside this fusion
 
 # CHECK:      // ----- scaled_sum: ir -----
 # CHECK-NEXT: func @scaled_sum(%0: f32[8,4], %1: f32[4]) -> (f32[]) {
@@ -9,9 +18,12 @@
 # CHECK:      // ----- scaled_sum: stablehlo -----
 # CHECK-NEXT: module @jit_scaled_sum
 # CHECK:        stablehlo.sine %arg1 : (tensor<4xf32>) -> tensor<4xf32>{{$}}
-# CHECK:      // ----- scaled_sum: hlo -----
+# CHECK:      // ----- scaled_sum: fused (cpu) -----
+# CHECK:        "mhlo.fusion"(%arg1, %arg0) <{fusion_kind = #mhlo<fusion_kind kLoop>}>
+# CHECK:      // ----- scaled_sum: hlo (fusion=tracehlo) -----
 # CHECK:      HloModule jit_scaled_sum
 # CHECK:      ENTRY
+# CHECK:        fusion(%{{.*}}), kind=kLoop
 
 # --args overrides HLO_DUMP; locations are on by default.
 # ARGS:      func @softmax(%0: f32[2,3]) -> (f32[2,3]) {
