@@ -104,7 +104,7 @@ def array(a, dtype=None, copy=True):
 
 
 def astype(x, dtype):
-    return lax.convert_element_type(x, dtype)
+    return lax.convert_element_type(_operand(x), dtype)
 
 
 def _operand(x):
@@ -507,11 +507,19 @@ def hypot(x1, x2):
 # ---------------------------------------------------------------- creation
 
 def _shape_arg(shape_):
-    return (shape_,) if isinstance(shape_, int) else tuple(int(n) for n in shape_)
+    return (int(shape_),) if _np.ndim(shape_) == 0 else tuple(int(n) for n in shape_)
+
+
+def _new_shape(shape_):
+    """The shape of a new array: checked here, since XLA would reject it without a line."""
+    shape_ = _shape_arg(shape_)
+    if builtins.any(n < 0 for n in shape_):
+        raise ValueError(at_user_line(f"negative dimensions are not allowed: {shape_}"))
+    return shape_
 
 
 def full(shape_, fill_value, dtype=None):
-    shape_ = _shape_arg(shape_)
+    shape_ = _new_shape(shape_)
     if dtype is None:
         dt = _t(fill_value).dtype if _is_array(fill_value) else \
             _dtypes.canonicalize(_dtypes.python_scalar_dtype(fill_value)) if isinstance(
@@ -574,7 +582,7 @@ def arange(start, stop=None, step=None, dtype=None):
     dt = _dtypes.canonicalize(dtype if dtype is not None else
                               (_dtypes.default_int() if values.dtype.kind in "iu" else
                                _dtypes.default_float()))
-    if start == 0 and step == 1 and values.size:
+    if start == 0 and step == 1:
         return lax.iota(dt, values.size)  # iota reads better in the IR than a constant
     return asarray(values.astype(dt))
 
@@ -587,7 +595,7 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def eye(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
+    N, M = _new_shape((N, N if M is None else M))
     dt = _dtypes.canonicalize(dtype or _dtypes.default_float())
     rows = lax.broadcasted_iota(_dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(_dtypes.int32, (N, M), 1)
@@ -599,7 +607,7 @@ def identity(n, dtype=None):
 
 
 def tri(N, M=None, k=0, dtype=None):
-    M = N if M is None else M
+    N, M = _new_shape((N, N if M is None else M))
     rows = lax.broadcasted_iota(_dtypes.int32, (N, M), 0)
     cols = lax.broadcasted_iota(_dtypes.int32, (N, M), 1)
     return lax.convert_element_type(lax.le(cols, lax.add(rows, k)),
@@ -851,6 +859,10 @@ def concatenate(arrays, axis=0):
     if len(ranks) > 1:
         raise ValueError(at_user_line("all the input arrays must have the same number of "
                                       "dimensions"))
+    if len({_shape(a)[:axis] + _shape(a)[axis + 1:] for a in arrays}) > 1:
+        raise ValueError(at_user_line(
+            f"concatenate along axis {axis}: all the other dimensions must match, got "
+            "shapes " + ", ".join(str(_shape(a)) for a in arrays)))
     return lax.concatenate(arrays, axis)
 
 
@@ -1003,9 +1015,10 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     mask = eye(rows, cols, k=offset, dtype=bool_)
     length = builtins.max(0, builtins.min(rows, cols - offset) if offset >= 0 else
                           builtins.min(rows + offset, cols))
-    picked = sum(where(mask, a, zeros_like(a)), axis=-1 if offset >= 0 else -2)
-    start = builtins.max(0, -offset) if offset < 0 else 0
-    return lax.slice_in_dim(picked, start, start + length, ndim(picked) - 1)
+    # Row i holds its element in column i + offset: summing out the other axis leaves
+    # the diagonal at positions 0..length-1 (reduce_sum keeps bool a bool).
+    picked = lax.reduce_sum(where(mask, a, zeros_like(a)), (n - 1 if offset >= 0 else n - 2,))
+    return lax.slice_in_dim(picked, 0, length, n - 2)
 
 
 def diag(v, k=0):
@@ -1015,8 +1028,7 @@ def diag(v, k=0):
         row = lax.pad(v, _as_dtype(0, _t(v).dtype),
                       [(builtins.max(k, 0), builtins.max(-k, 0), 0)])
         mask = eye(n, n, k=k, dtype=bool_)
-        axis = 0 if k >= 0 else 1
-        spread = broadcast_to(expand_dims(row, axis), (n, n))
+        spread = broadcast_to(expand_dims(row, 0), (n, n))  # spread[i, j] = row[j]
         return where(mask, spread, zeros_like(spread))
     if ndim(v) == 2:
         return diagonal(v, k)
