@@ -1041,12 +1041,28 @@ def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
 
 # ---------------------------------------------------------------- linear algebra
 
+def _dot_general(a, b, dimension_numbers, name):
+    """lax.dot_general with the contracted sizes checked at the user's line; bool
+    operands contract as ints and the result is `any(a and b)`, as in NumPy/JAX."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    sa, sb = _shape(a), _shape(b)
+    if [sa[i] for i in lc + lb] != [sb[i] for i in rc + rb]:
+        raise ValueError(at_user_line(
+            f"{name}: shapes {sa} and {sb} not aligned: axes {tuple(lc + lb)} of the first "
+            f"(sizes {tuple(sa[i] for i in lc + lb)}) != axes {tuple(rc + rb)} of the "
+            f"second (sizes {tuple(sb[i] for i in rc + rb)})"))
+    if _t(a).dtype != _dtypes.bool_:
+        return lax.dot_general(a, b, dimension_numbers)
+    a, b = (lax.convert_element_type(x, _dtypes.int32) for x in (a, b))
+    return lax.ne(lax.dot_general(a, b, dimension_numbers), 0)
+
+
 def dot(a, b):
     a, b = _promote_no_broadcast([_operand(a), _operand(b)])
     if ndim(a) == 0 or ndim(b) == 0:
         return multiply(a, b)
     contract_b = 0 if ndim(b) == 1 else ndim(b) - 2
-    return lax.dot_general(a, b, (((ndim(a) - 1,), (contract_b,)), ((), ())))
+    return _dot_general(a, b, (((ndim(a) - 1,), (contract_b,)), ((), ())), "dot")
 
 
 def matmul(a, b):
@@ -1068,7 +1084,8 @@ def matmul(a, b):
     a = broadcast_to(a, batch + _shape(a)[-2:])
     b = broadcast_to(b, batch + _shape(b)[-2:])
     nb = len(batch)
-    out = lax.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))))
+    out = _dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                       "matmul")
     if a_vec:
         out = squeeze(out, -2)
     if b_vec:
@@ -1084,7 +1101,7 @@ def inner(a, b):
     a, b = _promote_no_broadcast([_operand(a), _operand(b)])
     if ndim(a) == 0 or ndim(b) == 0:
         return multiply(a, b)
-    return lax.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())))
+    return _dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())), "inner")
 
 
 def outer(a, b):
@@ -1103,13 +1120,19 @@ def tensordot(a, b, axes=2):
         cb = (cb,) if isinstance(cb, int) else tuple(cb)
         ca = tuple(_canon_axis(x, ndim(a)) for x in ca)
         cb = tuple(_canon_axis(x, ndim(b)) for x in cb)
-    return lax.dot_general(a, b, ((ca, cb), ((), ())))
+    return _dot_general(a, b, ((ca, cb), ((), ())), "tensordot")
 
 
 def einsum(subscripts, *operands, optimize=False, precision=None):
     """Contract operands left to right with dot_general (no contraction-order search)."""
     operands = _promote_no_broadcast([_operand(o) for o in operands])
     inputs, output = _parse_einsum(subscripts, [ndim(o) for o in operands])
+    sizes = {}
+    for spec, op in zip(inputs, operands):
+        for c, n in zip(spec, _shape(op)):
+            if sizes.setdefault(c, n) != n:
+                raise ValueError(at_user_line(
+                    f"einsum: size mismatch for label {c!r}: {sizes[c]} != {n}"))
     counts = {}
     for spec in inputs:
         for c in spec:
@@ -1135,7 +1158,7 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
         dims = (((tuple(spec.index(c) for c in contract), tuple(ospec.index(c) for c in contract)),
                  (tuple(spec.index(c) for c in batch), tuple(ospec.index(c) for c in batch))))
         # broadcasting size-1 batch labels is not einsum's business: sizes must agree
-        op = lax.dot_general(op, other, dims)
+        op = _dot_general(op, other, dims, "einsum")
         spec = "".join(batch) + "".join(c for c in spec if c not in batch and c not in contract) \
             + "".join(c for c in ospec if c not in batch and c not in contract)
         for c in spec:

@@ -1,0 +1,126 @@
+"""tracehlo.numpy contractions (dot, matmul, vdot, inner, outer, tensordot, einsum)
+and linalg.norm against NumPy / jax.numpy, eager and jitted."""
+import numpy as np
+import pytest
+
+from numpy_helpers import check, check_raises, f32, i32
+
+PRODUCTS = [
+    ("dot mm", lambda m, a, b: m.dot(a, b), (2, 3), (3, 4)),
+    ("dot mv", lambda m, a, b: m.dot(a, b), (2, 3), (3,)),
+    ("dot vv", lambda m, a, b: m.dot(a, b), (3,), (3,)),
+    ("dot 0d", lambda m, a, b: m.dot(a, b), (), (2, 3)),
+    ("dot nd", lambda m, a, b: m.dot(a, b), (2, 2, 3), (4, 3, 2)),
+    ("matmul mm", lambda m, a, b: m.matmul(a, b), (2, 3), (3, 4)),
+    ("matmul vm", lambda m, a, b: m.matmul(a, b), (3,), (3, 4)),
+    ("matmul mv", lambda m, a, b: m.matmul(a, b), (2, 3), (3,)),
+    ("matmul vv", lambda m, a, b: m.matmul(a, b), (3,), (3,)),
+    ("matmul batch", lambda m, a, b: m.matmul(a, b), (2, 2, 3), (2, 3, 4)),
+    ("matmul broadcast batch", lambda m, a, b: m.matmul(a, b), (2, 1, 2, 3), (3, 3, 2)),
+    ("matmul batch vec", lambda m, a, b: m.matmul(a, b), (2, 2, 3), (3,)),
+    ("vdot", lambda m, a, b: m.vdot(a, b), (2, 3), (3, 2)),
+    ("inner", lambda m, a, b: m.inner(a, b), (2, 3), (4, 3)),
+    ("inner vv", lambda m, a, b: m.inner(a, b), (3,), (3,)),
+    ("inner 0d", lambda m, a, b: m.inner(a, b), (), (3,)),
+    ("outer", lambda m, a, b: m.outer(a, b), (3,), (2, 2)),
+    ("tensordot", lambda m, a, b: m.tensordot(a, b), (2, 3, 4), (3, 4, 2)),
+    ("tensordot 1", lambda m, a, b: m.tensordot(a, b, 1), (2, 3), (3, 4)),
+    ("tensordot 0", lambda m, a, b: m.tensordot(a, b, 0), (2,), (3,)),
+    ("tensordot axes", lambda m, a, b: m.tensordot(a, b, ([0, -1], [2, 0])), (2, 3, 4),
+     (4, 5, 2)),
+    ("tensordot int axes", lambda m, a, b: m.tensordot(a, b, (1, 0)), (2, 3), (3, 4)),
+]
+
+
+@pytest.mark.parametrize("name,fn,sa,sb", PRODUCTS)
+def test_product_f32(name, fn, sa, sb):
+    check(fn, f32(*sa), f32(*sb), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["dot mm", "matmul batch", "inner", "outer", "tensordot"])
+def test_product_int_and_mixed(name):
+    fn, sa, sb = next((f, a, b) for n, f, a, b in PRODUCTS if n == name)
+    check(fn, i32(*sa), i32(*sb))
+    check(fn, i32(*sa), f32(*sb), rtol=1e-5, atol=1e-5)
+
+
+def test_bool_products():
+    a, b = np.array([[True, False], [True, True]]), np.array([[False, True], [True, True]])
+    check(lambda m, a, b: m.dot(a, b), a, b)
+    check(lambda m, a, b: m.matmul(a, b), a, b)
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]),
+    ("ij,jk", [(2, 3), (3, 4)]),
+    ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+    ("ii->i", [(3, 3)]),
+    ("ii", [(3, 3)]),
+    ("ij->", [(2, 3)]),
+    ("ij->ji", [(2, 3)]),
+    ("i,i->", [(3,), (3,)]),
+    ("i,j->ij", [(2,), (3,)]),
+    ("ij,ij->i", [(2, 3), (2, 3)]),
+    ("...ij,...jk->...ik", [(2, 2, 3), (2, 3, 4)]),
+    ("...j,j", [(2, 3), (3,)]),
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 2)]),
+    ("abc,cd->abd", [(2, 3, 2), (2, 3)]),
+    ("ij,kj->", [(2, 3), (4, 3)]),
+]
+
+
+@pytest.mark.parametrize("spec,shapes", EINSUMS)
+def test_einsum(spec, shapes):
+    ops = [f32(*s) for s in shapes]
+    check(lambda m, *ops: m.einsum(spec, *ops), *ops, rtol=1e-5, atol=1e-5)
+
+
+def test_einsum_int():
+    check(lambda m, a, b: m.einsum("ij,jk->ik", a, b), i32(2, 3), i32(3, 2))
+
+
+NORMS = [
+    ("default", {}, (2, 3)),
+    ("vector", {}, (4,)),
+    ("ord 1", {"ord": 1}, (4,)),
+    ("ord inf", {"ord": np.inf}, (4,)),
+    ("ord -inf", {"ord": -np.inf}, (4,)),
+    ("ord 0", {"ord": 0}, (4,)),
+    ("ord 3", {"ord": 3}, (4,)),
+    ("axis", {"axis": -1}, (2, 3)),
+    ("axis keepdims", {"axis": 0, "keepdims": True}, (2, 3)),
+    ("keepdims", {"keepdims": True}, (2, 3)),
+    ("fro", {"ord": "fro"}, (2, 3)),
+    ("matrix 1", {"ord": 1}, (2, 3)),
+    ("matrix -1", {"ord": -1}, (2, 3)),
+    ("matrix inf", {"ord": np.inf}, (3, 2)),
+    ("matrix axes", {"ord": "fro", "axis": (0, 2)}, (2, 3, 2)),
+    ("matrix inf axes", {"ord": np.inf, "axis": (-1, 0)}, (2, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,shape", NORMS)
+def test_norm(name, kwargs, shape):
+    check(lambda m, x: m.linalg.norm(x, **kwargs), f32(*shape), rtol=1e-5)
+
+
+def test_norm_int():
+    check(lambda m, x: m.linalg.norm(x), i32(2, 3), rtol=1e-5)
+    check(lambda m, x: m.linalg.norm(x, axis=1, ord=1), i32(2, 3), rtol=1e-5)
+
+
+def test_product_errors():
+    check_raises(lambda m, a, b: m.matmul(a, b), f32(2, 3), f32(2, 3), exc=ValueError,
+                 match="matmul: shapes")
+    check_raises(lambda m, a, b: m.matmul(a, b), f32(2, 3), np.float32(2), exc=ValueError,
+                 match="not have enough dimensions")
+    check_raises(lambda m, a, b: m.dot(a, b), f32(2, 3), f32(2, 3), exc=ValueError,
+                 match=r"dot: shapes \(2, 3\) and \(2, 3\) not aligned")
+    check_raises(lambda m, a, b: m.tensordot(a, b, 1), f32(2, 3), f32(2, 3), exc=ValueError,
+                 match=r"tensordot: shapes \(2, 3\) and \(2, 3\) not aligned")
+    check_raises(lambda m, a, b: m.einsum("ij,jk->ik", a, b), f32(2, 3), f32(2, 3),
+                 exc=ValueError, match="einsum: size mismatch for label 'j'")
+    check_raises(lambda m, a: m.einsum("ijk->i", a), f32(2, 3), exc=ValueError,
+                 match="einsum: spec 'ijk' has 3 labels for an operand of rank 2")
+    check_raises(lambda m, a: m.linalg.norm(a, ord="nuc"), f32(2, 3),
+                 exc=NotImplementedError, match="ord='nuc'")
