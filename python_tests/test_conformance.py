@@ -51,14 +51,14 @@ def fused_worker():
         conformance.fusion_transform(BACKEND)
     except LookupError as e:
         pytest.skip(f"fusion pipeline not available: {e}")
-    with conformance.Worker(BACKEND, fuse=True) as worker:
+    with conformance.Worker(BACKEND, fuse=True, xla_fusion=False) as worker:
         yield worker
 
 
-def test_corpus_file_fused(corpus_file, fused_worker):
+def test_corpus_file_fused(corpus_file, request):
     """Fusion must keep every passing file passing, with XLA's own fusion off."""
     _need_corpus(corpus_file)
-    _check(fused_worker.run(corpus_file))
+    _check(request.getfixturevalue("fused_worker").run(corpus_file))
 
 
 # ------------------------------------------------ the runner itself, no corpus needed

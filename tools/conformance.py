@@ -8,8 +8,8 @@ runtime, run it, and compare in NumPy with the interpreter's rules. An optional
 module before compiling, so any pass can be held to "every passing file still
 passes".
 
-    python -m tracehlo.tools.conformance [--fuse] [--backend cpu] [--limit N]
-        [--sample N --seed S] [--skip-disabled] [-j JOBS] [-v] [FILES...]
+    python -m tracehlo.tools.conformance [--fuse | --no-xla-fusion] [--backend cpu]
+        [--limit N] [--sample N --seed S] [--skip-disabled] [-j JOBS] [-v] [FILES...]
 
 The command line runs files in worker processes (see Worker) so that a file that
 crashes the process is reported as such instead of ending the run.
@@ -357,10 +357,11 @@ class Worker:
     a fresh child, so no file can end a whole run or test session. Each file still
     runs in-process in the child: one start-up serves many files."""
 
-    def __init__(self, backend: str = "cpu", fuse: bool = False, skip_disabled: bool = False):
+    def __init__(self, backend: str = "cpu", fuse: bool = False, xla_fusion: bool = True,
+                 skip_disabled: bool = False):
         self.command = [sys.executable, "-m", "tracehlo.tools.conformance", "--worker",
                         "--backend", backend] + ["--fuse"] * fuse \
-            + ["--skip-disabled"] * skip_disabled
+            + ["--no-xla-fusion"] * (not xla_fusion) + ["--skip-disabled"] * skip_disabled
         self._process = None
 
     def run(self, path: Path) -> Result:
@@ -410,7 +411,7 @@ def _cause(returncode: int) -> str:
         else f"exit status {returncode}"
 
 
-def _serve(backend: str, fuse: bool, skip_disabled: bool) -> None:
+def _serve(backend: str, fuse: bool, xla_fusion: bool, skip_disabled: bool) -> None:
     """The child side of Worker: paths in on stdin, one JSON Result a line out on a
     private copy of stdout; fd 1 itself goes to stderr, so no stray print (Python or
     C++) can corrupt the stream."""
@@ -420,24 +421,24 @@ def _serve(backend: str, fuse: bool, skip_disabled: bool) -> None:
     results.write("ready\n")
     results.flush()
     for line in sys.stdin:
-        result = run_file(Path(line.rstrip("\n")), transform, backend, xla_fusion=not fuse,
-                          skip_disabled=skip_disabled)
+        result = run_file(Path(line.rstrip("\n")), transform, backend, xla_fusion,
+                          skip_disabled)
         results.write(json.dumps(dataclasses.asdict(result)) + "\n")
         results.flush()
 
 
 def run_corpus(files: Iterable[Path], backend: str = "cpu", fuse: bool = False,
-               skip_disabled: bool = False, jobs: int = 1,
+               xla_fusion: bool = True, skip_disabled: bool = False, jobs: int = 1,
                report: Callable[[Result], None] | None = None) -> list[Result]:
     """Every file through `jobs` Worker processes; results in file order, `report`
-    called as each finishes. With `fuse`, XLA's own fusion is off (ours chooses)."""
+    called as each finishes."""
     files = list(files)
     results: list[Result | None] = [None] * len(files)
     pending = iter(range(len(files)))
     lock = threading.Lock()
 
     def drain() -> None:
-        with Worker(backend, fuse, skip_disabled) as worker:
+        with Worker(backend, fuse, xla_fusion, skip_disabled) as worker:
             while True:
                 with lock:
                     i = next(pending, None)
@@ -513,6 +514,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("files", nargs="*", help="corpus files or names (default: all)")
     parser.add_argument("--fuse", action="store_true",
                         help="run tracehlo.passes.fuse and compile with XLA's fusion off")
+    parser.add_argument("--no-xla-fusion", action="store_true",
+                        help="compile with XLA's fusion off, without ours (a baseline for --fuse)")
     parser.add_argument("--backend", default="cpu")
     parser.add_argument("--limit", type=int, help="only the first N files")
     parser.add_argument("--sample", type=int, help="a sample of N files across op families")
@@ -524,8 +527,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per file")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    xla_fusion = not (args.fuse or args.no_xla_fusion)
     if args.worker:
-        _serve(args.backend, args.fuse, args.skip_disabled)
+        _serve(args.backend, args.fuse, xla_fusion, args.skip_disabled)
         return 0
 
     if args.files:
@@ -549,7 +553,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(r.line(), flush=True)
 
     start = time.perf_counter()
-    results = run_corpus(files, args.backend, args.fuse, args.skip_disabled, args.jobs, report)
+    results = run_corpus(files, args.backend, args.fuse, xla_fusion, args.skip_disabled,
+                         args.jobs, report)
     elapsed = time.perf_counter() - start
 
     disabled = [r for r in results if r.disabled is not None]
