@@ -22,19 +22,28 @@ class InstructionFusion(FusionPass):
 
     def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
         groups: list[Group] = []
-        absorbed: set[int] = set()  # nodes that live on only inside a fusion
+        root_of: dict[int, Group] = {}  # owned member -> its group
         read: set[int] = set()  # nodes whose value a planned fusion reads from memory
         for root in reversed(range(len(graph))):
-            if (root in absorbed or graph.name(root) == "stablehlo.constant"
+            if (graph.name(root) == "stablehlo.constant"
+                    or self._covered(graph, root, root_of, read)
                     or not (graph.users[root] or graph.is_returned(root))
-                    or legality.node_problem(graph, root, ctx.backend)):
+                    or legality.node_problem(graph, root, ctx.backend)
+                    or ctx.backend.root_problem(graph.nodes[root])):
                 continue
             group = self._grow(graph, root, read, ctx)
             if len(group.members) > 1:
                 groups.append(group)
-                absorbed |= group.owned
+                root_of.update((i, group) for i in group.owned)
                 read |= {graph.producer(v) for v in graph.inputs(group.members)}
         return groups
+
+    @staticmethod
+    def _covered(graph: Graph, n: int, root_of: dict, read: set[int]) -> bool:
+        """Whether every reader of `n` computes it inside its own fusion already, so
+        the original dies and needs no fusion of its own."""
+        return (n not in read and not graph.is_returned(n) and bool(graph.users[n])
+                and all(u in root_of and n in root_of[u].members for u in graph.users[n]))
 
     def _grow(self, graph: Graph, root: int, read: set[int], ctx: PassContext) -> Group:
         group = Group({root})

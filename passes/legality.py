@@ -47,6 +47,11 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
     n_io = len(graph.inputs(group)) + len(outputs)
     if n_io > max_operands:
         return f"{n_io} operands+outputs exceed the bound of {max_operands}"
+    for v in outputs:
+        producer = graph.nodes[graph.producer(v)]
+        reason = opinfo.name(producer) != opinfo.FUSION and backend.root_problem(producer)
+        if reason:
+            return reason
     if len(outputs) > 1 and not backend.multi_output and not _reduce_outputs(
             graph, outputs, sibling_reduces=reduce_heroes > 1):
         return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "

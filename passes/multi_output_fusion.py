@@ -39,8 +39,6 @@ class ProducerConsumerFusion(FusionPass):
                   or legality.group_problem(graph, {p, c}, ctx.backend, self.max_operands(ctx)))
         if reason:
             return reason
-        if not ctx.backend.multi_output:
-            return f"{ctx.backend.name} cannot compile multi-output loop fusions"
         before = group_bytes(graph, {p}) + group_bytes(graph, {c})
         if group_bytes(graph, {p, c}) >= before:
             return "modelled bytes would not shrink"

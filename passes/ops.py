@@ -112,19 +112,13 @@ def unfusible_reason(op) -> str | None:
     types = [v.type for v in op.operation.operands] + [r.type for r in op.operation.results]
     if not all(static_tensor(t) for t in types):
         return f"{n} has a non-static or non-tensor type"
-    if n == "stablehlo.constant" and not _is_splat(op):
-        return "a non-splat constant stays a buffer, not code"
+    if n == "stablehlo.constant" and op.operation.results[0].type.rank:
+        return "a non-scalar constant stays a literal buffer"  # fused, XLA CPU aborts relayouting it
+    if any(num_elements(t) == 0 for t in types):
+        return f"{n} has a zero-element tensor"  # XLA folds it, leaving unused fused parameters
     if n == REDUCE and not _plain_reducer(op):
         return "reduce body uses values from outside or non-StableHLO ops"
     return None
-
-
-def _is_splat(op) -> bool:
-    try:
-        value = op.operation.attributes["value"]
-    except TypeError:  # the bindings cannot wrap some element types (complex)
-        return False
-    return isinstance(value, ir.DenseElementsAttr) and value.is_splat
 
 
 def _plain_reducer(op) -> bool:

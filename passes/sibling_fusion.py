@@ -70,8 +70,6 @@ class SiblingFusion(FusionPass):
                                         reduce_heroes=len(candidate) if sig_a else 1)
         if reason:
             return reason
-        if sig_a is None and not ctx.backend.multi_output:
-            return f"{ctx.backend.name} cannot compile multi-output loop fusions"
         before = sum(group_bytes(graph, {i}) for i in candidate)
         if group_bytes(graph, candidate) >= before:
             return "modelled bytes would not shrink"

@@ -1,0 +1,120 @@
+// RUN: hlo-opt %s --split-input-file --pass-pipeline=instruction-fusion | FileCheck %s
+// RUN: hlo-opt %s --split-input-file --pass-pipeline='instruction-fusion{max-operands=2}' --fusion-report 2>&1 | FileCheck %s --check-prefix=BOUND
+// RUN: hlo-opt %s --split-input-file --pass-pipeline=instruction-fusion --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+
+// An expensive producer with two users is not duplicated into either.
+// CHECK-LABEL: func.func @expensive_two_users
+// CHECK: %[[E:.*]] = stablehlo.exponential %arg0
+// CHECK: "mhlo.fusion"(%[[E]])
+// CHECK: "mhlo.fusion"(%[[E]])
+// WHY: not fused: stablehlo.exponential {{.*}} expensive stablehlo.exponential has users outside this fusion: fusing would duplicate it
+func.func @expensive_two_users(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<16xf32>
+  %e = stablehlo.exponential %x : tensor<16xf32>
+  %a = stablehlo.add %e, %b : tensor<16xf32>
+  %m = stablehlo.multiply %e, %b : tensor<16xf32>
+  return %a, %m : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// A cheap broadcast is copied into each consumer's fusion.
+// CHECK-LABEL: func.func @cheap_broadcast_duplicated
+// CHECK-NOT: stablehlo.broadcast_in_dim %arg1
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.broadcast_in_dim
+// CHECK: stablehlo.add
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.broadcast_in_dim
+// CHECK: stablehlo.multiply
+// WHY: fused: stablehlo.broadcast_in_dim {{.*}}: cheap producer copied
+func.func @cheap_broadcast_duplicated(%x: tensor<4x8xf32>, %y: tensor<4xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %b = stablehlo.broadcast_in_dim %y, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %a = stablehlo.add %x, %b : tensor<4x8xf32>
+  %m = stablehlo.multiply %x, %b : tensor<4x8xf32>
+  return %a, %m : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// An expensive producer with one elementwise user joins it.
+// CHECK-LABEL: func.func @expensive_sole_user
+// CHECK: "mhlo.fusion"(%arg0)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: stablehlo.exponential
+// CHECK-NEXT: stablehlo.negate
+// CHECK-NEXT: stablehlo.return
+func.func @expensive_sole_user(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %e = stablehlo.exponential %x : tensor<16xf32>
+  %n = stablehlo.negate %e : tensor<16xf32>
+  return %n : tensor<16xf32>
+}
+
+// -----
+
+// A reduce is not fused into a broadcast: it would be recomputed per element.
+// CHECK-LABEL: func.func @reduce_into_broadcast
+// CHECK: %[[R:.*]] = "mhlo.fusion"(%arg0)
+// CHECK: stablehlo.reduce
+// CHECK: "mhlo.fusion"(%[[R]], %arg0)
+// CHECK-NOT: stablehlo.reduce
+// CHECK: stablehlo.broadcast_in_dim
+// WHY: not fused: stablehlo.reduce {{.*}} expensive stablehlo.reduce would be recomputed: stablehlo.broadcast_in_dim reads each element more than once
+func.func @reduce_into_broadcast(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %b = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %s = stablehlo.subtract %x, %b : tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// dot_general, CHLO ops and side-effecting custom calls are never fused.
+// CHECK-LABEL: func.func @never_fused
+// CHECK: stablehlo.dot_general
+// CHECK: chlo.erf
+// CHECK: stablehlo.custom_call @effect
+// CHECK-NOT: mhlo.fusion
+// WHY: not fused: chlo.erf {{.*}}: chlo.erf is not an op the fusion passes understand
+// WHY: not fused: stablehlo.dot_general {{.*}}: stablehlo.dot_general stays its own kernel
+func.func @never_fused(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %d = stablehlo.dot_general %x, %x, contracting_dims = [1] x [0] : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %n = stablehlo.negate %d : tensor<4x4xf32>
+  %e = chlo.erf %n : tensor<4x4xf32> -> tensor<4x4xf32>
+  %a = stablehlo.abs %e : tensor<4x4xf32>
+  stablehlo.custom_call @effect(%a) {has_side_effect = true} : (tensor<4x4xf32>) -> ()
+  return %a : tensor<4x4xf32>
+}
+
+// -----
+
+// Ops on either side of a side-effecting op stay apart.
+// CHECK-LABEL: func.func @across_side_effect
+// CHECK: stablehlo.negate
+// CHECK: stablehlo.custom_call @effect
+// CHECK: stablehlo.abs
+// CHECK-NOT: mhlo.fusion
+// WHY: not fused: stablehlo.negate {{.*}}: a side-effecting op lies between these ops
+func.func @across_side_effect(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %n = stablehlo.negate %x : tensor<4xf32>
+  stablehlo.custom_call @effect() {has_side_effect = true} : () -> ()
+  %a = stablehlo.abs %n : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// The operand+output bound: with at most 2, add(x, y) takes no producers.
+// CHECK-LABEL: func.func @operand_bound
+// CHECK: "mhlo.fusion"(%arg0, %arg1)
+// BOUND: not fused: stablehlo.negate {{.*}} 3 operands+outputs exceed the bound of 2
+// BOUND-LABEL: func.func @operand_bound
+// BOUND-NOT: mhlo.fusion
+// BOUND: return
+func.func @operand_bound(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %n = stablehlo.negate %x : tensor<4xf32>
+  %a = stablehlo.add %n, %y : tensor<4xf32>
+  return %a : tensor<4xf32>
+}
