@@ -20,6 +20,12 @@ def _is_int_scalar(i) -> bool:
 def _normalize(x, index):
     """(x with None axes inserted, one entry per axis of that x: int | slice | array)."""
     index = index if isinstance(index, tuple) else (index,)
+    for i in index:
+        if not (i is None or i is Ellipsis or isinstance(i, slice) or _is_int_scalar(i)
+                or _is_array_index(i)):
+            raise IndexError(at_user_line(
+                "only integers, slices (`:`), ellipsis (`...`), None and integer or boolean "
+                f"arrays are valid indices, got {type(i).__name__}"))
     if sum(i is Ellipsis for i in index) > 1:
         raise IndexError(at_user_line("an index can only have a single ellipsis ('...')"))
     real = [i for i in index if i is not None and i is not Ellipsis]
@@ -192,46 +198,45 @@ class IndexUpdateRef:
         if any(i is None for i in index):
             raise IndexError(at_user_line("x.at[...] does not take None (newaxis) indices"))
         _, entries = _normalize(x, index)
-        # Partial slices update a block (dynamic_update_slice); ints and index arrays
-        # scatter, with the axes they index collapsed.
-        arrays_at = {}
-        for k, (i, n) in enumerate(zip(entries, x.shape)):
-            if isinstance(i, slice):
-                if i != slice(None):
-                    arrays_at[k] = ("slice", _np.arange(*i.indices(n), dtype=_np.int32))
-            else:
-                arrays_at[k] = ("index", i)
-        slice_axes = [k for k, (kind, _) in arrays_at.items() if kind == "slice"]
-        index_axes = [k for k, (kind, _) in arrays_at.items() if kind == "index"]
-        if slice_axes and index_axes:
+        values = values if hasattr(values, "dtype") else tnp.asarray(values)
+        values = tnp.astype(values, x.dtype)
+        if not any(_is_array_index(i) for i in entries):
+            return _update_block(x, entries, values, combiner)
+        if any(isinstance(i, slice) and i != slice(None) for i in entries):
             raise NotImplementedError(at_user_line(
                 "x.at[...] with both partial slices and index arrays is not supported; "
                 "use index arrays for every indexed axis"))
-        if slice_axes:
-            # block update: start indices per sliced axis, stepped slices unsupported
-            for k in slice_axes:
-                s = entries[k].indices(x.shape[k])
-                if s[2] != 1:
-                    raise NotImplementedError(at_user_line(
-                        "x.at[...] with a stepped slice is not supported"))
-            starts = [int(arrays_at[k][1][0]) if k in slice_axes and len(arrays_at[k][1])
-                      else 0 for k in range(x.ndim)]
-            block = tuple(len(arrays_at[k][1]) if k in slice_axes else n
-                          for k, n in enumerate(x.shape))
-            values = tnp.broadcast_to(tnp.astype(tnp.asarray(values) if not hasattr(
-                values, "dtype") else values, x.dtype), block)
-            if combiner == "set":
-                return lax.dynamic_update_slice(x, values, starts)
-            current = lax.slice(x, starts, [s + b for s, b in zip(starts, block)])
-            combine = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
-            return lax.dynamic_update_slice(x, combine[combiner](current, values), starts)
         axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
         rest = [k for k in range(x.ndim) if k not in axes]
         upd_shape = list(x.shape[k] for k in rest)
         upd_shape[batch_pos:batch_pos] = batch
-        values = values if hasattr(values, "dtype") else tnp.asarray(values, x.dtype)
-        values = tnp.broadcast_to(tnp.astype(values, x.dtype), tuple(upd_shape))
+        values = tnp.broadcast_to(values, tuple(upd_shape))
         window_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
         return lax.scatter(x, stacked, values, update_window_dims=window_dims,
                            inserted_window_dims=axes, scatter_dims_to_operand_dims=axes,
                            index_vector_dim=len(batch), combiner=combiner)
+
+
+_COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
+
+
+def _update_block(x, entries, values, combiner):
+    """x.at[ints and unit-step slices]: one rectangular block, a dynamic_update_slice."""
+    starts, block, view = [], [], []
+    for axis, (i, n) in enumerate(zip(entries, x.shape)):
+        if isinstance(i, slice):
+            lo, hi, step = i.indices(n)
+            if step != 1:
+                raise NotImplementedError(at_user_line(
+                    "x.at[...] with a stepped slice is not supported"))
+            starts.append(lo), block.append(max(hi - lo, 0)), view.append(max(hi - lo, 0))
+        else:
+            if not -n <= i < n:
+                raise IndexError(at_user_line(f"index {i} is out of bounds for axis {axis} "
+                                              f"with size {n}"))
+            starts.append(int(i) % n), block.append(1)
+    values = tnp.reshape(tnp.broadcast_to(values, tuple(view)), tuple(block))
+    if combiner != "set":
+        current = lax.slice(x, starts, [s + b for s, b in zip(starts, block)])
+        values = _COMBINE[combiner](current, values)
+    return lax.dynamic_update_slice(x, values, starts)

@@ -1,6 +1,8 @@
 """sort: a stable multi-operand sort along one axis, ordered by the first num_keys operands."""
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes
 from ..core import lowering_rules, primitive, shape_rules
 from ..ir import ArrayType
@@ -26,12 +28,24 @@ def _sort_lowering(ctx, eqn, *xs):
     b = ArrayType((), dtypes.bool_)
     tb = tensor_type(b)
 
+    def canonical(x, t):
+        """-0.0 as 0.0 and every NaN as one positive NaN: under TOTALORDER they would
+        sort apart (and negative NaNs first), unlike NumPy's and JAX's sorts."""
+        tt, sig = tensor_type(t), f"({tensor_type(t)}, {tensor_type(t)}) -> {tb}"
+        zero, nan = ctx.constant(0, t.dtype), ctx.constant(np.nan, t.dtype)
+        is_zero = ctx.op(f"stablehlo.compare EQ, {x}, {zero}, FLOAT : {sig}")
+        x = ctx.op(f"stablehlo.select {is_zero}, {zero}, {x} : ({tb}, {tt}, {tt}) -> {tt}")
+        is_nan = ctx.op(f"stablehlo.compare NE, {x}, {x}, FLOAT : {sig}")
+        return ctx.op(f"stablehlo.select {is_nan}, {nan}, {x} : ({tb}, {tt}, {tt}) -> {tt}")
+
     def comparator(*args):
         # Lexicographic "less than" over the keys; floats in total order (NaN last, as NumPy).
         result = None
         for k in reversed(range(eqn.params["num_keys"])):
             lhs, rhs, t = args[2 * k], args[2 * k + 1], types[k]
             ctype = "TOTALORDER" if dtypes.is_inexact(t.dtype) else compare_type(t.dtype)
+            if dtypes.is_float(t.dtype):
+                lhs, rhs = canonical(lhs, t), canonical(rhs, t)
             sig = f": ({tensor_type(t)}, {tensor_type(t)}) -> {tb}"
             less = ctx.op(f"stablehlo.compare LT, {lhs}, {rhs}, {ctype} {sig}")
             if result is None:

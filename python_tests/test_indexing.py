@@ -1,0 +1,233 @@
+"""Indexing under tracehlo.jit (`x[...]`, `x.at[...]`) and the functional forms
+(take, take_along_axis, sort, argsort) eagerly and jitted.
+
+Eagerly `x[...]` on a jax.Array is JAX's own indexing, so Tracer indexing is tested
+under jit. JAX clamps out-of-bounds gather indices and drops out-of-bounds scatter
+updates where NumPy raises: those cases take jax.numpy's values."""
+import numpy as np
+import pytest
+
+import tracehlo
+import tracehlo.numpy as tnp
+from numpy_helpers import bools, check, check_raises, f32, i32
+
+pytestmark = pytest.mark.filterwarnings("ignore:scatter inputs have incompatible types")
+
+X = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+
+STATIC = [
+    ("int", lambda x: x[1]),
+    ("negative int", lambda x: x[-1, -2]),
+    ("all ints", lambda x: x[1, 2, 3]),
+    ("slice", lambda x: x[:, 1:]),
+    ("slice step", lambda x: x[:, ::2, 1::2]),
+    ("negative step", lambda x: x[::-1, :, ::-2]),
+    ("negative bounds", lambda x: x[:, -2:, -3:-1]),
+    ("reverse partial", lambda x: x[:, 2:0:-1]),
+    ("empty slice", lambda x: x[:, 2:1]),
+    ("past the end slice", lambda x: x[:, 1:10]),
+    ("None", lambda x: x[None]),
+    ("None middle", lambda x: x[:, None, 1]),
+    ("ellipsis", lambda x: x[..., 1]),
+    ("ellipsis middle", lambda x: x[0, ..., None, 2]),
+    ("ellipsis only", lambda x: x[...]),
+    ("array index", lambda x: x[:, np.array([2, 0])]),
+    ("negative array", lambda x: x[:, :, np.array([-1, 0, -4])]),
+    ("2d array index", lambda x: x[:, np.array([[0, 1], [2, 2]])]),
+    ("two arrays", lambda x: x[np.array([0, 1]), np.array([2, 0])]),
+    ("two arrays broadcast", lambda x: x[np.array([[0], [1]]), :, np.array([1, 3])]),
+    ("int and array", lambda x: x[1, :, np.array([0, 3])]),
+    ("separated arrays", lambda x: x[np.array([0, 1]), 1:, np.array([2, 3])]),
+    ("array and None", lambda x: x[None, np.array([1, 0])]),
+    ("bool mask", lambda x: x[np.array([True, False])]),
+    ("bool mask 2d", lambda x: x[np.array([[True, False, True], [False, False, True]])]),
+    ("0-d", lambda x: x[0, 0][()]),
+]
+
+
+@pytest.mark.parametrize("name,index", STATIC)
+def test_getitem(name, index):
+    check(lambda m, x: index(m.asarray(x)), X, eager=False)
+
+
+def test_list_index():
+    """A list indexes like an array (NumPy); jax.numpy rejects it."""
+    np.testing.assert_array_equal(tracehlo.jit(lambda x: x[[1, 0, 1]])(X), X[[1, 0, 1]])
+
+
+def test_getitem_dtypes():
+    for x in (i32(3, 4), bools(3, 4)):
+        check(lambda m, x: m.asarray(x)[1:, np.array([0, -1])], x, eager=False)
+
+
+TRACED = [
+    ("scalar", lambda x, i: x[i], np.int32(1)),
+    ("negative scalar", lambda x, i: x[:, i], np.int32(-1)),
+    ("scalar and slice", lambda x, i: x[i, 1:, i], np.int32(1)),
+    ("array", lambda x, i: x[i], np.array([1, 0, -1], np.int32)),
+    ("array axis 2", lambda x, i: x[..., i], np.array([[3, 0], [1, -2]], np.int32)),
+    ("array and scalar", lambda x, i: x[i, 0, i], np.array([0, 1], np.int32)),
+]
+
+
+@pytest.mark.parametrize("name,index,i", TRACED)
+def test_getitem_traced_index(name, index, i):
+    check(lambda m, x, i: index(m.asarray(x), i), X, i, eager=False)
+
+
+def test_out_of_bounds_array_index_clamps():
+    i = np.array([5, -9, 1], np.int32)
+    check(lambda m, x, i: m.asarray(x)[:, i], X, i, eager=False, values="jnp")
+    check(lambda m, x, i: m.asarray(x)[i], X, np.int32(7), eager=False, values="jnp")
+
+
+def test_getitem_errors():
+    def jit_raises(index, exc, match):
+        with pytest.raises(exc, match=match) as info:
+            tracehlo.jit(index)(X)
+        assert "test_indexing.py:" in str(info.value)
+
+    jit_raises(lambda x: x[0, 0, 0, 0], IndexError, "too many indices for array: array is "
+               "3-dimensional, but 4 were indexed")
+    jit_raises(lambda x: x[2], IndexError, "index 2 is out of bounds for axis 0 with size 2")
+    jit_raises(lambda x: x[:, -4], IndexError, "index -4 is out of bounds for axis 1")
+    jit_raises(lambda x: x[..., ...], IndexError, "single ellipsis")
+    jit_raises(lambda x: x[x > 0], IndexError, "boolean mask indexing with a traced mask")
+    jit_raises(lambda x: x[np.array([0.5])], IndexError, "only integers, slices")
+    jit_raises(lambda x: x[1.5], IndexError, "only integers, slices")
+    jit_raises(lambda x: x["a"], IndexError, "only integers, slices")
+
+
+# ------------------------------------------------------------- x.at[...]
+
+AT = [
+    ("set int", lambda x: x.at[1].set(0)),
+    ("set negative int", lambda x: x.at[-1, 0].set(9)),
+    ("set slice", lambda x: x.at[:, 1:].set(-1)),
+    ("set slice broadcast", lambda x: x.at[0, :, 1:3].set(np.array([7, 8], np.float32))),
+    ("set array", lambda x: x.at[:, np.array([0, 2])].set(5)),
+    ("set array values", lambda x: x.at[np.array([1, 0])].set(np.ones((2, 3, 4), np.float32))),
+    ("set all", lambda x: x.at[...].set(3)),
+    ("add int", lambda x: x.at[0].add(100)),
+    ("add duplicates", lambda x: x.at[np.array([1, 1, 0])].add(1)),
+    ("add slice", lambda x: x.at[:, :2].add(10)),
+    ("multiply", lambda x: x.at[:, :, np.array([1, 3])].multiply(2)),
+    ("min", lambda x: x.at[1].min(15)),
+    ("max", lambda x: x.at[np.array([0]), 1].max(9)),
+    ("two arrays", lambda x: x.at[np.array([0, 1]), np.array([2, 0])].set(-5)),
+    ("negative array", lambda x: x.at[:, np.array([-1])].add(1)),
+    ("get", lambda x: x.at[1, ::2].get()),
+    ("int dtype value", lambda x: x.at[0, 0].set(np.int32(4))),
+]
+
+
+@pytest.mark.parametrize("name,update", AT)
+def test_at(name, update):
+    check(lambda m, x: update(m.asarray(x)), X, eager=False, values="jnp")
+
+
+def test_at_traced_index_and_value():
+    check(lambda m, x, i, v: m.asarray(x).at[i].set(v), X, np.int32(1), np.float32(2.5),
+          eager=False, values="jnp")
+    check(lambda m, x, i: m.asarray(x).at[:, i].add(1), X, np.array([0, 0, 2], np.int32),
+          eager=False, values="jnp")
+
+
+def test_at_dtypes():
+    check(lambda m, x: m.asarray(x).at[1].set(True), bools(3, 2), eager=False, values="jnp")
+    check(lambda m, x: m.asarray(x).at[np.array([0, 0])].add(3), i32(3, 2), eager=False,
+          values="jnp")
+    check(lambda m, x: m.asarray(x).at[0].set(2.7), i32(3), eager=False, values="jnp")
+
+
+def test_at_out_of_bounds_dropped():
+    check(lambda m, x: m.asarray(x).at[np.array([5, 0])].set(-1), X, eager=False,
+          values="jnp")
+
+
+def test_at_unsupported():
+    with pytest.raises(NotImplementedError, match="stepped slice"):
+        tracehlo.jit(lambda x: x.at[::2].set(0))(X)
+    with pytest.raises(IndexError, match="does not take None"):
+        tracehlo.jit(lambda x: x.at[None].set(0))(X)
+
+
+# ------------------------------------------------------------- take, sort
+
+TAKE = [
+    ("take flat", lambda m, x: m.take(x, np.array([0, 5, 23]))),
+    ("take axis", lambda m, x: m.take(x, np.array([2, 0]), axis=1)),
+    ("take negative axis", lambda m, x: m.take(x, np.array([[3, -1], [0, 1]]), axis=-1)),
+    ("take scalar index", lambda m, x: m.take(x, 1, axis=0)),
+    ("take_along_axis", lambda m, x: m.take_along_axis(x, np.argsort(x, axis=1), axis=1)),
+    ("take_along_axis broadcast",
+     lambda m, x: m.take_along_axis(x, np.array([[[0], [2], [1]]]), axis=-1)),
+    ("take_along_axis None", lambda m, x: m.take_along_axis(x, np.array([3, 0, -1]), None)),
+]
+
+
+@pytest.mark.parametrize("name,fn", TAKE)
+def test_take(name, fn):
+    check(fn, f32(2, 3, 4))
+
+
+def test_take_traced_indices():
+    check(lambda m, x, i: m.take(x, i, axis=1), i32(2, 3), np.array([2, -1], np.int32))
+    check(lambda m, x, i: m.take_along_axis(x, i, axis=0), f32(3, 2),
+          np.array([[2, 0]], np.int32))
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "clip", "wrap"])
+@pytest.mark.parametrize("dtype", ["f32", "i32", "bool"])
+def test_take_modes(mode, dtype):
+    """Out-of-bounds indices follow JAX: 'fill' (the default) gives NaN / INT_MIN / True."""
+    x = {"f32": f32(2, 4), "i32": i32(2, 4), "bool": bools(2, 4)}[dtype]
+    i = np.array([[5, -1], [-5, 3]], np.int32)
+    check(lambda m, x: m.take(x, i, axis=1, mode=mode), x, values="jnp")
+    if mode != "wrap":  # jax.numpy's take_along_axis has no 'wrap'
+        check(lambda m, x: m.take_along_axis(x, i, axis=1, mode=mode), x, values="jnp")
+
+
+SORTS = [
+    ("sort", lambda m, x: m.sort(x)),
+    ("sort axis 0", lambda m, x: m.sort(x, axis=0)),
+    ("sort None", lambda m, x: m.sort(x, axis=None)),
+    ("argsort", lambda m, x: m.argsort(x)),
+    ("argsort axis", lambda m, x: m.argsort(x, axis=-2)),
+    ("argsort None", lambda m, x: m.argsort(x, axis=None)),
+]
+
+
+@pytest.mark.parametrize("name,fn", SORTS)
+@pytest.mark.parametrize("dtype", ["f32", "i32", "bool"])
+def test_sort(name, fn, dtype):
+    """Stable sorts: ties keep their order (jax.numpy's values: NumPy's default
+    argsort is not stable)."""
+    x = {"f32": f32(3, 4), "i32": i32(3, 4, lo=-2, hi=3), "bool": bools(3, 4)}[dtype]
+    check(fn, x, values="jnp")
+
+
+def test_sort_nan_and_signed_zero():
+    """NaNs last, -0.0 == 0.0 (a stable sort keeps their order), as NumPy and JAX."""
+    x = np.array([3, np.nan, 1, -np.inf, 1, -np.nan, 0, -0.0, 0], np.float32)
+    check(lambda m, x: m.sort(x), x, values="jnp")
+    check(lambda m, x: m.argsort(x), x, values="jnp")
+    check(lambda m, x: m.argsort(x), np.array([2, 1, 2, 1, 0, 2], np.int32), values="jnp")
+
+
+def test_sort_descending():
+    for x in (np.array([3, 1, np.nan, 1, 3], np.float32), np.array([3, 1, 2, 1, 3], np.int32),
+              np.array([True, False, True])):
+        check(lambda m, x: m.sort(x, descending=True), x, values="jnp")
+        check(lambda m, x: m.argsort(x, descending=True), x, values="jnp")
+
+
+def test_sort_and_take_errors():
+    check_raises(lambda m, x: m.sort(x), np.float32(1), exc=ValueError,
+                 match="out of bounds")
+    check_raises(lambda m, x: m.take(x, np.array([0.5])), f32(3), exc=TypeError,
+                 match="indices must be integers")
+    check_raises(lambda m, x: m.take_along_axis(x, np.array([0]), axis=0), f32(2, 2),
+                 exc=ValueError, match="same number of dimensions")
+    check_raises(lambda m, x: m.take(x, np.array([0]), mode="raise"), f32(2),
+                 exc=ValueError, match="invalid index mode 'raise'")
