@@ -150,7 +150,7 @@ def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = 
         args.append(f"{name}: {tensor_type(var.type)}{donor}")
     for var, value in graph.constants:
         env[var] = ctx.constant(value, var.type.dtype, var.type.shape)
-    for eqn in graph.eqns:
+    for eqn in live_equations(graph):
         ctx.loc = eqn.loc
         rule = lowering_rules.get(eqn.prim)
         if rule is None:
@@ -168,6 +168,18 @@ def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = 
         "mhlo.num_replicas = 1 : i32} {",
         f"  func.func public @main({', '.join(args)}) -> ({out_types}) {{",
         *ctx.lines, ret, "  }", "}", ""])
+
+
+def live_equations(graph: Graph) -> list:
+    """The equations some output depends on, in order: traced code that computes a
+    value nobody uses is not lowered (all our primitives are free of side effects)."""
+    live = {id(a) for a in graph.outputs}
+    kept = []
+    for eqn in reversed(graph.eqns):
+        if any(id(v) in live for v in eqn.outputs):
+            kept.append(eqn)
+            live.update(id(a) for a in eqn.inputs)
+    return kept[::-1]
 
 
 def _symbol(name: str) -> str:

@@ -18,11 +18,13 @@ _jaxlib = xla_client._xla  # the nanobind extension (jaxlib._jax) behind xla_cli
 
 # XLA pass names that perform fusion, per platform: switched off per compile when our
 # own passes choose the kernels (env_option_overrides, never the process-wide XLA_FLAGS).
+# reshape-mover too: it moves reshapes across our mhlo.fusion ops without rewriting
+# their fused computations, which XLA's verifier then rejects.
 XLA_FUSION_PASSES = {
-    "cpu": "fusion,cpu_multi_output_fusion",
-    "cuda": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,"
+    "cpu": "fusion,cpu_multi_output_fusion,reshape-mover",
+    "cuda": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,reshape-mover,"
             "sibling-multi-output-fusion",
-    "rocm": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,"
+    "rocm": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,reshape-mover,"
             "sibling-multi-output-fusion",
 }
 
