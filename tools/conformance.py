@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -93,7 +94,7 @@ class Result:
     """The outcome for one file.
 
     status: pass | mismatch | compile_error | error (rewrite, transform or execution
-    raised) | crash (the process died) | skipped.
+    raised) | crash (the process died) | timeout | skipped.
 
     `max_error` is the largest difference over all checks, in the unit of the
     failing check (ULPs for expect_close, absolute for the others). `disabled` is the
@@ -205,9 +206,11 @@ def rewrite(text: str) -> tuple[str, list[Check]]:
     as actual0, expected0, actual1, expected1, ... The checks come back in order."""
     with _context(), ir.Location.unknown():
         module = ir.Module.parse(text)
-        main = next(op for op in module.body.operations
-                    if op.operation.name == "func.func"
-                    and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+        main = next((op for op in module.body.operations
+                     if op.operation.name == "func.func"
+                     and ir.StringAttr(op.attributes["sym_name"]).value == "main"), None)
+        if main is None:
+            raise ValueError("the module has no @main")
         block = main.regions[0].blocks[0]
         checks, values = [], []
         for op in list(block.operations):
@@ -285,7 +288,10 @@ def _equal(a: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Exact equality, NaN equal to NaN (-0 equals +0, as the interpreter's == has it)."""
     if a.dtype.kind in "biu":
         ok = a == e
-        return ok, (~ok).astype(np.float64)  # integer gaps need not fit a float: count
+        gaps = np.zeros(a.shape)
+        gaps[~ok] = [abs(int(x) - int(y))  # Python ints: an int64 gap can overflow int64
+                     for x, y in zip(a[~ok].tolist(), e[~ok].tolist())]
+        return ok, gaps
     return _same_and_difference(_float64(a), _float64(e))
 
 
@@ -331,7 +337,7 @@ def run_file(path: Path, transform: Transform | None = None, backend: str = "cpu
         try:
             exe = runtime.compile(program, out_types, backend=backend, xla_fusion=xla_fusion)
         except runtime.XlaCompileError as e:
-            result.status, result.detail = "compile_error", str(e).splitlines()[0]
+            result.status, result.detail = "compile_error", str(e)
             return result
         outs = [np.asarray(x) for x in exe([])]
         failures, worst = [], 0.0
@@ -358,28 +364,36 @@ class Worker:
     runs in-process in the child: one start-up serves many files."""
 
     def __init__(self, backend: str = "cpu", fuse: bool = False, xla_fusion: bool = True,
-                 skip_disabled: bool = False):
+                 skip_disabled: bool = False, timeout: float | None = None):
         self.command = [sys.executable, "-m", "tracehlo.tools.conformance", "--worker",
                         "--backend", backend] + ["--fuse"] * fuse \
             + ["--no-xla-fusion"] * (not xla_fusion) + ["--skip-disabled"] * skip_disabled
+        self.timeout = timeout  # seconds a file may take before its child is killed
         self._process = None
 
     def run(self, path: Path) -> Result:
         path = Path(path)
         if self._process is None:
             self._start()
+        timed_out = False
         try:
             self._process.stdin.write(f"{path}\n")
             self._process.stdin.flush()
-            line = self._process.stdout.readline()
+            # the child writes one line per file, so nothing is left buffered to miss
+            if select.select([self._process.stdout], [], [], self.timeout)[0]:
+                line = self._process.stdout.readline()
+            else:
+                self._process.kill()
+                line, timed_out = "", True
         except BrokenPipeError:
             line = ""
         if line:
             return Result(**json.loads(line))
         code = self._process.wait()
         self._process = None
-        return Result(path.stem, "crash", f"the process running it died ({_cause(code)})",
-                      disabled=disabled_reason(path.read_text()))
+        status, detail = ("timeout", f"killed after {self.timeout:g} s") if timed_out \
+            else ("crash", f"the process running it died ({_cause(code)})")
+        return Result(path.stem, status, detail, disabled=disabled_reason(path.read_text()))
 
     def _start(self) -> None:
         """A fresh child; one that dies before saying ready is broken, not crashed by a
@@ -429,6 +443,7 @@ def _serve(backend: str, fuse: bool, xla_fusion: bool, skip_disabled: bool) -> N
 
 def run_corpus(files: Iterable[Path], backend: str = "cpu", fuse: bool = False,
                xla_fusion: bool = True, skip_disabled: bool = False, jobs: int = 1,
+               timeout: float | None = None,
                report: Callable[[Result], None] | None = None) -> list[Result]:
     """Every file through `jobs` Worker processes; results in file order, `report`
     called as each finishes."""
@@ -438,7 +453,7 @@ def run_corpus(files: Iterable[Path], backend: str = "cpu", fuse: bool = False,
     lock = threading.Lock()
 
     def drain() -> None:
-        with Worker(backend, fuse, xla_fusion, skip_disabled) as worker:
+        with Worker(backend, fuse, xla_fusion, skip_disabled, timeout) as worker:
             while True:
                 with lock:
                     i = next(pending, None)
@@ -524,6 +539,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="skip the files upstream marks RUN-DISABLED")
     parser.add_argument("-j", "--jobs", type=int, default=1,
                         help="worker processes (files in each run in-process)")
+    parser.add_argument("--timeout", type=float, default=300,
+                        help="seconds one file may take (default 300)")
     parser.add_argument("-v", "--verbose", action="store_true", help="a line per file")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -554,7 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     start = time.perf_counter()
     results = run_corpus(files, args.backend, args.fuse, xla_fusion, args.skip_disabled,
-                         args.jobs, report)
+                         args.jobs, args.timeout, report)
     elapsed = time.perf_counter() - start
 
     disabled = [r for r in results if r.disabled is not None]
