@@ -183,6 +183,11 @@ class Compiled:
         """XLA's optimized HLO: the kernels that actually run."""
         return self._exe.hlo_text()
 
+    def kernels(self) -> list[str]:
+        """The kernels XLA launches: the entry computation's instructions that compute
+        (fusions, dots, custom calls, ...), not parameters, constants or tuples."""
+        return runtime.entry_kernels(self.hlo)
+
     def cost_analysis(self) -> dict:
         return self._exe.cost_analysis()
 

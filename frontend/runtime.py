@@ -7,6 +7,7 @@ every jaxlib-specific call lives here and nowhere else. Device buffers are
 from __future__ import annotations
 
 import functools
+import re
 
 import numpy as np
 import jax
@@ -116,6 +117,25 @@ def compile(stablehlo_text: str, out_types, backend: str | None = None,
     except Exception as e:  # XlaRuntimeError / JaxRuntimeError: keep XLA's words
         raise XlaCompileError(f"XLA could not compile the program: {e}") from None
     return Executable(loaded, dev, out_types)
+
+
+_NOT_KERNELS = {"parameter", "constant", "tuple", "get-tuple-element", "bitcast"}
+_HLO_INSTRUCTION = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.-]+)\s*=\s*.*?\s([a-z][\w-]*)\(")
+
+
+def entry_kernels(hlo_text: str) -> list[str]:
+    """Names of the ENTRY computation's instructions that run as kernels."""
+    kernels, in_entry = [], False
+    for line in hlo_text.splitlines():
+        if line.startswith("ENTRY"):
+            in_entry = True
+        elif in_entry and line.startswith("}"):
+            break
+        elif in_entry:
+            m = _HLO_INSTRUCTION.match(line)
+            if m and m.group(2) not in _NOT_KERNELS:
+                kernels.append(m.group(1))
+    return kernels
 
 
 def is_device_array(x) -> bool:

@@ -95,7 +95,8 @@ def test_log_compiles_reports_each_stage(caplog):
             tracehlo.jit(lambda x: x + 1)(np.zeros(2, np.float32))
     finally:
         tracehlo.config.update("log_compiles", False)
-    assert re.search(r"trace [\d.]+ ms, lower [\d.]+ ms, xla_compile [\d.]+ ms", caplog.text)
+    assert re.search(r"trace [\d.]+ ms, lower [\d.]+ ms, passes [\d.]+ ms, "
+                     r"xla_compile [\d.]+ ms", caplog.text)
 
 
 def test_static_arguments():
@@ -215,3 +216,34 @@ def test_ir_round_trip_and_verify(name, fn, args):
     # the parsed graph lowers and runs like the original
     from tracehlo.lowering import lower_graph
     assert lower_graph(again) == lower_graph(graph)
+
+
+def test_fusion_modes_choose_who_makes_the_kernels():
+    x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+    expected = jax.nn.softmax(x, axis=-1)
+    kernels = {}
+    for mode in ("tracehlo", "xla", "none"):
+        c = tracehlo.compile(lambda a: nn.softmax(a, axis=-1), (x,), fusion=mode)
+        np.testing.assert_allclose(c(x), expected, rtol=1e-6)
+        kernels[mode] = len(c.kernels())
+        assert (c.fused is not None) == (mode == "tracehlo")
+        assert (c.fusion_report() is not None) == (mode == "tracehlo")
+    # without any fusion each op is a kernel; ours and XLA's group them
+    assert kernels["none"] > kernels["xla"] and kernels["none"] > kernels["tracehlo"]
+    c = tracehlo.compile(lambda a: nn.softmax(a, axis=-1), (x,))
+    assert '"mhlo.fusion"' in c.fused and c.fusion_report().fusions
+    with pytest.raises(ValueError, match="fusion must be one of"):
+        tracehlo.jit(lambda a: a, fusion="fastest")
+
+
+def test_jit_inside_a_trace_is_inlined():
+    inner = tracehlo.jit(lambda a: a * 2)
+    g = tracehlo.make_ir(lambda a: inner(a) + 1)(np.ones(2, np.float32))
+    assert [e.prim.name for e in g.eqns] == ["mul", "add"]
+    np.testing.assert_allclose(tracehlo.jit(lambda a: inner(a) + 1)(np.ones(2, np.float32)),
+                               [3.0, 3.0])
+
+
+def test_dead_code_is_not_lowered():
+    c = tracehlo.compile(lambda a: (tnp.exp(a), a + 1)[1], (np.ones(3, np.float32),))
+    assert "exp" in str(c.ir) and "exponential" not in c.stablehlo
