@@ -24,9 +24,9 @@ from .mlir_io import parse
 # Measured (python_tests/test_passes_capability.py and the StableHLO corpus):
 # transpose, concatenate, a reshape that moves elements and a broadcast_in_dim that
 # permutes dims abort anywhere in a fusion; a unit-dim reshape, and what XLA turns
-# into one (a broadcast adding only unit dims), aborts as a fusion root. Inside a
-# fusion a unit-dim broadcast runs; a unit-dim reshape passed small probes but
-# aborted on the corpus once XLA's simplifier moved it, so reshapes stay out.
+# into one (a broadcast adding only unit dims, a reduce over unit dims), aborts as
+# a fusion root. Inside a fusion they passed small probes but aborted on the
+# corpus once XLA's simplifier moved them, so all of them stay out.
 LAYOUT_SENSITIVE = frozenset({"stablehlo.transpose", "stablehlo.concatenate",
                               "stablehlo.reshape"})
 
@@ -37,8 +37,8 @@ def layout_problem(op) -> str | None:
     operation = op.operation
     if n in LAYOUT_SENSITIVE:
         return f"{n} needs layouts XLA assigns after fusion"
-    if n == opinfo.REDUCE and reshape_like(op):
-        return "a reduce over unit dims is a reshape to XLA, which needs layouts"
+    if reshape_like(op):
+        return f"{n} acts as a reshape to XLA, which needs layouts"
     if n == "stablehlo.broadcast_in_dim":
         dims = list(operation.attributes["broadcast_dimensions"])
         if dims != sorted(dims):
@@ -83,12 +83,6 @@ class Backend:
         if reason is None and not self.layout_sensitive_ops:
             reason = layout_problem(op)
         return reason
-
-    def root_problem(self, op) -> str | None:
-        """Why this backend cannot compile a fusion that outputs `op`'s value."""
-        if not self.layout_sensitive_ops and reshape_like(op):
-            return f"{opinfo.name(op)} acts as a reshape, which needs layouts at a fusion root"
-        return None
 
     def fusion_kind(self, roots_are_reduce: bool) -> str:
         return "kInput" if roots_are_reduce and "kInput" in self.kinds else "kLoop"
@@ -141,10 +135,6 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     if kind == "kInput" and not any(opinfo.name(v.owner) == opinfo.REDUCE
                                     for v in opinfo.fusion_roots(fusion)):
         return "kInput fusion without a reduce root"
-    for root in opinfo.fusion_roots(fusion):
-        reason = None if isinstance(root.owner, ir.Block) else backend.root_problem(root.owner)
-        if reason:
-            return reason
     for inner in opinfo.fusion_body(fusion):
         reason = backend.op_problem(inner)
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:

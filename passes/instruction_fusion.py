@@ -28,8 +28,7 @@ class InstructionFusion(FusionPass):
             if (graph.name(root) == "stablehlo.constant"
                     or self._covered(graph, root, root_of, read)
                     or not (graph.users[root] or graph.is_returned(root))
-                    or legality.node_problem(graph, root, ctx.backend)
-                    or ctx.backend.root_problem(graph.nodes[root])):
+                    or legality.node_problem(graph, root, ctx.backend)):
                 continue
             group = self._grow(graph, root, read, ctx)
             if len(group.members) > 1:

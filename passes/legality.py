@@ -41,17 +41,16 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
         return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
     if owned == group and len(group) > 1 and graph.creates_cycle(group):
         return "would create a cycle: a path leaves the group and comes back"
-    outputs = graph.outputs(group, owned)
+    if any(not graph.users[i] and not graph.is_returned(i) for i in owned):
+        return "dead code: XLA would drop it and leave a fused parameter unread"
+    outputs, inputs = graph.outputs(group, owned), graph.inputs(group)
     if not outputs:
         return "nothing reads the group's values"
-    n_io = len(graph.inputs(group)) + len(outputs)
+    if not inputs:  # fused, it hides constants from passes that need them (reduce_window)
+        return "a constant expression: left to XLA's constant folding"
+    n_io = len(inputs) + len(outputs)
     if n_io > max_operands:
         return f"{n_io} operands+outputs exceed the bound of {max_operands}"
-    for v in outputs:
-        producer = graph.nodes[graph.producer(v)]
-        reason = opinfo.name(producer) != opinfo.FUSION and backend.root_problem(producer)
-        if reason:
-            return reason
     if len(outputs) > 1 and not backend.multi_output and not _reduce_outputs(
             graph, outputs, sibling_reduces=reduce_heroes > 1):
         return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "

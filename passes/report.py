@@ -1,12 +1,18 @@
 """The record of what the passes did and why: every candidate, fused or not."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 
+_FILE_LOC = re.compile(r'^loc\("([^"]*)":(\d+):(\d+)\)$')
+
+
 def short_loc(op) -> str:
+    """`file:line:col` for a file location, else MLIR's own spelling."""
     text = str(op.location)
-    return text[4:-1] if text.startswith("loc(") else text
+    match = _FILE_LOC.match(text)
+    return ":".join(match.groups()) if match else text
 
 
 def describe(op) -> str:
