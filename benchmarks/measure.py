@@ -187,6 +187,7 @@ def first_call(w: Workload, libs: dict[str, Lib], reps: int, fusion: bool = True
     samplers = {name: s_th(opts, name == "tracehlo")
                 for name, opts in th_variants(fusion).items()}
     samplers["jax"] = s_jax
+    samplers[CONTROL] = s_jax  # A/A: the same measurement again, another fresh function
     res = summarize(interleaved(samplers, reps, warmup=1))
     bd = breakdown[-reps:]
     res["parts"] = {f"tracehlo.{k}": statistics.median(b.get(k, 0.0) for b in bd)

@@ -41,8 +41,8 @@ SETTINGS = {
     # sample); steady: (samples, seconds per sample, at least one call)
     # Short samples: on a shared machine a sample that is preempted is an outlier the
     # median drops; a long sample is preempted nearly always and every sample is noisy.
-    "quick": dict(frontend=21, first_call=9, dispatch=(61, 100), steady=(41, 0.001), kernels=15),
-    "full": dict(frontend=61, first_call=25, dispatch=(301, 100), steady=(151, 0.001),
+    "quick": dict(frontend=21, first_call=7, dispatch=(61, 100), steady=(41, 0.001), kernels=15),
+    "full": dict(frontend=61, first_call=31, dispatch=(301, 100), steady=(151, 0.001),
                  kernels=41),
 }
 
@@ -218,10 +218,10 @@ def main(argv=None) -> int:
         for n, r in res.items():
             p = r["parts"]
             rows.append(ratio_row(n, r, TARGETS["first_call"][0], (
-                _variant_ratio(r), fmt_time(p["tracehlo.trace"] + p["tracehlo.lower"]),
+                _control_ratio(r), _variant_ratio(r), fmt_time(p["tracehlo.trace"] + p["tracehlo.lower"]),
                 fmt_time(p.get("tracehlo.passes")), fmt_time(p["tracehlo.xla_compile"]))))
         print(f"2. first call: {TARGETS['first_call'][1]}")
-        header = RATIO_HEADER + [f"{measure.XLA_VARIANT} ratio", "th.trace+lower",
+        header = RATIO_HEADER + ["A/A", f"{measure.XLA_VARIANT} ratio", "th.trace+lower",
                                  "th.passes", "th.xla_compile"]
         print(table(rows, header))
         print_skipped("first_call")
