@@ -14,7 +14,7 @@ import jax.tree_util as tree_util
 
 from . import runtime
 from .config import config
-from .core import GraphBuilder, TracehloError, Tracer, current_builder, tracing, type_of
+from .core import GraphBuilder, TracehloError, Tracer, trace_stack, tracing, type_of
 from .ir import ArrayType, Graph
 from .lowering import lower_graph
 
@@ -172,6 +172,7 @@ class Compiled:
                                     xla_fusion=(fusion == "xla"))
         times["xla_compile"] = time.perf_counter() - t0
         self.timings = times
+        self._single_output = self._out_tree == tree_util.tree_structure(0)
         self._in_types = [v.type for v in self.ir.inputs]
         self._dtypes = [t.dtype for t in self._in_types]
         if config.log_compiles:
@@ -238,7 +239,7 @@ class Compiled:
             outs = exe(buffers)
         except Exception:
             outs = exe(runtime.move_to(buffers, exe.device))  # arrays on another device
-        return tree_util.tree_unflatten(self._out_tree, outs)
+        return outs[0] if self._single_output else tree_util.tree_unflatten(self._out_tree, outs)
 
 
 def _donated_leaves(sig: _Signature, args, donate_argnums) -> set:
@@ -306,11 +307,21 @@ class JitFunction:
         self._donate = _as_tuple(donate_argnums)
         self._backend = backend
         self._cache: dict = {}
+        # Calls whose arguments are all jax.Arrays, positional: keyed by their avals alone,
+        # skipping pytree flattening (the common case on the hot path).
+        self._array_args_cache: dict = {}
         self._last_key = None
 
     def __call__(self, *args, **kwargs):
-        if current_builder() is not None:  # called inside another trace: inline it
+        if trace_stack:  # called inside another trace: inline it
             return self._fn(*args, **kwargs)
+        if not kwargs:
+            try:
+                compiled = self._array_args_cache.get(tuple([a.aval for a in args]))
+            except AttributeError:  # not all jax.Arrays
+                compiled = None
+            if compiled is not None:
+                return compiled.call_flat(args, ())
         sig = self._sig
         dyn_args, dyn_kwargs, static = sig.split(args, kwargs) if (
             sig.has_static) else (args, kwargs, ())
@@ -319,7 +330,10 @@ class JitFunction:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile_for(key, args, kwargs)
-        return entry[0].call_flat(leaves, entry[1])
+        compiled, convert = entry
+        if not kwargs and not sig.has_static and not convert and len(leaves) == len(args):
+            self._array_args_cache[key[2:]] = compiled  # each arg is one jax.Array leaf
+        return compiled.call_flat(leaves, convert)
 
     def _compile_for(self, key, args, kwargs):
         if config.explain_cache_misses:

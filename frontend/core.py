@@ -141,11 +141,11 @@ class GraphBuilder:
                      [self.atom(x) for x in outputs], self.next_id)
 
 
-_builders: list[GraphBuilder] = []
+trace_stack: list[GraphBuilder] = []  # the innermost trace is last
 
 
 def current_builder() -> GraphBuilder | None:
-    return _builders[-1] if _builders else None
+    return trace_stack[-1] if trace_stack else None
 
 
 class tracing:
@@ -155,11 +155,11 @@ class tracing:
         self.builder = builder
 
     def __enter__(self):
-        _builders.append(self.builder)
+        trace_stack.append(self.builder)
         return self.builder
 
     def __exit__(self, *exc):
-        _builders.pop()
+        trace_stack.pop()
 
 
 def concrete_value(x) -> np.ndarray:
@@ -192,7 +192,7 @@ def bind(prim: Primitive, operands, params: dict):
     out_types = shape_rules[prim](*[type_of(x) for x in operands], **params)
     if not prim.multiple_results:
         out_types = [out_types]
-    builder = _builders[-1] if _builders else None
+    builder = trace_stack[-1] if trace_stack else None
     if builder is not None:  # inside a trace everything is staged, concrete operands too
         outs = [Tracer(builder, v) for v in builder.add_eqn(prim, operands, params, out_types)]
     else:
