@@ -30,7 +30,12 @@ class FusionPass:
         if unknown:
             raise ValueError(f"pass {self.name!r} has no option {sorted(unknown)[0]!r}; "
                              f"options: {', '.join(self.OPTIONS)}")
-        self.options = {k: self.OPTIONS[k](v) for k, v in options.items()}
+        try:
+            self.options = {k: self.OPTIONS[k](v) for k, v in options.items()}
+        except ValueError:
+            raise ValueError(f"pass {self.name!r}: option values must be "
+                             f"{', '.join(t.__name__ for t in self.OPTIONS.values())}: "
+                             f"{options}") from None
 
     def max_operands(self, ctx: PassContext) -> int:
         return self.options.get("max-operands", ctx.backend.max_operands)

@@ -2,14 +2,15 @@
 
 Merging into every user removes the fusion's output from memory entirely (it is
 recomputed in each user instead); merging into only some would keep the write
-and add the recomputation. XLA's FusionMerger makes the same all-or-none choice,
-and, like it, we merge only when the modelled bytes moved do not grow.
+and add the recomputation. XLA's FusionMerger makes the same all-or-none choice.
+We merge only when the modelled bytes moved do not grow, and the modelled time
+(bytes, flops recomputed in every user, kernel launches) does not grow either.
 """
 from __future__ import annotations
 
 from . import legality
 from . import ops as opinfo
-from .cost import group_bytes
+from .cost import group_bytes, op_flops, seconds
 from .framework import FusionPass, PassContext
 from .graph import Graph
 from .rewrite import Group
@@ -48,4 +49,12 @@ class FusionMerger(FusionPass):
         after = sum(group_bytes(graph, {f, u}, owned={u}) for u in users)
         if after > before:
             return f"modelled bytes would grow from {before} to {after}"
+        # fewer bytes can still cost more time when f's work is done once per user
+        flops = [op_flops(graph.nodes[i]) for i in (f, *users)]
+        params = ctx.backend.cost
+        t_before = seconds(params, before, sum(flops), 1 + len(users))
+        t_after = seconds(params, after, len(users) * flops[0] + sum(flops[1:]), len(users))
+        if t_after > t_before:
+            return (f"recomputing it in {len(users)} users costs more than the "
+                    f"{before - after} bytes saved ({t_before * 1e6:.1f} -> {t_after * 1e6:.1f} us)")
         return None

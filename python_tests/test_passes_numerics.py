@@ -54,8 +54,10 @@ def test_softmax_fused_matches_numpy_and_xla_runs_our_kernels():
     exe, (out,) = run(fused.text, [x], [((64, 128), np.float32)])
     expected = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(out, expected / expected.sum(1, keepdims=True), rtol=1e-5)
-    assert len(fused.report.fusions) == 3
-    assert xla_fusions(exe) == ["kLoop"] * 3
+    # max | sub+exp | sum | divide: merging sub+exp into both users would save bytes
+    # but compute exp twice, which the CPU cost model prices higher
+    assert len(fused.report.fusions) == 4
+    assert xla_fusions(exe) == ["kLoop"] * 4
     assert all(f.bytes_saved >= 0 for f in fused.report.fusions)
 
 
