@@ -9,12 +9,33 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .core import Literal, type_of
+from . import runtime
+from .core import (Literal, Tracer, at_user_line, concrete_value, current_builder,
+                   shape_rules, type_of)
 from .ir import ArrayType
 from .primitives import elementwise as ew
 from .primitives import indexing, linalg, reductions, shape_ops, sort as sort_mod
 
 _PY_SCALARS = (bool, int, float, complex)
+
+
+def _unchanged(x):
+    """The result of a no-op: outside a trace a host operand still comes back as a
+    device array, as every eager result does."""
+    if current_builder() is None and not isinstance(x, (Tracer, Literal)) and \
+            not runtime.is_device_array(x):
+        return runtime.to_device(concrete_value(x), runtime.device())
+    return x
+
+
+def _bind(prim, *operands, **params):
+    """prim.bind, with a shape rule's TypeError/ValueError reported at the user's line
+    (lax is called directly by users, and by tracehlo.numpy after its own checks)."""
+    try:
+        shape_rules[prim](*[type_of(x) for x in operands], **params)
+    except (TypeError, ValueError) as e:
+        raise type(e)(at_user_line(str(e))) from None
+    return prim.bind(*operands, **params)
 
 
 def _scalars_to(dtype, *xs):
@@ -32,7 +53,7 @@ def _common_dtype(xs):
 
 def _nary(prim):
     def fn(*xs):
-        return prim.bind(*_scalars_to(_common_dtype(xs), *xs))
+        return _bind(prim, *_scalars_to(_common_dtype(xs), *xs))
     fn.__name__ = prim.name
     fn.__doc__ = f"The `{prim.name}` primitive, elementwise."
     return fn
@@ -60,13 +81,13 @@ clamp = _nary(ew.clamp_p)
 
 
 def round(x, rounding_method="away_from_zero"):
-    return ew.round_p.bind(x, method=rounding_method)
+    return _bind(ew.round_p, x, method=rounding_method)
 
 
 def _compare(direction):
     def fn(x, y):
         x, y = _scalars_to(_common_dtype((x, y)), x, y)
-        return ew.compare_p.bind(x, y, direction=direction)
+        return _bind(ew.compare_p, x, y, direction=direction)
     fn.__name__ = direction.lower()
     return fn
 
@@ -76,35 +97,35 @@ eq, ne, lt, le, gt, ge = map(_compare, ("EQ", "NE", "LT", "LE", "GT", "GE"))
 
 def select(pred, on_true, on_false):
     on_true, on_false = _scalars_to(_common_dtype((on_true, on_false)), on_true, on_false)
-    return ew.select_p.bind(pred, on_true, on_false)
+    return _bind(ew.select_p, pred, on_true, on_false)
 
 
 def convert_element_type(x, new_dtype, weak_type=False):
     new_dtype = dtypes.canonicalize(new_dtype)
     t = type_of(x)
     if t.dtype == new_dtype and t.weak == weak_type:
-        return x
-    return ew.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+        return _unchanged(x)
+    return _bind(ew.convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def bitcast_convert_type(x, new_dtype):
-    return ew.bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))
+    return _bind(ew.bitcast_convert_type_p, x, new_dtype=dtypes.canonicalize(new_dtype))
 
 
 def iota(dtype, size: int):
-    return shape_ops.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(size,), dimension=0)
+    return _bind(shape_ops.iota_p, dtype=dtypes.canonicalize(dtype), shape=(size,), dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
-    return shape_ops.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=tuple(shape),
-                                 dimension=dimension)
+    return _bind(shape_ops.iota_p, dtype=dtypes.canonicalize(dtype), shape=tuple(shape),
+                 dimension=dimension)
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
     shape, dims = tuple(shape), tuple(broadcast_dimensions)
     if type_of(x).shape == shape and dims == tuple(range(len(shape))):
-        return x
-    return shape_ops.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+        return _unchanged(x)
+    return _bind(shape_ops.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=dims)
 
 
 def broadcast(x, sizes):
@@ -117,63 +138,75 @@ def broadcast(x, sizes):
 def reshape(x, new_sizes):
     new_sizes = tuple(int(n) for n in new_sizes)
     if type_of(x).shape == new_sizes:
-        return x
-    return shape_ops.reshape_p.bind(x, new_sizes=new_sizes)
+        return _unchanged(x)
+    return _bind(shape_ops.reshape_p, x, new_sizes=new_sizes)
 
 
 def squeeze(x, dimensions):
-    return shape_ops.squeeze_p.bind(x, dimensions=tuple(sorted(dimensions)))
+    return _bind(shape_ops.squeeze_p, x, dimensions=tuple(sorted(dimensions)))
 
 
 def expand_dims(x, dimensions):
-    return shape_ops.expand_dims_p.bind(x, dimensions=tuple(sorted(dimensions)))
+    return _bind(shape_ops.expand_dims_p, x, dimensions=tuple(sorted(dimensions)))
 
 
 def transpose(x, permutation):
     permutation = tuple(permutation)
     if permutation == tuple(range(len(permutation))):
-        return x
-    return shape_ops.transpose_p.bind(x, permutation=permutation)
+        return _unchanged(x)
+    return _bind(shape_ops.transpose_p, x, permutation=permutation)
 
 
 def rev(x, dimensions):
-    return shape_ops.rev_p.bind(x, dimensions=tuple(dimensions))
+    return _bind(shape_ops.rev_p, x, dimensions=tuple(dimensions))
 
 
 def concatenate(operands, dimension: int):
     if len(operands) == 1:
-        return operands[0]
-    return shape_ops.concatenate_p.bind(*operands, dimension=dimension)
+        return _unchanged(operands[0])
+    return _bind(shape_ops.concatenate_p, *operands, dimension=dimension)
 
 
 def pad(x, padding_value, padding_config):
     (padding_value,) = _scalars_to(type_of(x).dtype, padding_value)
-    return shape_ops.pad_p.bind(x, padding_value,
-                                padding_config=tuple(tuple(c) for c in padding_config))
+    return _bind(shape_ops.pad_p, x, padding_value,
+                 padding_config=tuple(tuple(c) for c in padding_config))
 
 
 def slice(x, start_indices, limit_indices, strides=None):
     strides = tuple(strides) if strides is not None else (1,) * len(start_indices)
-    return shape_ops.slice_p.bind(x, start_indices=tuple(start_indices),
-                                  limit_indices=tuple(limit_indices), strides=strides)
+    return _bind(shape_ops.slice_p, x, start_indices=tuple(start_indices),
+                 limit_indices=tuple(limit_indices), strides=strides)
 
 
-def _index_scalars(indices):
-    return _scalars_to(dtypes.int32, *indices)
+def _start_indices(indices, shape):
+    """Rank-0 start indices; negative ones count from the end, as in JAX
+    (allow_negative_indices), and then clamp into range like any other."""
+    out = []
+    for i, n in zip(indices, shape):
+        if isinstance(i, _PY_SCALARS):
+            out.extend(_scalars_to(dtypes.int32, i + n if i < 0 else i))
+        elif dtypes.is_unsigned(type_of(i).dtype):
+            out.append(i)
+        else:
+            out.append(select(lt(i, 0), add(i, n), i))
+    return out
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
-    return shape_ops.dynamic_slice_p.bind(x, *_index_scalars(start_indices),
-                                          slice_sizes=tuple(slice_sizes))
+    return _bind(shape_ops.dynamic_slice_p, x,
+                 *_start_indices(start_indices, type_of(x).shape),
+                 slice_sizes=tuple(slice_sizes))
 
 
 def dynamic_update_slice(x, update, start_indices):
-    return shape_ops.dynamic_update_slice_p.bind(x, update, *_index_scalars(start_indices))
+    return _bind(shape_ops.dynamic_update_slice_p, x, update,
+                 *_start_indices(start_indices, type_of(x).shape))
 
 
 def _reducer(prim):
     def fn(x, axes):
-        return prim.bind(x, axes=tuple(sorted(axes)))
+        return _bind(prim, x, axes=tuple(sorted(axes)))
     fn.__name__ = prim.name
     return fn
 
@@ -184,16 +217,18 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(_re
 
 
 def argmax(x, axis: int, index_dtype=dtypes.int32):
-    return reductions.argmax_p.bind(x, axes=(axis,), index_dtype=dtypes.canonicalize(index_dtype))
+    return _bind(reductions.argmax_p, x, axes=(axis,),
+                 index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def argmin(x, axis: int, index_dtype=dtypes.int32):
-    return reductions.argmin_p.bind(x, axes=(axis,), index_dtype=dtypes.canonicalize(index_dtype))
+    return _bind(reductions.argmin_p, x, axes=(axis,),
+                 index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def _cumulative(prim):
     def fn(x, axis: int = 0, reverse: bool = False):
-        return prim.bind(x, axis=axis, reverse=reverse)
+        return _bind(prim, x, axis=axis, reverse=reverse)
     fn.__name__ = prim.name
     return fn
 
@@ -204,7 +239,7 @@ cumsum, cumprod, cummax, cummin = map(_cumulative, (
 
 def dot_general(lhs, rhs, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
-    return linalg.dot_general_p.bind(lhs, rhs, dimension_numbers=(
+    return _bind(linalg.dot_general_p, lhs, rhs, dimension_numbers=(
         (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
 
 
@@ -217,15 +252,16 @@ def sort(operands, dimension: int = -1, num_keys: int = 1):
     single = not isinstance(operands, (list, tuple))
     operands = [operands] if single else list(operands)
     ndim = type_of(operands[0]).ndim
-    out = sort_mod.sort_p.bind(*operands, dimension=dimension % ndim, num_keys=num_keys)
+    dimension = dimension % ndim if ndim else dimension  # rank 0: the shape rule says why
+    out = _bind(sort_mod.sort_p, *operands, dimension=dimension, num_keys=num_keys)
     return out[0] if single else out
 
 
 def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
            slice_sizes, index_vector_dim, operand_batching_dims=(),
            start_indices_batching_dims=()):
-    return indexing.gather_p.bind(
-        operand, indices, offset_dims=tuple(offset_dims),
+    return _bind(
+        indexing.gather_p, operand, indices, offset_dims=tuple(offset_dims),
         collapsed_slice_dims=tuple(collapsed_slice_dims),
         start_index_map=tuple(start_index_map),
         operand_batching_dims=tuple(operand_batching_dims),
@@ -235,8 +271,8 @@ def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_m
 
 def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,
             scatter_dims_to_operand_dims, index_vector_dim, combiner="set"):
-    return indexing.scatter_p.bind(
-        operand, indices, updates, update_window_dims=tuple(update_window_dims),
+    return _bind(
+        indexing.scatter_p, operand, indices, updates, update_window_dims=tuple(update_window_dims),
         inserted_window_dims=tuple(inserted_window_dims),
         scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
         index_vector_dim=index_vector_dim, combiner=combiner)

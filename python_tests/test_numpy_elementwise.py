@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tracehlo.numpy as tnp
-from numpy_helpers import bools, check, check_raises, f32, i32, sample
+from numpy_helpers import bools, check, check_in_child, check_raises, f32, i32, sample
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's nan warnings
 
@@ -171,14 +171,26 @@ def test_bitwise_rejects_float():
 
 # ------------------------------------------------------------- where, clip and friends
 
+WHERE_CASES = """
+c, x = bools(2, 3), f32(3)
+check(lambda m, c, x: m.where(c, x, 0), c, x, eager=EAGER, jit=not EAGER)
+check(lambda m, c, x: m.where(c, x, np.int32(7)), c, x, eager=EAGER, jit=not EAGER)
+check(lambda m, x: m.where(x > 0, x, -x), f32(2, 3), eager=EAGER, jit=not EAGER)
+check(lambda m, c: m.where(c, 1, 2.5), c, eager=EAGER, jit=not EAGER)
+check(lambda m, c: m.where(c, 1, 0), bools(3), eager=EAGER, jit=not EAGER)
+check(lambda m, x: m.where(x, 1.0, 0.0), i32(4), eager=EAGER, jit=not EAGER)  # x != 0
+"""
+
+
 def test_where_broadcasts_and_promotes():
-    c, x = bools(2, 3), f32(3)
-    check(lambda m, c, x: m.where(c, x, 0), c, x)
-    check(lambda m, c, x: m.where(c, 1, 2.5), c, x)
-    check(lambda m, c, x: m.where(c, x, np.int32(7)), c, x)
-    check(lambda m, x: m.where(x > 0, x, -x), f32(2, 3))
-    check(lambda m, c: m.where(c, 1, 0), bools(3))
-    check(lambda m, x: m.where(x, 1.0, 0.0), i32(4))  # non-bool condition means != 0
+    exec(WHERE_CASES, {**globals(), "EAGER": True})
+
+
+def test_where_broadcasts_and_promotes_jit():
+    """In a child process: XLA CPU has aborted (`Check failed: has_layout()`) on the
+    fused select of a broadcast operand and a broadcast constant."""
+    check_in_child("import numpy as np\nEAGER = False\n" + WHERE_CASES,
+                   "XLA aborts on the fused where-of-broadcasts module (passes)")
 
 
 @pytest.mark.parametrize("dtype", ["f32", "i32"])

@@ -158,7 +158,7 @@ def _dynamic_scalar_index(x, entries, dynamic):
     starts, sizes = [], []
     for k, n in enumerate(x.shape):
         if k in dynamic:
-            starts.append(tnp._wrap_negative(tnp.astype(entries[k], tnp.int32), n))
+            starts.append(tnp.astype(entries[k], tnp.int32))  # lax wraps negatives
             sizes.append(1)
         else:
             starts.append(0)

@@ -90,9 +90,10 @@ def _define_argminmax(kind):
     def shape_rule(x, *, axes, index_dtype):
         if len(axes) != 1:
             raise ValueError(f"arg{kind} reduces exactly one axis, got {tuple(axes)}")
+        shape = _reduced_shape(prim.name, x, axes)
         if x.shape[axes[0]] == 0:
             raise ValueError(f"arg{kind} of an empty axis")
-        return ArrayType(_reduced_shape(prim.name, x, axes), np.dtype(index_dtype))
+        return ArrayType(shape, np.dtype(index_dtype))
 
     def lowering(ctx, eqn, x):
         (axis,) = eqn.params["axes"]

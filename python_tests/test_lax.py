@@ -1,0 +1,237 @@
+"""tracehlo.lax against jax.lax (values and dtypes), eager and jitted, and lax's
+strictness: operands must agree in dtype; errors name the user's line."""
+import jax.lax
+import numpy as np
+import pytest
+
+import tracehlo.lax as tlax
+from numpy_helpers import bools, check, check_raises, f32, i32
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+
+def lax_check(fn, *args, **kwargs):
+    """fn(lax, *args) with lax = jax.lax (the oracle) and tracehlo.lax."""
+    check(lambda m, *a: fn(tlax if m.__name__.startswith("tracehlo") else jax.lax, *a),
+          *args, values="jnp", **kwargs)
+
+
+def lax_raises(fn, *args, **kwargs):
+    check_raises(lambda m, *a: fn(tlax, *a), *args, **kwargs)
+
+
+UNARY = ["neg", "abs", "sign", "floor", "ceil", "exp", "exp2", "log", "log1p", "expm1",
+         "sqrt", "rsqrt", "cbrt", "sin", "cos", "tan", "tanh", "logistic", "asin", "acos",
+         "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erf_inv",
+         "lgamma", "digamma", "is_finite"]
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    x = f32(2, 3, lo=0.1, hi=0.9)
+    if name == "acosh":
+        x = x + 1
+    lax_check(lambda lax, x: getattr(lax, name)(x), x, rtol=1e-5, atol=1e-6)
+
+
+BINARY = ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter"]
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binary_f32(name):
+    lax_check(lambda lax, x, y: getattr(lax, name)(x, y), f32(2, 3, lo=0.5, hi=2),
+              f32(2, 3, lo=0.5, hi=2), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "rem", "max", "min",
+                                  "bitwise_and", "bitwise_or", "bitwise_xor", "shift_left",
+                                  "shift_right_arithmetic", "shift_right_logical"])
+def test_binary_i32(name):
+    """div and rem round toward zero (C semantics), unlike NumPy's // and %."""
+    x = np.array([7, -7, 7, -7, -1, 255], np.int32)
+    y = np.array([2, 2, -2, -3, 1, 4], np.int32)
+    lax_check(lambda lax, x, y: getattr(lax, name)(x, y), x, y)
+
+
+def test_bitwise_unary_and_bool():
+    lax_check(lambda lax, x: lax.bitwise_not(x), i32(4))
+    lax_check(lambda lax, x: lax.population_count(x), np.array([0, 1, 7, -1], np.int32))
+    lax_check(lambda lax, x, y: lax.bitwise_and(x, y), bools(4), bools(4))
+    lax_check(lambda lax, x: lax.bitwise_not(x), bools(4))
+
+
+def test_scalar_operands_take_the_array_dtype():
+    lax_check(lambda lax, x: lax.mul(x, 2.0), f32(3))
+    lax_check(lambda lax, x: lax.add(x, 1), i32(2))
+    # jax.lax rejects a Python int beside int8; here it adopts int8, as a weak type would
+    assert tlax.add(np.array([1, 2], np.int8), 1).dtype == np.int8
+    lax_check(lambda lax, x: lax.max(x, 0.0), f32(3))
+    lax_check(lambda lax, x: lax.mul(x, 2.0), np.float32(1.5))
+
+
+@pytest.mark.parametrize("direction", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_compare(direction):
+    x = np.array([1, np.nan, 2, 3], np.float32)
+    y = np.array([1, 1, np.nan, 2], np.float32)
+    lax_check(lambda lax, x, y: getattr(lax, direction)(x, y), x, y)
+    lax_check(lambda lax, x: getattr(lax, direction)(x, 2), i32(4))
+
+
+def test_select_clamp_round():
+    lax_check(lambda lax, p, x, y: lax.select(p, x, y), bools(2, 3), f32(2, 3), f32(2, 3))
+    lax_check(lambda lax, x: lax.clamp(np.float32(-1), x, np.float32(1)), f32(5))
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.3], np.float32)
+    lax_check(lambda lax, x: lax.round(x), x)
+    lax_check(lambda lax, x: lax.round(x, jax.lax.RoundingMethod.TO_NEAREST_EVEN)
+              if lax is jax.lax else lax.round(x, "to_nearest_even"), x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.uint8, bool, np.float16])
+def test_convert_element_type(dtype):
+    x = np.array([-1.5, 0.0, 0.4, 2.6, 200.0], np.float32)
+    lax_check(lambda lax, x: lax.convert_element_type(x, dtype), x if dtype != np.uint8
+              else np.abs(x), rtol=1e-3)
+    lax_check(lambda lax, x: lax.convert_element_type(x, dtype), np.array([True, False]))
+
+
+def test_bitcast_convert_type():
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.int32),
+              np.array([1.0, -0.0, np.inf], np.float32))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32), i32(3))
+
+
+SHAPE_OPS = [
+    ("iota", lambda lax, x: lax.iota(np.int32, 4)),
+    ("broadcasted_iota", lambda lax, x: lax.broadcasted_iota(np.float32, (2, 3), 1)),
+    ("broadcast_in_dim", lambda lax, x: lax.broadcast_in_dim(x[:, :1], (2, 5, 3), (0, 2))),
+    ("broadcast", lambda lax, x: lax.broadcast(x, (2,))),
+    ("reshape", lambda lax, x: lax.reshape(x, (3, 2))),
+    ("squeeze", lambda lax, x: lax.squeeze(x[:1], (0,))),
+    ("expand_dims", lambda lax, x: lax.expand_dims(x, (0, 2))),
+    ("transpose", lambda lax, x: lax.transpose(x, (1, 0))),
+    ("rev", lambda lax, x: lax.rev(x, (0, 1))),
+    ("concatenate", lambda lax, x: lax.concatenate([x, x, x], 1)),
+    ("pad", lambda lax, x: lax.pad(x, np.float32(-1), ((1, 2, 0), (0, 1, 1)))),
+    ("pad negative", lambda lax, x: lax.pad(x, np.float32(0), ((-1, 1, 0), (1, -2, 0)))),
+    ("slice", lambda lax, x: lax.slice(x, (0, 1), (2, 3))),
+    ("slice strides", lambda lax, x: lax.slice(x, (0, 0), (2, 3), (1, 2))),
+    ("slice_in_dim", lambda lax, x: lax.slice_in_dim(x, 1, 3, axis=1)),
+    ("dynamic_slice", lambda lax, x: lax.dynamic_slice(x, (1, 1), (1, 2))),
+    ("dynamic_slice clamps", lambda lax, x: lax.dynamic_slice(x, (5, -3), (1, 2))),
+    ("dynamic_update_slice",
+     lambda lax, x: lax.dynamic_update_slice(x, np.ones((1, 2), np.float32), (1, 0))),
+    ("dynamic_update_slice clamps",
+     lambda lax, x: lax.dynamic_update_slice(x, np.ones((2, 2), np.float32), (3, 9))),
+]
+
+
+@pytest.mark.parametrize("name,fn", SHAPE_OPS)
+def test_shape_op(name, fn):
+    lax_check(fn, f32(2, 3))
+
+
+def test_dynamic_slice_traced_start():
+    lax_check(lambda lax, x, i: lax.dynamic_slice(x, (i, 0), (2, 2)), f32(4, 2), np.int32(3))
+    lax_check(lambda lax, x, i: lax.dynamic_update_slice(x, np.zeros((1, 2), np.float32),
+                                                         (i, 0)), f32(4, 2), np.int32(-1))
+
+
+REDUCERS = ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min"]
+
+
+@pytest.mark.parametrize("name", REDUCERS)
+def test_reduce(name):
+    lax_check(lambda lax, x: getattr(lax, name)(x, (0, 2)), f32(2, 3, 2), rtol=1e-5)
+    lax_check(lambda lax, x: getattr(lax, name)(x, (1,)), i32(2, 3, lo=-2, hi=3))
+
+
+def test_reduce_and_or_arg():
+    lax_check(lambda lax, x: lax.reduce_and(x, (1,)), bools(3, 4))
+    lax_check(lambda lax, x: lax.reduce_or(x, (0, 1)), bools(3, 4))
+    lax_check(lambda lax, x: lax.reduce_and(x, (0,)), i32(3, 2))
+    lax_check(lambda lax, x: lax.argmax(x, 1, np.int32), f32(3, 4))
+    lax_check(lambda lax, x: lax.argmin(x, 0, np.int32), i32(3, 4))
+
+
+@pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_cumulative(name):
+    x = f32(3, 4, lo=0.5, hi=1.5)
+    lax_check(lambda lax, x: getattr(lax, name)(x, axis=1), x, rtol=1e-5)
+    lax_check(lambda lax, x: getattr(lax, name)(x, axis=0, reverse=True), x, rtol=1e-5)
+
+
+def test_dot_general():
+    lax_check(lambda lax, a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
+              f32(2, 3, 4), f32(2, 4, 5), rtol=1e-5)
+    lax_check(lambda lax, a, b: lax.dot_general(a, b, (((0,), (0,)), ((), ()))),
+              i32(3, 2), i32(3, 4))
+    lax_check(lambda lax, a, b: lax.dot(a, b), f32(2, 3), f32(3), rtol=1e-5)
+
+
+def test_sort_multi_operand():
+    keys = np.array([[3, 1, 2, 1], [0, 0, -1, 5]], np.int32)
+    vals = f32(2, 4)
+    lax_check(lambda lax, k, v: tuple(lax.sort((k, v), dimension=1)), keys, vals)
+    lax_check(lambda lax, k, v: tuple(lax.sort((k, v), dimension=0, num_keys=2)), keys, vals)
+    lax_check(lambda lax, k: lax.sort(k), keys)
+
+
+def test_gather_scatter():
+    dnums = jax.lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+                                           start_index_map=(0,))
+    x, idx = f32(4, 3), np.array([[2], [0], [9]], np.int32)
+
+    def gather(lax, x, i):
+        if lax is jax.lax:
+            return lax.gather(x, i, dnums, (1, 3), mode="clip")
+        return lax.gather(x, i, offset_dims=(1,), collapsed_slice_dims=(0,),
+                          start_index_map=(0,), slice_sizes=(1, 3), index_vector_dim=1)
+    lax_check(gather, x, idx)
+
+    sdnums = jax.lax.ScatterDimensionNumbers(update_window_dims=(1,),
+                                             inserted_window_dims=(0,),
+                                             scatter_dims_to_operand_dims=(0,))
+    upd = f32(3, 3)
+
+    def scatter_add(lax, x, i, u):
+        if lax is jax.lax:
+            return lax.scatter_add(x, i, u, sdnums, mode="drop")
+        return lax.scatter(x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
+                           scatter_dims_to_operand_dims=(0,), index_vector_dim=1,
+                           combiner="add")
+    lax_check(scatter_add, x, np.array([[2], [2], [7]], np.int32), upd, rtol=1e-6)
+
+
+# ------------------------------------------------------------- strictness and errors
+
+def test_errors_name_the_user_line():
+    lax_raises(lambda lax, x, y: lax.add(x, y), f32(3), i32(3), exc=TypeError,
+               match="add needs operands of one dtype")
+    lax_raises(lambda lax, x, y: lax.mul(x, y), f32(3), f32(4), exc=TypeError,
+               match="mul needs operands of one shape")
+    lax_raises(lambda lax, x: lax.sin(x), i32(3), exc=TypeError,
+               match="sin does not accept i32")
+    lax_raises(lambda lax, x: lax.reshape(x, (4,)), f32(2, 3), exc=TypeError,
+               match="cannot reshape")
+    lax_raises(lambda lax, x: lax.transpose(x, (0, 0)), f32(2, 3), exc=ValueError,
+               match="not a permutation")
+    lax_raises(lambda lax, x: lax.reduce_sum(x, (2,)), f32(2, 3), exc=ValueError,
+               match="out of range")
+    lax_raises(lambda lax, x: lax.argmax(x, 3), f32(2, 3), exc=ValueError,
+               match="out of range")
+    lax_raises(lambda lax, x: lax.slice(x, (0, 0), (3, 3)), f32(2, 3), exc=ValueError,
+               match="out of bounds")
+    lax_raises(lambda lax, x: lax.squeeze(x, (0,)), f32(2, 3), exc=ValueError,
+               match="only axes of size 1")
+    lax_raises(lambda lax, x: lax.broadcast_in_dim(x, (3, 3), (0,)), f32(2), exc=TypeError,
+               match="cannot broadcast")
+    lax_raises(lambda lax, x, y: lax.dot_general(x, y, (((1,), (0,)), ((), ()))),
+               f32(2, 3), f32(2, 3), exc=TypeError, match="do not match")
+    lax_raises(lambda lax, x: lax.concatenate([x, x[:1]], 1), f32(2, 3), exc=TypeError,
+               match="must agree")
+    lax_raises(lambda lax, x: lax.sort(x), np.float32(1), exc=ValueError,
+               match="out of range")
+    lax_raises(lambda lax, x: lax.round(x, "up"), f32(2), exc=ValueError,
+               match="round method")
+    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int8), f32(2), exc=TypeError,
+               match="different widths")
