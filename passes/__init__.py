@@ -21,6 +21,18 @@ Python API
     parse(text, filename="<string>") -> ir.Module; to_text(module, debug_info=False)
         ParseError carries MLIR's diagnostic as `file:line:col: error: ...`.
 
+What reaches XLA CPU (measured, see capability.py): single-output kLoop
+fusions of elementwise ops, broadcasts and reductions, or one variadic reduce as
+the root; never transpose, concatenate, reshape or other ops XLA sees as a
+reshape (they abort it inside fusions); no fusions in functions called from a
+loop or branch body. Ops the passes do not know (CHLO, calls, control flow, custom
+calls, other dialects) are left alone, never fused.
+
+Modules: graph (dataflow view), ops (what each op is), legality (XLA's rules),
+cost (bytes, flops, launches), capability (per-backend limits and
+check_backend), rewrite (groups -> mhlo.fusion), framework (pass base class),
+one module per pass, pipeline (pass manager, fuse), report, mlir_io.
+
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.
 """
 from .capability import BACKENDS, UnsupportedFusionError, check_backend

@@ -98,6 +98,15 @@ def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
     return ir.Attribute.parse(f"#mhlo<fusion_kind {backend.fusion_kind(roots_are_reduce)}>")
 
 
+def erase_dead(block: ir.Block) -> None:
+    """Erase ops the passes understand whose results nothing reads. XLA drops them
+    too, and a fusion output only dead code read would vanish under XLA's feet."""
+    for op in reversed(list(block.operations)[:-1]):
+        if ((opinfo.name(op) == opinfo.FUSION or opinfo.unfusible_reason(op) is None)
+                and not any(list(r.uses) for r in op.operation.results)):
+            op.operation.erase()
+
+
 def topological_sort(block: ir.Block) -> None:
     """Reorder `block` so every value is defined before use, moving as few ops as
     the original order allows (ties go to the earlier op)."""
