@@ -100,6 +100,24 @@ def test_floor_divide_and_mod_signs():
     check(lambda m, x, y: m.divmod(x, y), x, y)
 
 
+def test_division_by_zero_and_inf():
+    """Float x // 0 is ±inf and x // inf floors (CPython's float divmod); int x % 0 is 0."""
+    x = np.array([1.5, -2.0, 0.0, np.inf, -0.0, 3.0], np.float32)
+    for y in (0.0, np.inf, -np.inf):
+        check(lambda m, x: m.floor_divide(x, y), x, values="jnp")
+        check(lambda m, x: m.remainder(x, y), x, values="jnp")
+    check(lambda m, x: m.remainder(x, np.array([0, 2, 0], np.int32)),
+          np.array([5, -3, 0], np.int32), values="jnp")
+
+
+def test_bool_and_unsigned_special_cases():
+    check(lambda m, x: m.square(x), bools(4))  # bool arithmetic without a bool form: int
+    check(lambda m, x: m.power(x, 2), bools(4))
+    check(lambda m, x: m.sign(x), np.array([0, 3, 255], np.uint8))
+    check_raises(lambda m, x: m.round(x, -1), i32(3), exc=NotImplementedError,
+                 match="decimals < 0")
+
+
 def test_float_floor_divide_exact_multiples():
     x = np.array([1.0, -1.0, 0.3, -0.3, 6.0, 5.5], np.float32)
     y = np.array([0.1, 0.1, 0.1, 0.1, 3.0, -2.0], np.float32)

@@ -52,6 +52,7 @@ def test_var_std_ddof():
     check(lambda m, x: m.var(x, axis=1, ddof=1), x, rtol=1e-5)
     check(lambda m, x: m.std(x, axis=0, ddof=1, keepdims=True), x, rtol=1e-5)
     check(lambda m, x: m.var(x), i32(6), rtol=1e-5)
+    check(lambda m, x: m.std(x, axis=1, ddof=5), x, values="jnp")  # no dof left: NaN
 
 
 def test_max_min_nan_and_initial():
@@ -59,6 +60,27 @@ def test_max_min_nan_and_initial():
     check(lambda m, x: m.max(x, axis=1), x)
     check(lambda m, x: m.min(x), x)
     check(lambda m, x: m.max(x, axis=0, initial=4.5), np.array([[1, 7], [2, 3]], np.float32))
+
+
+def test_max_min_without_identity():
+    e = np.zeros((0, 3), np.float32)
+    check_raises(lambda m, x: m.max(x, axis=0), e, exc=ValueError,
+                 match="zero-size array to reduction operation max which has no identity")
+    check_raises(lambda m, x: m.min(x), e, exc=ValueError, match="operation min")
+    check(lambda m, x: m.max(x, axis=1), e)  # the empty axis is not reduced
+    check(lambda m, x: m.min(x, axis=0, initial=2.0), e)
+    check_raises(lambda m, x: m.max(x, where=x > 0), f32(3), exc=ValueError,
+                 match="to use a where mask one has to specify 'initial'")
+    x, w = i32(2, 3), bools(2, 3)
+    check(lambda m, x, w: m.max(x, axis=1, where=w, initial=-100), x, w)
+    check(lambda m, x, w: m.min(x, where=w, initial=100), x, w)
+
+
+def test_empty_sums():
+    e = np.zeros((0, 3), np.float32)
+    check(lambda m, x: m.sum(x, axis=0), e)
+    check(lambda m, x: m.prod(x, axis=0), e)
+    check(lambda m, x: m.mean(x, axis=0), e)
 
 
 def test_sum_where():
@@ -74,6 +96,11 @@ def test_argmax_argmin(name, dtype):
     check(lambda m, x: getattr(m, name)(x), x)
     check(lambda m, x: getattr(m, name)(x, axis=-1), x)
     check(lambda m, x: getattr(m, name)(x, axis=0, keepdims=True), x)
+
+
+def test_argmax_keepdims_all_axes():
+    check(lambda m, x: m.argmax(x, keepdims=True), f32(2, 3))
+    check(lambda m, x: m.argmin(x, axis=None, keepdims=True), i32(2, 1, 3))
 
 
 def test_argmax_ties_and_nan():

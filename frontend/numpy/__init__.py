@@ -204,7 +204,15 @@ exp, exp2, log, log1p, expm1 = (_unary(f, True) for f in (lax.exp, lax.exp2, lax
                                                           lax.log1p, lax.expm1))
 sqrt, cbrt = _unary(lax.sqrt, True), _unary(lax.cbrt, True)
 negative = _unary(lax.neg, name="negative")
-sign = _unary(lax.sign)
+
+
+def sign(x):
+    (x,) = _promote(x)
+    if _dtypes.is_unsigned(_t(x).dtype):  # stablehlo.sign takes signed types only
+        return lax.convert_element_type(lax.ne(x, _as_dtype(0, _t(x).dtype)), _t(x).dtype)
+    return lax.sign(x)
+
+
 arctan2 = _binary(lax.atan2, True, "arctan2")
 add, subtract, multiply = _binary(lax.add, name="add"), _binary(lax.sub, name="subtract"), \
     _binary(lax.mul, name="multiply")
@@ -248,6 +256,9 @@ def ceil(x):
 def round(x, decimals=0):
     (x,) = _promote(x)
     if not _dtypes.is_inexact(_t(x).dtype):
+        if decimals < 0:
+            raise NotImplementedError(at_user_line(
+                "round of integers to decimals < 0 is not implemented (as in JAX)"))
         return x
     if decimals == 0:
         return lax.round(x, "to_nearest_even")
@@ -265,8 +276,14 @@ def trunc(x):
     return where(lax.lt(x, 0), lax.ceil(x), lax.floor(x))
 
 
+def _numeric(x):
+    """bool counts as int in arithmetic that has no bool form (JAX's promote_args_numeric)."""
+    return astype(x, _dtypes.default_int()) if _t(x).dtype == _dtypes.bool_ else x
+
+
 def square(x):
     (x,) = _promote(x)
+    x = _numeric(x)
     return lax.mul(x, x)
 
 
@@ -310,8 +327,7 @@ def _int_pow(x, n: int):
 
 def power(x1, x2):
     if isinstance(x2, int) and not isinstance(x2, bool) and _is_array(x1) and builtins.abs(x2) <= 64:
-        (x1,) = _promote(x1)
-        return _int_pow(x1, x2)
+        return _int_pow(_numeric(_promote(x1, x2)[0]), x2)
     x1, x2 = _promote(x1, x2)
     if _t(x1).dtype == _dtypes.bool_:
         raise TypeError(at_user_line("power is not defined for bool arrays"))
@@ -329,6 +345,8 @@ def float_power(x1, x2):
 def remainder(x1, x2):
     """NumPy's mod: the result takes the sign of the divisor."""
     x1, x2 = _promote(x1, x2)
+    if _dtypes.is_int(_t(x2).dtype):  # x % 0 is 0, as in JAX (XLA's rem would give x)
+        x2 = where(lax.eq(x2, _as_dtype(0, _t(x2).dtype)), _as_dtype(1, _t(x2).dtype), x2)
     r = lax.rem(x1, x2)
     if _dtypes.is_unsigned(_t(r).dtype):
         return r
@@ -355,8 +373,17 @@ def floor_divide(x1, x2):
         adjust = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)),
                                  lax.ne(lax.rem(x1, x2), zero))
         return lax.select(adjust, lax.sub(q, _as_dtype(1, dt)), q)
-    m = remainder(x1, x2)
-    return lax.round(lax.div(lax.sub(x1, m), x2), "to_nearest_even")
+    return _float_divmod(x1, x2)[0]
+
+
+def _float_divmod(x1, x2):
+    """CPython's float_divmod (as JAX): exact at multiples, inf for x / 0."""
+    dt = _t(x1).dtype
+    mod = lax.rem(x1, x2)
+    div = lax.div(where(lax.eq(x2, _as_dtype(0, dt)), x1, lax.sub(x1, mod)), x2)
+    fix = lax.bitwise_and(lax.ne(mod, _as_dtype(0, dt)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    return (lax.round(lax.select(fix, lax.sub(div, _as_dtype(1, dt)), div), "to_nearest_even"),
+            lax.select(fix, lax.add(mod, x2), mod))
 
 
 def divmod(x1, x2):
@@ -651,7 +678,7 @@ def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=No
     dt = _reduction_dtype(x, dtype, promote_ints)
     x = lax.convert_element_type(x, dt)
     if where_ is not None:
-        x = where(where_, x, identity)
+        x = where(where_, x, full_like(x, identity))
     out = lax_fn(x, axes) if axes else x
     return _keepdims(out, axes, _shape(x)) if keepdims else out
 
@@ -664,14 +691,28 @@ def prod(a, axis=None, dtype=None, keepdims=False, where=None):
     return _reduce(lax.reduce_prod, a, axis, keepdims, dtype, True, where, 1)
 
 
+def _extreme(lax_fn, combine, name, a, axis, keepdims, initial, where_):
+    """max/min: without `initial` there is no identity, so empty axes and where= masks
+    are errors (NumPy and JAX)."""
+    a = _operand(a)
+    if initial is None:
+        if where_ is not None:
+            raise ValueError(at_user_line(
+                f"reduction operation {name} does not have an identity, so to use a where "
+                "mask one has to specify 'initial'"))
+        if builtins.any(_shape(a)[i] == 0 for i in _canon_axes(axis, ndim(a))):
+            raise ValueError(at_user_line(
+                f"zero-size array to reduction operation {name} which has no identity"))
+    out = _reduce(lax_fn, a, axis, keepdims, where_=where_, identity=initial)
+    return out if initial is None else combine(out, initial)
+
+
 def max(a, axis=None, keepdims=False, initial=None, where=None):
-    out = _reduce(lax.reduce_max, a, axis, keepdims)
-    return out if initial is None else maximum(out, initial)
+    return _extreme(lax.reduce_max, maximum, "max", a, axis, keepdims, initial, where)
 
 
 def min(a, axis=None, keepdims=False, initial=None, where=None):
-    out = _reduce(lax.reduce_min, a, axis, keepdims)
-    return out if initial is None else minimum(out, initial)
+    return _extreme(lax.reduce_min, minimum, "min", a, axis, keepdims, initial, where)
 
 
 amax, amin = max, min
@@ -704,8 +745,9 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
     a = lax.convert_element_type(a, dt)
     centered = lax.sub(a, broadcast_to(mean(a, axis, keepdims=True), _shape(a)))
     sq = lax.mul(centered, centered)
+    dof = _count(a, axis) - ddof  # none left: NaN, as JAX
     return lax.div(sum(sq, axis=axis, keepdims=keepdims),
-                   _as_dtype(builtins.max(_count(a, axis) - ddof, 0), dt))
+                   _as_dtype(dof if dof > 0 else _np.nan, dt))
 
 
 def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
@@ -714,13 +756,15 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
 
 def _arg_reduce(lax_fn, a, axis, keepdims):
     a = _operand(a)
+    in_shape = _shape(a)
+    kept = tuple(range(len(in_shape))) if axis is None else None
     if axis is None:
         a, axis = ravel(a), 0
     axis = _canon_axis(axis, ndim(a))
     if _shape(a)[axis] == 0:
         raise ValueError(at_user_line(f"attempt to get {lax_fn.__name__} of an empty sequence"))
     out = lax_fn(a, axis, _dtypes.default_int())
-    return _keepdims(out, (axis,), _shape(a)) if keepdims else out
+    return _keepdims(out, kept or (axis,), in_shape) if keepdims else out
 
 
 def argmax(a, axis=None, keepdims=False):
@@ -988,7 +1032,10 @@ def roll(a, shift, axis=None):
 def pad(array, pad_width, mode="constant", constant_values=0):
     array = _operand(array)
     nd = ndim(array)
-    pw = _np.broadcast_to(_np.asarray(pad_width, dtype=int), (nd, 2)).tolist()
+    pw = _np.broadcast_to(_np.asarray(pad_width, dtype=int), (nd, 2))
+    if (pw < 0).any():
+        raise ValueError(at_user_line(f"pad widths can't be negative, got {pw.tolist()}"))
+    pw = pw.tolist()
     if mode == "constant":
         return lax.pad(array, _as_dtype(constant_values, _t(array).dtype)
                        if isinstance(constant_values, (bool, int, float)) else
@@ -1127,12 +1174,16 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
     """Contract operands left to right with dot_general (no contraction-order search)."""
     operands = _promote_no_broadcast([_operand(o) for o in operands])
     inputs, output = _parse_einsum(subscripts, [ndim(o) for o in operands])
-    sizes = {}
+    sizes = {}  # a label's size; size-1 axes broadcast (as ... axes do in NumPy)
     for spec, op in zip(inputs, operands):
         for c, n in zip(spec, _shape(op)):
-            if sizes.setdefault(c, n) != n:
+            m = sizes.setdefault(c, n)
+            if m != n and 1 not in (m, n):
                 raise ValueError(at_user_line(
-                    f"einsum: size mismatch for label {c!r}: {sizes[c]} != {n}"))
+                    f"einsum: size mismatch for label {c!r}: {m} != {n}"))
+            sizes[c] = builtins.max(m, n)
+    operands = [broadcast_to(op, tuple(sizes[c] for c in spec))
+                for spec, op in zip(inputs, operands)]
     counts = {}
     for spec in inputs:
         for c in spec:
