@@ -44,8 +44,6 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
     if any(not graph.users[i] and not graph.is_returned(i) for i in owned):
         return "dead code: XLA would drop it and leave a fused parameter unread"
     outputs, inputs = graph.outputs(group, owned), graph.inputs(group)
-    if not outputs:
-        return "nothing reads the group's values"
     if not inputs:  # fused, it hides constants from passes that need them (reduce_window)
         return "a constant expression: left to XLA's constant folding"
     n_io = len(inputs) + len(outputs)

@@ -90,6 +90,9 @@ def main(argv=None) -> int:
     filename = "<stdin>" if args.file == "-" else args.file
     try:
         passes.PassManager(args.pass_pipeline or "", args.backend)  # validate options early
+        unknown = set(args.print_ir_after) - set(passes.PASSES)
+        if unknown:
+            raise ValueError(f"--print-ir-after: unknown pass {sorted(unknown)[0]!r}")
         text = sys.stdin.read() if args.file == "-" else open(args.file).read()
     except (OSError, ValueError) as e:
         sys.stderr.write(f"hlo-opt: error: {e}\n")
