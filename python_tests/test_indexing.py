@@ -118,6 +118,14 @@ AT = [
     ("negative array", lambda x: x.at[:, np.array([-1])].add(1)),
     ("get", lambda x: x.at[1, ::2].get()),
     ("int dtype value", lambda x: x.at[0, 0].set(np.int32(4))),
+    ("subtract", lambda x: x.at[:, 1].subtract(1)),
+    ("stepped slice", lambda x: x.at[:, ::2].set(-1)),
+    ("negative step", lambda x: x.at[::-1, 0].set(np.array([1, 2], np.float32)[:, None])),
+    ("steps and int", lambda x: x.at[::2, 1, 1::2].add(7)),
+    ("slice and array", lambda x: x.at[0:1, np.array([0, 2])].set(-1)),
+    ("slice and out-of-bounds array", lambda x: x.at[1:, np.array([2, 5, -1])].add(1)),
+    ("separated array and slice", lambda x: x.at[np.array([1, 0]), 1:, np.array([3, 0])]
+     .set(np.arange(4, dtype=np.float32).reshape(2, 2))),
 ]
 
 
@@ -129,6 +137,9 @@ def test_at(name, update):
 def test_at_traced_index_and_value():
     check(lambda m, x, i, v: m.asarray(x).at[i].set(v), X, np.int32(1), np.float32(2.5),
           eager=False, values="jnp")
+    for i in (-1, 7):  # in bounds from the end; out of bounds: dropped
+        check(lambda m, x, i: m.asarray(x).at[i, 1:].add(5), X, np.int32(i), eager=False,
+              values="jnp")
     check(lambda m, x, i: m.asarray(x).at[:, i].add(1), X, np.array([0, 0, 2], np.int32),
           eager=False, values="jnp")
 
@@ -146,8 +157,6 @@ def test_at_out_of_bounds_dropped():
 
 
 def test_at_unsupported():
-    with pytest.raises(NotImplementedError, match="stepped slice"):
-        tracehlo.jit(lambda x: x.at[::2].set(0))(X)
     with pytest.raises(IndexError, match="does not take None"):
         tracehlo.jit(lambda x: x.at[None].set(0))(X)
 

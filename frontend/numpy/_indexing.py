@@ -181,6 +181,9 @@ class IndexUpdateRef:
     def add(self, values):
         return self._scatter(values, "add")
 
+    def subtract(self, values):
+        return self._scatter(tnp.negative(values), "add")
+
     def multiply(self, values):
         return self._scatter(values, "mul")
 
@@ -200,12 +203,13 @@ class IndexUpdateRef:
         _, entries = _normalize(x, index)
         values = values if hasattr(values, "dtype") else tnp.asarray(values)
         values = tnp.astype(values, x.dtype)
+        slices = [i for i in entries if isinstance(i, slice)]
         if not any(_is_array_index(i) for i in entries):
-            return _update_block(x, entries, values, combiner)
-        if any(isinstance(i, slice) and i != slice(None) for i in entries):
-            raise NotImplementedError(at_user_line(
-                "x.at[...] with both partial slices and index arrays is not supported; "
-                "use index arrays for every indexed axis"))
+            if all(i.step in (None, 1) for i in slices):
+                return _update_block(x, entries, values, combiner)
+            return _scatter_flat(x, entries, values, combiner)
+        if any(i != slice(None) for i in slices):
+            return _scatter_flat(x, entries, values, combiner)
         axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
         rest = [k for k in range(x.ndim) if k not in axes]
         upd_shape = list(x.shape[k] for k in rest)
@@ -225,10 +229,7 @@ def _update_block(x, entries, values, combiner):
     starts, block, view = [], [], []
     for axis, (i, n) in enumerate(zip(entries, x.shape)):
         if isinstance(i, slice):
-            lo, hi, step = i.indices(n)
-            if step != 1:
-                raise NotImplementedError(at_user_line(
-                    "x.at[...] with a stepped slice is not supported"))
+            lo, hi, _ = i.indices(n)
             starts.append(lo), block.append(max(hi - lo, 0)), view.append(max(hi - lo, 0))
         else:
             if not -n <= i < n:
@@ -240,3 +241,24 @@ def _update_block(x, entries, values, combiner):
         current = lax.slice(x, starts, [s + b for s, b in zip(starts, block)])
         values = _COMBINE[combiner](current, values)
     return lax.dynamic_update_slice(x, values, starts)
+
+
+def _scatter_flat(x, entries, values, combiner):
+    """The general x.at[...] (stepped slices, slices mixed with index arrays): index the
+    flat positions of x exactly as x would be indexed, then scatter into the flat array.
+    Out-of-bounds indices pick a sentinel position past the end, which scatter drops,
+    as JAX drops them."""
+    positions = lax.reshape(lax.iota(dtypes.int32, x.size), x.shape)
+    entries, padding = list(entries), [(0, 0, 0)] * x.ndim
+    for k, (i, n) in enumerate(zip(entries, x.shape)):
+        if _is_array_index(i):
+            i = tnp._wrap_negative(i, n)
+            entries[k] = tnp.where((i >= 0) & (i < n), i, n)
+            padding[k] = (0, 1, 0)
+    positions = getitem(lax.pad(positions, x.size, padding), tuple(entries))
+    values = tnp.broadcast_to(values, positions.shape)
+    flat = lax.scatter(lax.reshape(x, (x.size,)), lax.expand_dims(positions, (positions.ndim,)),
+                       values, update_window_dims=(), inserted_window_dims=(0,),
+                       scatter_dims_to_operand_dims=(0,), index_vector_dim=positions.ndim,
+                       combiner=combiner)
+    return lax.reshape(flat, x.shape)
