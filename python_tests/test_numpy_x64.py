@@ -1,0 +1,40 @@
+"""tracehlo.config.enable_x64: 64-bit defaults and no narrowing, against jax.numpy
+with jax's x64 switched on for the same cases."""
+import jax
+import numpy as np
+import pytest
+
+import tracehlo
+from numpy_helpers import check
+
+
+@pytest.fixture
+def x64():
+    tracehlo.config.update("enable_x64", True)
+    try:
+        with jax.enable_x64(True):
+            yield
+    finally:
+        tracehlo.config.update("enable_x64", False)
+
+
+X64_CASES = [
+    ("arange", lambda m: m.arange(4)),
+    ("zeros", lambda m: m.zeros(3)),
+    ("linspace", lambda m: m.linspace(0, 1, 3)),
+    ("f64 stays", lambda m, x: m.sin(x), np.array([0.5, 1.0])),
+    ("i64 stays", lambda m, x: m.add(x, 1), np.array([2**40, 1], np.int64)),
+    ("python float", lambda m, x: m.multiply(x, 1.5), np.array([1, 2], np.int64)),
+    ("f32 * float stays f32", lambda m, x: m.multiply(x, 1.5), np.ones(2, np.float32)),
+    ("i32 + i64", lambda m, x: m.add(x, np.int64(3)), np.ones(2, np.int32)),
+    ("sum of i32 is i64", lambda m, x: m.sum(x), np.ones(3, np.int32)),
+    ("mean of ints", lambda m, x: m.mean(x), np.arange(4)),
+    ("argmax", lambda m, x: m.argmax(x), np.array([1.0, 3.0])),
+    ("cumsum bool", lambda m, x: m.cumsum(x), np.array([True, True])),
+    ("matmul", lambda m, x: m.matmul(x, x.T), np.ones((2, 3))),
+]
+
+
+@pytest.mark.parametrize("name,fn,args", [(c[0], c[1], c[2:]) for c in X64_CASES])
+def test_x64(x64, name, fn, args):
+    check(fn, *args)
