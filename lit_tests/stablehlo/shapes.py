@@ -28,4 +28,4 @@ print_stablehlo(shapes, np.zeros((3, 4, 5), np.float32), np.int32(1))
 # CHECK:       "stablehlo.pad"(%arg0, {{.*}}) {edge_padding_low = array<i64: 1, 1, 1>, edge_padding_high = array<i64: 1, 1, 1>, interior_padding = array<i64: 0, 0, 0>}
 # CHECK:       "stablehlo.slice"(%arg0) {start_indices = array<i64: 1, 0, 3>, limit_indices = array<i64: 3, 4, 4>, strides = array<i64: 1, 2, 1>}
 # CHECK:       "stablehlo.dynamic_slice"(%arg0, {{.*}}) {slice_sizes = array<i64: 1, 4, 5>}
-# CHECK:       "stablehlo.dynamic_update_slice"(%arg0, {{.*}}, %arg1,
+# CHECK:       "stablehlo.dynamic_update_slice"(%arg0, {{.*}}) : (tensor<3x4x5xf32>, tensor<1x4x5xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<3x4x5xf32>
