@@ -46,6 +46,16 @@ def layout_problem(op) -> str | None:
     return None
 
 
+def select_problem(op, outside: list[bool]) -> str | None:
+    """XLA CPU takes a fused select's layout from its on_true operand; computed
+    inside the fusion, that has none, and XLA aborts (measured: whenever the
+    predicate is a parameter or both branches are computed; we require on_true
+    to be a parameter). `outside[k]`: whether the fusion reads operand k from outside."""
+    if opinfo.name(op) == "stablehlo.select" and not outside[1]:
+        return "a fused select needs its on_true operand from outside the fusion (layouts)"
+    return None
+
+
 def reshape_like(op) -> bool:
     """Whether XLA sees `op` as a reshape that only adds or removes unit dims."""
     n = opinfo.name(op)
@@ -135,8 +145,11 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     if kind == "kInput" and not any(opinfo.name(v.owner) == opinfo.REDUCE
                                     for v in opinfo.fusion_roots(fusion)):
         return "kInput fusion without a reduce root"
+    body = op.regions[0].blocks[0]
     for inner in opinfo.fusion_body(fusion):
-        reason = backend.op_problem(inner)
+        reason = backend.op_problem(inner) or (not backend.layout_sensitive_ops and select_problem(
+            inner, [isinstance(v.owner, ir.Block) and v.owner == body
+                    for v in inner.operation.operands]))
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:
             return f"fused op not allowed: {reason or 'nested fusion'}"
         if (opinfo.name(inner) == opinfo.REDUCE and not backend.reduce_inside_loop

@@ -6,7 +6,7 @@ that reason, so a refused fusion is as explainable as a performed one.
 from __future__ import annotations
 
 from . import ops as opinfo
-from .capability import Backend, reduce_root
+from .capability import Backend, reduce_root, select_problem
 from .graph import Graph
 
 
@@ -53,8 +53,34 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
             graph, outputs, sibling_reduces=reduce_heroes > 1):
         return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "
                 "only as one variadic reduce")
+    if not backend.layout_sensitive_ops:
+        reason = _layout_problem(graph, group)
+        if reason:
+            return reason
     if not backend.reduce_inside_loop and reduces and _reduce_feeds_group(graph, group):
         return f"a reduce may only be a fusion root on {backend.name}"
+    return None
+
+
+def _fused_reads(graph: Graph, i: int) -> list:
+    """(op, operands) for the ops member `i` puts in a fusion, each operand the
+    value read from outside the member (None for one computed inside it)."""
+    op = graph.nodes[i]
+    if opinfo.name(op) != opinfo.FUSION:
+        return [(op, list(op.operation.operands))]
+    body = op.operation.regions[0].blocks[0]
+    outer = dict(zip(body.arguments, op.operation.operands))
+    return [(inner, [outer.get(v) for v in inner.operation.operands])
+            for inner in opinfo.fusion_body(op)]
+
+
+def _layout_problem(graph: Graph, group: set[int]) -> str | None:
+    reads = [r for i in group for r in _fused_reads(graph, i)]
+    for op, operands in reads:
+        outside = [v is not None and graph.producer(v) not in group for v in operands]
+        reason = select_problem(op, outside)
+        if reason:
+            return reason
     return None
 
 

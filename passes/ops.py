@@ -112,6 +112,12 @@ def unfusible_reason(op) -> str | None:
     types = [v.type for v in op.operation.operands] + [r.type for r in op.operation.results]
     if not all(static_tensor(t) for t in types):
         return f"{n} has a non-static or non-tensor type"
+    operands = list(op.operation.operands)
+    if (n in CHEAP_ELEMENTWISE or n in EXPENSIVE_ELEMENTWISE) and len(operands) > 1 \
+            and len(set(operands[-2:])) == 1:
+        # XLA folds select(p, x, x), max(x, x), x - x, ...: fused, the values only
+        # that op read become unread fusion parameters, which XLA's verifier refuses
+        return f"XLA folds {n} of identical operands"
     if n == "stablehlo.constant" and op.operation.results[0].type.rank:
         return "a non-scalar constant stays a literal buffer"  # fused, XLA CPU aborts relayouting it
     if any(num_elements(t) == 0 for t in types):

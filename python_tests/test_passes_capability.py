@@ -64,6 +64,19 @@ PROGRAMS = {
       %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<f32>
       %b = stablehlo.broadcast_in_dim %r, dims = [] : (tensor<f32>) -> tensor<1xf32>
       stablehlo.return %b : tensor<1xf32>""", "tensor<1xf32>", 1),
+    # the where(c, broadcast(x), 0) a frontend lowers: on_true computed in the fusion
+    "select_on_true_computed": """
+module {
+  func.func public @main(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = "mhlo.fusion"(%c, %a) ({
+    ^bb0(%p: tensor<4x8xi1>, %x: tensor<4x8xf32>):
+      %t = stablehlo.negate %x : tensor<4x8xf32>
+      %s = stablehlo.select %p, %t, %x : tensor<4x8xi1>, tensor<4x8xf32>
+      stablehlo.return %s : tensor<4x8xf32>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xi1>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }
+}""",
 }
 
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
@@ -74,6 +87,7 @@ EXPECTED = {
     "variadic_reduce_root": ("runs", True),
     "transpose_inside": ("aborts", False),
     "unit_broadcast_root": ("aborts", False),
+    "select_on_true_computed": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""
@@ -84,8 +98,11 @@ RUNNER = textwrap.dedent("""
         exe = runtime.compile(text, [], backend="cpu", xla_fusion=False)
     except runtime.XlaCompileError as e:
         print("ERROR", e); sys.exit(3)
-    x = runtime.to_device(np.ones((4, 8), np.float32), runtime.device("cpu"))
-    exe.loaded.execute_sharded([x])
+    dev = runtime.device("cpu")
+    args = [runtime.to_device(np.ones((4, 8), np.float32), dev)]
+    if "tensor<4x8xi1>" in text:
+        args.insert(0, runtime.to_device(np.ones((4, 8), bool), dev))
+    exe.loaded.execute_sharded(args)
     print("RAN")
 """)
 

@@ -132,7 +132,7 @@ def elementwise_programs(draw):
     """A random DAG of elementwise ops, broadcasts and a reduce over two inputs."""
     lines, values = [], ["%a", "%b"]
     for k in range(draw(st.integers(2, 9))):
-        kind = draw(st.sampled_from(["unary", "binary", "bcast_reduce"]))
+        kind = draw(st.sampled_from(["unary", "binary", "bcast_reduce", "select"]))
         if kind == "unary":
             op, x = draw(st.sampled_from(UNARY)), draw(st.sampled_from(values))
             lines.append(f"%v{k} = stablehlo.{op} {x} : tensor<4x8xf32>")
@@ -140,6 +140,12 @@ def elementwise_programs(draw):
             op = draw(st.sampled_from(BINARY))
             x, y = draw(st.sampled_from(values)), draw(st.sampled_from(values))
             lines.append(f"%v{k} = stablehlo.{op} {x}, {y} : tensor<4x8xf32>")
+        elif kind == "select":
+            x, y, t, f = (draw(st.sampled_from(values)) for _ in range(4))
+            lines.append(f"%c{k} = stablehlo.compare GT, {x}, {y} : "
+                         "(tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>")
+            lines.append(f"%v{k} = stablehlo.select %c{k}, {t}, {f} : "
+                         "tensor<4x8xi1>, tensor<4x8xf32>")
         else:
             x = draw(st.sampled_from(values))
             lines.append(f"%r{k} = stablehlo.reduce({x} init: %z) applies stablehlo.add "
