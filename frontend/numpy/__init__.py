@@ -346,7 +346,7 @@ def remainder(x1, x2):
     """NumPy's mod: the result takes the sign of the divisor."""
     x1, x2 = _promote(x1, x2)
     if _dtypes.is_int(_t(x2).dtype):  # x % 0 is 0, as in JAX (XLA's rem would give x)
-        x2 = where(lax.eq(x2, _as_dtype(0, _t(x2).dtype)), _as_dtype(1, _t(x2).dtype), x2)
+        x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
     r = lax.rem(x1, x2)
     if _dtypes.is_unsigned(_t(r).dtype):
         return r
@@ -380,10 +380,17 @@ def _float_divmod(x1, x2):
     """CPython's float_divmod (as JAX): exact at multiples, inf for x / 0."""
     dt = _t(x1).dtype
     mod = lax.rem(x1, x2)
-    div = lax.div(where(lax.eq(x2, _as_dtype(0, dt)), x1, lax.sub(x1, mod)), x2)
+    div = lax.div(_where_zero(x2, x1, lax.sub(x1, mod)), x2)
     fix = lax.bitwise_and(lax.ne(mod, _as_dtype(0, dt)), lax.ne(lax.sign(x2), lax.sign(mod)))
     return (lax.round(lax.select(fix, lax.sub(div, _as_dtype(1, dt)), div), "to_nearest_even"),
             lax.select(fix, lax.add(mod, x2), mod))
+
+
+def _where_zero(x, if_zero, otherwise):
+    """where(x == 0, if_zero, otherwise), decided while tracing when x is a literal."""
+    if isinstance(x, Literal):
+        return if_zero if x.value == 0 else otherwise
+    return where(lax.eq(x, _as_dtype(0, _t(x).dtype)), if_zero, otherwise)
 
 
 def divmod(x1, x2):
@@ -1208,7 +1215,6 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
         contract = [c for c in spec if c in ospec and c not in keep]
         dims = (((tuple(spec.index(c) for c in contract), tuple(ospec.index(c) for c in contract)),
                  (tuple(spec.index(c) for c in batch), tuple(ospec.index(c) for c in batch))))
-        # broadcasting size-1 batch labels is not einsum's business: sizes must agree
         op = _dot_general(op, other, dims, "einsum")
         spec = "".join(batch) + "".join(c for c in spec if c not in batch and c not in contract) \
             + "".join(c for c in ospec if c not in batch and c not in contract)
