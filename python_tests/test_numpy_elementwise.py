@@ -159,6 +159,22 @@ def test_weak_scalar_promotion(name, fn, x):
     check(fn, x, rtol=1e-3 if x.dtype == np.float16 else 1e-6)
 
 
+def test_ops_on_python_scalars_stay_weak():
+    """tnp.multiply(2, 3.0) is a weak f32, so adding it to f16 stays f16 (under jit;
+    eager results are committed arrays and lose weakness, see eager.py)."""
+    h = np.array([1, 2], np.float16)
+    check(lambda m, h: m.add(m.multiply(2, 3.0), h), h, eager=False, rtol=1e-3)
+    check(lambda m, h: m.maximum(m.sin(0.5), h), h, eager=False, rtol=1e-3)
+
+
+@pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "abs", "clip",
+                                  "negative", "sin"])
+def test_python_scalar_operand(name):
+    """A Python scalar through a no-op (floor of an int) still comes back an array."""
+    check(lambda m: getattr(m, name)(3), rtol=1e-6)
+    check(lambda m: getattr(m, name)(-2.5), rtol=1e-6)
+
+
 # ------------------------------------------------------------- bitwise and shifts
 
 @pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])

@@ -120,6 +120,14 @@ def _operand(x):
     raise TypeError(at_user_line(f"{type(x).__name__} is not an array or a Python scalar"))
 
 
+def _array(x):
+    """x as an array to return to the user: a Literal or Python scalar that passed
+    through a no-op (tnp.floor(3)) must not escape as one."""
+    if isinstance(x, Literal):
+        return asarray(x.value)
+    return asarray(x) if isinstance(x, (bool, int, float, complex)) else x
+
+
 def _as_dtype(x, dtype, weak=False):
     """x converted to dtype; Python scalars become weak literals (inline in the IR)."""
     if isinstance(x, (bool, int, float, complex)):
@@ -143,7 +151,7 @@ def broadcast_to(x, shape):
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     xs = _shape(x)
     if xs == shape:
-        return x
+        return _array(x)
     if len(shape) < len(xs) or builtins.any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
         raise ValueError(at_user_line(f"cannot broadcast an array of shape {xs} to {shape}"))
     lead = len(shape) - len(xs)
@@ -171,9 +179,6 @@ def _promote(*args, to_inexact=False):
         if t.shape != out_shape and t.shape != ():
             a = broadcast_to(a, out_shape)
         out.append(a)
-    if builtins.all(_shape(a) == () for a in out) and out_shape == () and builtins.all(
-            isinstance(a, Literal) for a in out):
-        out[0] = asarray(out[0].value)  # an op of only literals still needs an array operand
     return out
 
 
@@ -237,7 +242,9 @@ def rsqrt(x):
 
 def absolute(x):
     (x,) = _promote(x)
-    return x if _dtypes.is_unsigned(_t(x).dtype) or _t(x).dtype == _dtypes.bool_ else lax.abs(x)
+    if _dtypes.is_unsigned(_t(x).dtype) or _t(x).dtype == _dtypes.bool_:
+        return _array(x)
+    return lax.abs(x)
 
 
 abs = absolute
@@ -245,12 +252,12 @@ abs = absolute
 
 def floor(x):
     (x,) = _promote(x)
-    return lax.floor(x) if _dtypes.is_inexact(_t(x).dtype) else x
+    return lax.floor(x) if _dtypes.is_inexact(_t(x).dtype) else _array(x)
 
 
 def ceil(x):
     (x,) = _promote(x)
-    return lax.ceil(x) if _dtypes.is_inexact(_t(x).dtype) else x
+    return lax.ceil(x) if _dtypes.is_inexact(_t(x).dtype) else _array(x)
 
 
 def round(x, decimals=0):
@@ -259,7 +266,7 @@ def round(x, decimals=0):
         if decimals < 0:
             raise NotImplementedError(at_user_line(
                 "round of integers to decimals < 0 is not implemented (as in JAX)"))
-        return x
+        return _array(x)
     if decimals == 0:
         return lax.round(x, "to_nearest_even")
     factor = 10.0 ** decimals
@@ -272,7 +279,7 @@ around = round
 def trunc(x):
     (x,) = _promote(x)
     if not _dtypes.is_inexact(_t(x).dtype):
-        return x
+        return _array(x)
     return where(lax.lt(x, 0), lax.ceil(x), lax.floor(x))
 
 
@@ -503,7 +510,7 @@ def clip(a, a_min=None, a_max=None):
         a = maximum(a, a_min)
     if a_max is not None:
         a = minimum(a, a_max)
-    return a
+    return _array(_operand(a))
 
 
 def copysign(x1, x2):
