@@ -34,6 +34,13 @@ class Graph:
         for i, producers in enumerate(self.operands):
             for p in producers:
                 self.users[p].append(i)
+        # constants and ops computed from constants only: XLA folds these
+        self.constant = []
+        for i, op in enumerate(self.nodes):
+            self.constant.append(op.operation.name == "stablehlo.constant" or (
+                bool(self.reads[i]) and opinfo.unfusible_reason(op) is None
+                and all(p is not None and self.constant[p]
+                        for p in map(self.producer, self.reads[i]))))
         # ops between the same two side-effecting ops share an epoch; fusion never
         # groups ops of different epochs, so effects keep their place in the order
         self.epoch, epoch = [], 0

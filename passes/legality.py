@@ -22,6 +22,11 @@ def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
     op = graph.nodes[i]
     if opinfo.name(op) == opinfo.FUSION:
         return None
+    if graph.constant[i] and (opinfo.name(op) in opinfo.CHEAP_ELEMENTWISE
+                              or opinfo.name(op) in opinfo.EXPENSIVE_ELEMENTWISE):
+        # fused, XLA folds it inside the fusion, then maybe the op reading it
+        # (a select on a constant predicate), leaving a fused parameter unread
+        return "arithmetic on constants: left to XLA's constant folding"
     return backend.op_problem(op)
 
 
