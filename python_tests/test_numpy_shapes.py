@@ -224,6 +224,19 @@ def test_split_negative_index():
         np.testing.assert_array_equal(got, want)
 
 
+def test_non_integer_shapes_and_axes():
+    check(lambda m, x: m.reshape(x, np.array([3, 2])), f32(2, 3))
+    check(lambda m, x: m.sum(x, axis=np.int64(-1)), f32(2, 3))
+    check_raises(lambda m, x: m.reshape(x, (2, 3.0)), f32(2, 3), exc=TypeError,
+                 match="an array dimension must be an integer, got 3.0")
+    check_raises(lambda m: m.zeros((2, "3")), exc=TypeError,
+                 match="an array dimension must be an integer, got '3'")
+    check_raises(lambda m, x: m.sum(x, axis=1.0), f32(2, 3), exc=TypeError,
+                 match="axis must be an integer, got 1.0")
+    with pytest.raises(tracehlo.ConcretizationError, match=TEST_FILE_LINE):
+        tracehlo.jit(lambda x, a: tnp.sum(x, axis=a))(f32(2, 3), 1)
+
+
 def test_axis_errors():
     x = f32(2, 3)
     for fn in (lambda m, x: m.transpose(x, (0, 2)), lambda m, x: m.swapaxes(x, 0, 2),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 import string
 
 import numpy as _np
@@ -56,7 +57,18 @@ def result_type(*args):
                                  else (_np.dtype(a), False) for a in args])[0]
 
 
+def _static_int(value, what):
+    """A static integer argument (an axis, a dimension), named at the user's line."""
+    try:
+        return operator.index(value)
+    except ConcretizationError:
+        raise
+    except TypeError:
+        raise TypeError(at_user_line(f"{what} must be an integer, got {value!r}")) from None
+
+
 def _canon_axis(axis, ndim_, name="axis"):
+    axis = _static_int(axis, name)
     if not -ndim_ <= axis < builtins.max(ndim_, 1):
         raise ValueError(at_user_line(f"{name} {axis} is out of bounds for an array of "
                                       f"dimension {ndim_}"))
@@ -66,7 +78,7 @@ def _canon_axis(axis, ndim_, name="axis"):
 def _canon_axes(axis, ndim_):
     if axis is None:
         return tuple(range(ndim_))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     out = tuple(_canon_axis(a, ndim_) for a in axes)
     if len(set(out)) != len(out):
         raise ValueError(at_user_line(f"repeated axis in {axis}"))
@@ -548,7 +560,8 @@ def hypot(x1, x2):
 # ---------------------------------------------------------------- creation
 
 def _shape_arg(shape_):
-    return (int(shape_),) if _np.ndim(shape_) == 0 else tuple(int(n) for n in shape_)
+    shape_ = (shape_,) if _np.ndim(shape_) == 0 else tuple(shape_)
+    return tuple(_static_int(n, "an array dimension") for n in shape_)
 
 
 def _new_shape(shape_):
