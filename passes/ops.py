@@ -28,6 +28,10 @@ EXPENSIVE_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """
 CHEAP_SHAPE = frozenset(f"stablehlo.{n}" for n in """
     broadcast broadcast_in_dim concatenate iota pad reshape reverse slice transpose""".split())
 
+# op(x, x) that XLA's simplifier folds to x or a constant (x*x it keeps)
+FOLDS_IDENTICAL_OPERANDS = frozenset(f"stablehlo.{n}" for n in """
+    and compare maximum minimum or select subtract xor""".split())
+
 REDUCE = "stablehlo.reduce"
 FUSION = "mhlo.fusion"
 
@@ -113,8 +117,7 @@ def unfusible_reason(op) -> str | None:
     if not all(static_tensor(t) for t in types):
         return f"{n} has a non-static or non-tensor type"
     operands = list(op.operation.operands)
-    if (n in CHEAP_ELEMENTWISE or n in EXPENSIVE_ELEMENTWISE) and len(operands) > 1 \
-            and len(set(operands[-2:])) == 1:
+    if n in FOLDS_IDENTICAL_OPERANDS and len(set(operands[-2:])) == 1:
         # XLA folds select(p, x, x), max(x, x), x - x, ...: fused, the values only
         # that op read become unread fusion parameters, which XLA's verifier refuses
         return f"XLA folds {n} of identical operands"
