@@ -4,6 +4,7 @@
     python benchmarks/diagnose.py first_call [--workload softmax] [--reps 7]
     python benchmarks/diagnose.py steady     [--workload softmax] [--reps 31]
     python benchmarks/diagnose.py profile    {frontend,first_call,dispatch} [--workload W]
+    python benchmarks/diagnose.py fusion     [--workload attention] [--hlo]
 
 dispatch    best-of-N timings of each layer of one call, outermost first: jax.jit,
             tracehlo.jit, Compiled.call_flat, the raw PJRT binding, and the Python
@@ -15,6 +16,11 @@ steady      cost_analysis (flops, transcendentals, bytes) and run time per fusio
             mode against jax.jit, side by side.
 profile     cProfile of the tracehlo side of one measurement, top entries by own
             time and by cumulative time.
+fusion      why fusion="tracehlo" differs from fusion="xla" (run.py --suite fusion's
+            misses): each mode's kernels as XLA's optimized entry lists them (op,
+            shape, bytes each reads and writes), our fusion report (fusions and
+            rejected candidates with the pass and reason), and with --hlo the .fused
+            module and both optimized HLO modules.
 
 Uses tracehlo internals (Compiled._exe, runtime.compile) for the layer breakdown;
 a layer that has moved is reported as missing, not fixed up.
@@ -26,6 +32,7 @@ import cProfile
 import io
 import os
 import pstats
+import re
 import statistics
 import sys
 import timeit
@@ -214,6 +221,67 @@ def cmd_profile(w, a):
                           for _ in range(3)], "3 x first call of tracehlo.jit", 30)
 
 
+_ENTRY_OP = re.compile(r"^\s*(?:ROOT )?(%?[\w.-]+) = (\S+|\(.*?\)) ([a-z][\w-]*)\((.*?)\)")
+_SHAPE = re.compile(r"([a-z]\d*)\[([\d,]*)\]")
+_DTYPE_BYTES = {"f32": 4, "s32": 4, "u32": 4, "pred": 1, "f64": 8, "s64": 8, "f16": 2,
+                "bf16": 2, "s8": 1, "u8": 1}
+
+
+def _nbytes(shape_text: str) -> int:
+    total = 0
+    for dt, dims in _SHAPE.findall(shape_text):
+        n = 1
+        for d in filter(None, dims.split(",")):
+            n *= int(d)
+        total += n * _DTYPE_BYTES.get(dt, 4)
+    return total
+
+
+def entry_kernel_lines(hlo_text: str) -> list[str]:
+    """One line per kernel of the optimized ENTRY: name, op, output shape, and the
+    bytes of its operands and output (how much that kernel moves)."""
+    names = set(runtime.entry_kernels(hlo_text))
+    body = hlo_text[hlo_text.index("\nENTRY"):]
+    shapes = {m.group(1).lstrip("%"): m.group(2) for m in map(_ENTRY_OP.match, body.splitlines())
+              if m}
+    shapes.update({m.group(1).lstrip("%"): m.group(2)
+                   for m in re.finditer(r"(%?[\w.-]+) = (\S+) parameter\(", body)})
+    out = []
+    for line in body.splitlines():
+        m = _ENTRY_OP.match(line)
+        if not m or m.group(1).lstrip("%") not in names:
+            continue
+        name, shape, op, operands = m.groups()
+        ins = sum(_nbytes(shapes.get(o.strip().lstrip("%"), ""))
+                  for o in operands.split(",") if o.strip())
+        calls = re.search(r"calls=(%?[\w.-]+)", line)
+        out.append(f"{name.lstrip('%'):22s} {op:10s} {shape:28s} reads {ins / 2**20:7.2f} MiB "
+                   f"writes {_nbytes(shape) / 2**20:6.2f} MiB"
+                   + (f"  calls {calls.group(1)}" if calls else ""))
+    return out
+
+
+def cmd_fusion(w, a):
+    libs = W.libs()
+    args = measure.device_args(w.args())
+    f = w.make(libs["tracehlo"])
+    progs = {m: tracehlo.compile(f, args, fusion=m) for m in ("tracehlo", "xla", "none")}
+    print(f"fusion, {w.name} at {w.size}: one function, tracehlo.compile(fusion=...)")
+    for m, c in progs.items():
+        ca = c.cost_analysis()
+        print(f"\n== fusion={m}: {len(c.kernels())} kernels, bytes accessed "
+              f"{ca.get('bytes accessed', 0) / 2**20:.2f} MiB")
+        if m != "none":
+            for line in entry_kernel_lines(c.hlo):
+                print("  " + line)
+    print(f"\n== {progs['tracehlo'].fusion_report()}")
+    if a.hlo:
+        print("\n==== fusion=tracehlo: .fused (what our passes hand to XLA)\n"
+              + progs["tracehlo"].fused)
+        for m in ("tracehlo", "xla"):
+            print(f"\n==== fusion={m}: XLA's optimized HLO\n" + progs[m].hlo)
+
+
 def _profile(fn, what, top):
     pr = cProfile.Profile()
     pr.enable()
@@ -230,18 +298,19 @@ def _profile(fn, what, top):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("dispatch", "first_call", "steady", "profile"):
+    for name in ("dispatch", "first_call", "steady", "profile", "fusion"):
         p = sub.add_parser(name)
         if name == "profile":
             p.add_argument("what", choices=["frontend", "first_call", "dispatch"])
         p.add_argument("--workload", default="softmax", choices=list(W.BY_NAME))
         p.add_argument("--calls", type=int, default=200)
         p.add_argument("--reps", type=int, default=7 if name == "first_call" else 31)
-        p.add_argument("--hlo", action="store_true", help="steady: print each program")
+        p.add_argument("--hlo", action="store_true",
+                       help="steady, fusion: print each program")
     a = ap.parse_args(argv)
     w = W.BY_NAME[a.workload]
     {"dispatch": cmd_dispatch, "first_call": cmd_first_call, "steady": cmd_steady,
-     "profile": cmd_profile}[a.cmd](w, a)
+     "profile": cmd_profile, "fusion": cmd_fusion}[a.cmd](w, a)
 
 
 if __name__ == "__main__":

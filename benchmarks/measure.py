@@ -311,22 +311,35 @@ def steady(w: Workload, libs: dict[str, Lib], reps: int, sample_s: float,
 
 # ------------------------------------------------------------------ correctness
 
+def max_diff(got, ref) -> float:
+    """Largest absolute difference over the leaves of two output pytrees."""
+    gl, rl = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(ref)
+    if len(gl) != len(rl):
+        raise ValueError(f"{len(gl)} outputs, expected {len(rl)}")
+    return max(float(np.max(np.abs(np.asarray(g, np.float64) - np.asarray(r, np.float64))))
+               for g, r in zip(gl, rl))
+
+
+def close_enough(diff: float, ref) -> bool:
+    """Within f32 rounding of a reference output whose largest magnitude sets the scale."""
+    scale = max(float(np.max(np.abs(np.asarray(r)))) for r in jax.tree_util.tree_leaves(ref))
+    return diff <= 1e-4 * (scale or 1.0) + 1e-5
+
+
 def check(w: Workload, libs: dict[str, Lib]) -> dict:
     """Max abs difference of tracehlo and NumPy outputs against jax.jit's (not an
     assertion: a benchmark of a wrong result is reported, not hidden)."""
     np_args = w.args()
     args = device_args(np_args)
-    ref = np.asarray(jax.jit(w.make(libs["jax"]))(*args))
+    ref = jax.jit(w.make(libs["jax"]))(*args)
     out = {}
     for name, f, a in (("tracehlo", tracehlo.jit(w.make(libs["tracehlo"])), args),
                        ("numpy", w.make(libs["numpy"]), np_args)):
         try:
-            got = np.asarray(f(*a))
-            out[name] = float(np.max(np.abs(got.astype(np.float64) - ref)))
+            out[name] = max_diff(f(*a), ref)
         except Exception as e:  # noqa: BLE001 - report, do not hide the table
             out[name] = f"error: {type(e).__name__}: {e}"
-    scale = float(np.max(np.abs(ref))) or 1.0
-    out["ok"] = all(isinstance(v, float) and v <= 1e-4 * scale + 1e-5
+    out["ok"] = all(isinstance(v, float) and close_enough(v, ref)
                     for k, v in out.items() if k == "tracehlo")
     return out
 
@@ -352,26 +365,42 @@ def kernel_count(hlo_text: str) -> int:
     return n
 
 
+# A second fusion="xla" compile of the same function in kernels(control=True): its
+# paired ratio to fusion=xla is the noise of the fusion suite's time ratios.
+XLA_CONTROL = "fusion=xla A/A"
+
+
 def kernels(w: Workload, libs: dict[str, Lib], reps: int, sample_s: float,
-            modes: list[str] | None) -> dict:
+            modes: list[str] | None, control: bool = False) -> dict:
     """Kernel count and bytes accessed of XLA's optimized program, for jax.jit and
-    for tracehlo in each fusion mode (or its only mode, if it has no `fusion=`),
-    with each program's steady-state run time, timed side by side."""
+    for tracehlo.compile of one function object in each fusion mode (or its only
+    mode, if it has no `fusion=`), so that only the fusion decision differs.
+    Each program's output is checked against jax.jit's first (max_diff, ok); then
+    all programs are timed side by side (steady state, each call blocked).
+    `run_ratio` is against jax; run.py's fusion suite pairs the samples against
+    fusion=xla instead. control=True adds XLA_CONTROL, timed like the others."""
     args = device_args(w.args())
     out, programs = {}, {}
-    cj = jax.jit(w.make(libs["jax"])).lower(*args).compile()
+    f_jax = jax.jit(w.make(libs["jax"]))  # timed through jit's call path
+    cj = f_jax.lower(*args).compile()
     out["jax"] = {"kernels": kernel_count(cj.as_text()), "bytes": _bytes(cj.cost_analysis())}
-    programs["jax"] = jax.jit(w.make(libs["jax"]))  # timed through jit's call path
+    programs["jax"] = f_jax
+    ref = f_jax(*args)
+    f_th = w.make(libs["tracehlo"])
     for mode in (modes if modes is not None else [None]):
         name = f"fusion={mode}" if mode else "tracehlo"
         try:
-            jf = tracehlo.jit(w.make(libs["tracehlo"]), **({"fusion": mode} if mode else {}))
-            c = jf.lower(*args)  # the Compiled that jf's calls run
-            out[name] = {"kernels": kernel_count(c.hlo), "bytes": _bytes(c.cost_analysis()),
-                         "timings": dict(c.timings)}
-            programs[name] = jf
+            c = tracehlo.compile(f_th, args, **({"fusion": mode} if mode else {}))
+            diff = max_diff(c(*args), ref)
+            out[name] = {"kernels": len(c.kernels()), "bytes": _bytes(c.cost_analysis()),
+                         "timings": dict(c.timings), "max_diff": diff,
+                         "ok": close_enough(diff, ref)}
+            programs[name] = c
         except Exception as e:  # noqa: BLE001 - a mode that fails is a result too
             out[name] = {"error": f"{type(e).__name__}: {str(e)[:200]}"}
+    if control and "fusion=xla" in programs:
+        out[XLA_CONTROL] = {}
+        programs[XLA_CONTROL] = tracehlo.compile(f_th, args, fusion="xla")
     for c in programs.values():
         block(c(*args))
     n = _calls_per_sample(programs["jax"], args, sample_s)

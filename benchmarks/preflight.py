@@ -18,22 +18,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def _programs(workload_names, modes):
+def _programs(workload_names, modes, dispatch=True):
     import workloads as W
     for name in workload_names:
         w = W.BY_NAME[name]
         for mode in modes:
-            for size in dict.fromkeys([w.size, w.dispatch_size]):
+            for size in dict.fromkeys([w.size] + ([w.dispatch_size] if dispatch else [])):
                 yield name, mode, size
 
 
-def _child(workload_names, modes, skip: int):
+def _child(workload_names, modes, skip: int, dispatch: bool):
     """Compile and run each program after the first `skip`; print START/OK/FAIL lines."""
     import jax
     import tracehlo
     import workloads as W
     libs = W.libs(("tracehlo",))
-    for i, (name, mode, size) in enumerate(_programs(workload_names, modes)):
+    for i, (name, mode, size) in enumerate(_programs(workload_names, modes, dispatch)):
         if i < skip:
             continue
         print(f"START {i}", flush=True)
@@ -48,13 +48,14 @@ def _child(workload_names, modes, skip: int):
             print(f"FAIL {i} {msg}", flush=True)
 
 
-def run(workload_names, modes, timeout_s=600) -> dict:
-    """{(workload, mode, size): None if it compiled and ran, else the reason}."""
-    programs = list(_programs(workload_names, modes))
+def run(workload_names, modes, timeout_s=600, dispatch=True) -> dict:
+    """{(workload, mode, size): None if it compiled and ran, else the reason}.
+    dispatch=False: only each workload's realistic size, not its dispatch size."""
+    programs = list(_programs(workload_names, modes, dispatch))
     verdict, skip = {}, 0
     while skip < len(programs):
         cmd = [sys.executable, os.path.abspath(__file__), "--child", ",".join(workload_names),
-               ",".join(modes), str(skip)]
+               ",".join(modes), str(skip), str(int(dispatch))]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
         started = None
         for line in proc.stdout.splitlines():
@@ -95,7 +96,8 @@ def _last_check_line(text: str) -> str:
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
-        _child(sys.argv[2].split(","), sys.argv[3].split(","), int(sys.argv[4]))
+        _child(sys.argv[2].split(","), sys.argv[3].split(","), int(sys.argv[4]),
+               bool(int(sys.argv[5])))
         return
     import measure
     import workloads as W

@@ -2,9 +2,12 @@
 
     python benchmarks/run.py [--quick] [--json out.json] [--only mlp,softmax]
                              [--measure frontend,first_call,dispatch,steady,kernels]
+    python benchmarks/run.py --suite fusion [--quick] [--json out.json] [--only ...]
 
 Prints one table per measurement with the median time of each library and the
-ratio tracehlo / jax; the target column says what ratio we aim for. Ratios are
+ratio tracehlo / jax; the target column says what ratio we aim for. The fusion
+suite instead compares tracehlo.compile(fusion="tracehlo"|"xla"|"none") of one
+function: kernels, bytes accessed, time against fusion="xla". Ratios are
 reported, never asserted: this is not a test. See benchmarks/README.md.
 """
 from __future__ import annotations
@@ -12,8 +15,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -45,6 +50,11 @@ SETTINGS = {
     "full": dict(frontend=61, first_call=31, dispatch=(301, 100), steady=(151, 0.001),
                  kernels=41),
 }
+# fusion suite: rounds of the side-by-side timing (each round calls every program once,
+# or more often when a call is shorter than the steady sample time)
+FUSION_REPS = {"quick": 101, "full": 301}
+# the fusion issue's targets for fusion="tracehlo" against fusion="xla"
+FUSION_TARGETS = {"geomean": 1.0, "case": 1.15}
 
 
 def fmt_time(s) -> str:
@@ -94,23 +104,31 @@ def ratio_row(name, res, target, extra=()):
 
 
 def git_commit() -> str:
+    """Short HEAD, "+dirty" when frontend/ or passes/ have local changes, and which
+    of passes/ (others edit it while benchmarks run: results can move under you)."""
     try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
-                             capture_output=True, text=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "frontend", "passes"],
-                               cwd=here, capture_output=True, text=True).stdout.strip()
-        return rev + ("+dirty" if dirty else "")
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        git = lambda *a: subprocess.run(["git", *a], cwd=root, capture_output=True,  # noqa: E731
+                                        text=True).stdout
+        rev = git("rev-parse", "--short", "HEAD").strip()
+        dirty = git("status", "--porcelain", "--", "frontend", "passes").strip()
+        passes = [ln[3:] for ln in git("status", "--porcelain", "--", "passes").splitlines()]
+        return (rev + ("+dirty" if dirty else "")
+                + (f" (passes/ local changes: {', '.join(passes)})" if passes else
+                   " (passes/ clean)"))
     except OSError:
         return "unknown"
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--suite", choices=list(W.SUITES), default="default",
+                    help="default: tracehlo vs jax (five measurements); fusion: our fusion "
+                    "passes vs XLA's vs none on six fusion cases (--measure is ignored)")
     ap.add_argument("--quick", action="store_true", help="fewer repetitions (< 2 min)")
     ap.add_argument("--json", metavar="PATH", help="write every sample and median here")
-    ap.add_argument("--only", default="", help="comma-separated workloads: "
-                    + ",".join(W.BY_NAME))
+    ap.add_argument("--only", default="", help="comma-separated workloads (default: the "
+                    "suite's): " + ",".join(W.BY_NAME))
     ap.add_argument("--measure", default="frontend,first_call,dispatch,steady,kernels",
                     help="comma-separated measurements to run")
     ap.add_argument("--no-numpy", action="store_true", help="skip the NumPy steady column")
@@ -122,13 +140,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     cfg = SETTINGS["quick" if args.quick else "full"]
-    wls = [W.BY_NAME[n] for n in args.only.split(",") if n] or W.WORKLOADS
-    wanted = [m for m in args.measure.split(",") if m]
+    wls = [W.BY_NAME[n] for n in (args.only.split(",") if args.only else W.SUITES[args.suite])]
+    wanted = ["fusion"] if args.suite == "fusion" else [m for m in args.measure.split(",") if m]
     libs = W.libs()
     modes = measure.fusion_modes()
 
     env = {
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "suite": args.suite,
         "mode": "quick" if args.quick else "full",
         "commit": git_commit(),
         "python": platform.python_version(),
@@ -138,14 +157,17 @@ def main(argv=None) -> int:
         "tracehlo_path": os.path.dirname(measure.tracehlo.__file__),
         "loadavg_start": _loadavg(),
     }
-    print(f"# tracehlo benchmarks ({env['mode']}) {env['date']}  commit {env['commit']}")
+    print(f"# tracehlo benchmarks, suite {args.suite} ({env['mode']}) {env['date']}  "
+          f"commit {env['commit']}")
     print(f"# python {env['python']}  jax/jaxlib {env['jax']}/{env['jaxlib']}  numpy "
           f"{env['numpy']}  {env['device']}  {env['cpus']} cpus  load avg {env['loadavg_start']}")
     print(f"# tracehlo imported from {env['tracehlo_path']}; fusion= option: "
           f"{', '.join(modes) if modes else 'absent'}")
-    print("# ratio = median over rounds of tracehlo/jax, samples taken side by side "
-          "(lower is better);\n# med/med = ratio of the medians, min/min = ratio of the "
-          "fastest samples\n")
+    if args.suite == "default":
+        print("# ratio = median over rounds of tracehlo/jax, samples taken side by side "
+              "(lower is better);\n# med/med = ratio of the medians, min/min = ratio of the "
+              "fastest samples")
+    print()
 
     results: dict = {"env": env, "workloads": {w.name: w.describe for w in wls}}
     t_start = time.perf_counter()
@@ -156,7 +178,8 @@ def main(argv=None) -> int:
         verdict = {}
     else:
         t_sec = time.perf_counter()
-        verdict = preflight.run([w.name for w in wls], modes or ["default"])
+        verdict = preflight.run([w.name for w in wls], modes or ["default"],
+                                dispatch="dispatch" in wanted)
         results["preflight"] = {f"{n} fusion={m} {s}": v for (n, m, s), v in verdict.items()}
         bad_programs = {k: v for k, v in results["preflight"].items() if v}
         print(f"preflight ({time.perf_counter() - t_sec:.1f} s): compiled and ran "
@@ -169,6 +192,11 @@ def main(argv=None) -> int:
     def broken(w, mode=None, size=None) -> str | None:
         """Why tracehlo cannot run `w` in `mode` at `size` (None: it can)."""
         return verdict.get((w.name, mode or default, w.size if size is None else size))
+
+    if args.suite == "fusion":
+        fusion_suite(wls, libs, modes, broken, results,
+                     FUSION_REPS[env["mode"]], cfg["steady"][1])
+        return _finish(results, args, env, t_start)
 
     fusion_cols = not args.no_fusion
     skipped: dict = {}
@@ -296,8 +324,6 @@ def main(argv=None) -> int:
         print(f"({time.perf_counter() - t_sec:.1f} s)\n")
 
     results["skipped"] = skipped
-    env["loadavg_end"] = _loadavg()
-    results["elapsed_s"] = time.perf_counter() - t_start
     summary = _summary(results, wanted)
     results["summary"] = summary
     print("summary (ratio tracehlo/jax, target):")
@@ -305,13 +331,100 @@ def main(argv=None) -> int:
         print(f"  {m:11s} " + "  ".join(f"{n}={v['ratio']:.2f}{'' if v['ok'] else '!'}"
                                        for n, v in items.items())
               + f"   (target <= {TARGETS[m][0]}x; ! = over)" + _noise(items))
-    print(f"elapsed {results['elapsed_s']:.1f} s; load avg at end {env['loadavg_end']}")
+    return _finish(results, args, env, t_start)
 
+
+def _finish(results, args, env, t_start) -> int:
+    env["loadavg_end"] = _loadavg()
+    results["elapsed_s"] = time.perf_counter() - t_start
+    print(f"elapsed {results['elapsed_s']:.1f} s; load avg at end {env['loadavg_end']}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1, default=str)
         print(f"wrote {args.json}")
     return 0
+
+
+def fusion_suite(wls, libs, modes, broken, results, reps, sample_s) -> None:
+    """Per case: kernels and bytes accessed of tracehlo.compile(fusion=tracehlo|xla|none)
+    of one function (and jax.jit of its jax.numpy twin), outputs checked against
+    jax.jit, then steady-state time of all of them side by side; time ratios are
+    paired against fusion=xla. Misses of the fusion issue's targets are listed."""
+    if modes is None:
+        print("this tracehlo build has no fusion= option: no fusion suite")
+        return
+    t_sec = time.perf_counter()
+    res = results["fusion"] = {}
+    rows, misses, ratios = [], {}, {}
+    for w in wls:
+        ok = [m for m in modes if not broken(w, m)]
+        r = res[w.name] = measure.kernels(w, libs, reps, sample_s, ok, control=True)
+        for m in modes:
+            if broken(w, m):
+                r[f"fusion={m}"] = {"error": "left out (preflight: "
+                                    + broken(w, m).split(":")[0] + ")"}
+        th, xla, none = (r[f"fusion={m}"] for m in modes)
+        jx, aa = r["jax"], r.get(measure.XLA_CONTROL, {})
+
+        def vs_xla(e):
+            if "run" not in e or "run" not in xla:
+                return None
+            return measure.paired_ratio(e["run"]["samples"], xla["run"]["samples"])
+        ratio = vs_xla(th)
+        r["ratios_vs_xla"] = {"tracehlo": ratio, "none": vs_xla(none), "jax": vs_xla(jx),
+                              "xla A/A": vs_xla(aa)}
+        miss = []
+        if any("error" in e for e in (th, xla)):
+            miss.append("failed: " + (th.get("error") or xla.get("error")))
+        else:
+            ratios[w.name] = ratio
+            if th["kernels"] > xla["kernels"]:
+                miss.append(f"kernels {th['kernels']} > {xla['kernels']}")
+            if th["bytes"] > xla["bytes"]:
+                miss.append(f"bytes {th['bytes'] / xla['bytes']:.2f}x")
+            if ratio > FUSION_TARGETS["case"]:
+                miss.append(f"time {ratio:.2f}x > {FUSION_TARGETS['case']}x")
+        wrong = [p for p, e in r.items() if isinstance(e, dict) and e.get("ok") is False]
+        if wrong:
+            miss.append("output MISMATCH vs jax: " + ", ".join(wrong))
+        if miss:
+            misses[w.name] = miss
+
+        def three(key, fmt):
+            return " / ".join(fmt(e[key]) if key in e else "x" for e in (th, xla, none))
+        fr = lambda x: "-" if x is None else f"{x:.3f}x"  # noqa: E731
+        rows.append([w.name, three("kernels", str), str(jx.get("kernels", "-")),
+                     three("bytes", lambda b: f"{b / 2**20:.2f}"),
+                     fmt_bytes(jx.get("bytes")),
+                     *(fmt_time(e["run"]["median"]) if "run" in e else "-"
+                       for e in (th, xla, none, jx)),
+                     fr(ratio), fr(th["run"]["min"] / xla["run"]["min"]
+                                   if "run" in th and "run" in xla else None),
+                     fr(r["ratios_vs_xla"]["none"]), fr(r["ratios_vs_xla"]["jax"]),
+                     fr(r["ratios_vs_xla"]["xla A/A"]),
+                     f"{max(e.get('max_diff', 0) for e in (th, xla, none)):.0e}",
+                     "ok" if not miss else "MISS"])
+    print("fusion: tracehlo.compile(f, fusion=tracehlo / xla / none) of the same function; "
+          "jax = jax.jit of the jax.numpy twin.\nkernels = len(Compiled.kernels()); bytes = "
+          "cost_analysis()['bytes accessed'] in MiB; times = median per call, blocked;\n"
+          "ratios = median over rounds of (program / fusion=xla), paired; min/min = th/xla of "
+          "the fastest samples;\nxla A/A = a second "
+          "fusion=xla compile (noise); diff = max abs diff vs jax.jit, all modes")
+    print(table(rows, ["case", "kernels th/xla/none", "jax", "MiB th/xla/none", "jax",
+                       "t tracehlo", "t xla", "t none", "t jax", "th/xla", "min/min", "none/xla",
+                       "jax/xla", "xla A/A", "diff", ""]))
+    geo = math.exp(statistics.fmean(math.log(x) for x in ratios.values())) if ratios else None
+    results["fusion_summary"] = {"geomean_tracehlo_over_xla": geo, "misses": misses}
+    print(f"({time.perf_counter() - t_sec:.1f} s)\n")
+    if geo is not None:
+        print(f"geomean tracehlo/xla over {len(ratios)} cases: {geo:.3f}x (target <= "
+              f"{FUSION_TARGETS['geomean']}x: {'ok' if geo <= FUSION_TARGETS['geomean'] else 'MISS'})")
+    print(f"targets per case: kernels and bytes <= fusion=xla's, time <= "
+          f"{FUSION_TARGETS['case']}x of fusion=xla; "
+          + ("all met" if not misses else f"missed on {len(misses)}:"))
+    for n, miss in misses.items():
+        print(f"  {n}: " + "; ".join(miss) + f"   (python benchmarks/diagnose.py fusion "
+              f"--workload {n})")
 
 
 def _variant_ratio(r) -> str:
