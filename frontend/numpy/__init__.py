@@ -69,10 +69,10 @@ def _static_int(value, what):
 
 def _canon_axis(axis, ndim_, name="axis"):
     axis = _static_int(axis, name)
-    if not -ndim_ <= axis < builtins.max(ndim_, 1):
+    if not -ndim_ <= axis < ndim_:
         raise ValueError(at_user_line(f"{name} {axis} is out of bounds for an array of "
                                       f"dimension {ndim_}"))
-    return axis % ndim_ if ndim_ else 0
+    return axis % ndim_
 
 
 def _canon_axes(axis, ndim_):
@@ -1014,8 +1014,8 @@ def tile(A, reps):
 
 def repeat(a, repeats, axis=None):
     a = _operand(a)
-    if axis is None:
-        a, axis = ravel(a), 0
+    if axis is None or ndim(a) == 0:
+        a, axis = ravel(a), 0 if axis is None else axis
     axis = _canon_axis(axis, ndim(a))
     if isinstance(repeats, int):
         shp = _shape(a)
