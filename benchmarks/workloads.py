@@ -117,7 +117,7 @@ def make_mlp(lib: Lib):
 
 
 def make_gelu_bias(lib: Lib):
-    xp, nn = lib.np, lib.nn
+    nn = lib.nn
 
     def gelu_bias(x, b):
         return nn.gelu(x + b)  # tanh-approximate, as after a dense layer
