@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 from .capability import Backend
 from .graph import Graph, functions
 from .report import FusionReport
-from .rewrite import Group, apply, erase_dead
+from .rewrite import Group, apply, canonicalize
 
 
 @dataclass
@@ -43,7 +43,7 @@ class FusionPass:
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
             for func in functions(module):
-                erase_dead(func.regions[0].blocks[0])
+                canonicalize(func.regions[0].blocks[0])
                 for _ in range(len(list(func.regions[0].blocks[0].operations))):
                     graph = Graph(func)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
