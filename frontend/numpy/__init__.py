@@ -166,13 +166,11 @@ def broadcast_to(x, shape):
         return _array(x)
     if len(shape) < len(xs) or builtins.any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
         raise ValueError(at_user_line(f"cannot broadcast an array of shape {xs} to {shape}"))
-    lead = len(shape) - len(xs)
-    keep = [i for i, n in enumerate(xs) if n == shape[lead + i]]
-    if len(keep) != len(xs):
-        x = lax.reshape(x, [xs[i] for i in keep])
     if isinstance(x, (bool, int, float, complex)):
         x = _as_dtype(x, _t(x).dtype, True)
-    return lax.broadcast_in_dim(x, shape, [lead + i for i in keep])
+    # broadcast_in_dim expands size-1 axes itself: no reshape, which fuses badly
+    lead = len(shape) - len(xs)
+    return lax.broadcast_in_dim(x, shape, [lead + i for i in range(len(xs))])
 
 
 def _promote(*args, to_inexact=False):
@@ -694,7 +692,10 @@ def _reduction_dtype(x, dtype, promote_ints):
 
 
 def _keepdims(out, axes, in_shape):
-    return lax.reshape(out, [1 if i in axes else n for i, n in enumerate(in_shape)])
+    """Reinsert reduced axes as size 1 with broadcast_in_dim (as JAX's expand_dims):
+    it fuses with what follows, where a reshape would not."""
+    return lax.broadcast_in_dim(out, [1 if i in axes else n for i, n in enumerate(in_shape)],
+                                [i for i in range(len(in_shape)) if i not in axes])
 
 
 def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=None,
@@ -1154,12 +1155,19 @@ def matmul(a, b):
             f"matmul: shapes {_shape(a)} and {_shape(b)} are not aligned: "
             f"{_shape(a)[-1]} (last axis of the first) != {_shape(b)[-2]} "
             "(second-to-last axis of the second)"))
-    batch = _broadcast_shapes(_shape(a)[:-2], _shape(b)[:-2])
-    a = broadcast_to(a, batch + _shape(a)[-2:])
-    b = broadcast_to(b, batch + _shape(b)[-2:])
-    nb = len(batch)
-    out = _dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                       "matmul")
+    if ndim(b) == 2:  # a batch of rows times one matrix: no batch axes, no broadcast
+        out = _dot_general(a, b, (((ndim(a) - 1,), (0,)), ((), ())), "matmul")
+    elif ndim(a) == 2:  # one matrix times a batch: contract, then move the batch first
+        out = _dot_general(a, b, (((1,), (ndim(b) - 2,)), ((), ())), "matmul")
+        nb = ndim(b) - 2
+        out = lax.transpose(out, tuple(range(1, nb + 1)) + (0, nb + 1))
+    else:
+        batch = _broadcast_shapes(_shape(a)[:-2], _shape(b)[:-2])
+        a = broadcast_to(a, batch + _shape(a)[-2:])
+        b = broadcast_to(b, batch + _shape(b)[-2:])
+        nb = len(batch)
+        out = _dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                           "matmul")
     if a_vec:
         out = squeeze(out, -2)
     if b_vec:
