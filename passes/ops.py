@@ -28,9 +28,11 @@ EXPENSIVE_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """
 CHEAP_SHAPE = frozenset(f"stablehlo.{n}" for n in """
     broadcast broadcast_in_dim concatenate iota pad reshape reverse slice transpose""".split())
 
-# op(x, x) that XLA's simplifier folds to x or a constant (x*x it keeps)
-FOLDS_IDENTICAL_OPERANDS = frozenset(f"stablehlo.{n}" for n in """
-    and compare maximum minimum or select subtract xor""".split())
+# op(x, x) that XLA's simplifier folds to x (select(p, x, x) too) or to a
+# constant; x * x it keeps
+IDEMPOTENT = frozenset(f"stablehlo.{n}" for n in "and maximum minimum or select".split())
+FOLDS_IDENTICAL_OPERANDS = IDEMPOTENT | {"stablehlo.compare", "stablehlo.subtract",
+                                         "stablehlo.xor"}
 
 REDUCE = "stablehlo.reduce"
 FUSION = "mhlo.fusion"

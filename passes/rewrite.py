@@ -98,10 +98,6 @@ def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
     return ir.Attribute.parse(f"#mhlo<fusion_kind {backend.fusion_kind(roots_are_reduce)}>")
 
 
-IDEMPOTENT = frozenset({"stablehlo.select", "stablehlo.maximum", "stablehlo.minimum",
-                        "stablehlo.and", "stablehlo.or"})
-
-
 def canonicalize(block: ir.Block) -> None:
     """Fold op(x, x) = x for idempotent ops, then erase the ops we understand whose
     results nothing reads. XLA does both after us; when it does, a fusion output
@@ -109,11 +105,11 @@ def canonicalize(block: ir.Block) -> None:
     random-program test), so the passes see the program XLA will see."""
     for op in list(block.operations)[:-1]:
         operands = list(op.operation.operands)
-        if opinfo.name(op) in IDEMPOTENT and operands[-1] == operands[-2]:
+        if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
             op.operation.results[0].replace_all_uses_with(operands[-1])
     for op in reversed(list(block.operations)[:-1]):
         if ((opinfo.name(op) == opinfo.FUSION or opinfo.unfusible_reason(op) is None
-             or opinfo.name(op) in IDEMPOTENT)
+             or opinfo.name(op) in opinfo.IDEMPOTENT)
                 and not any(list(r.uses) for r in op.operation.results)):
             op.operation.erase()
 

@@ -106,6 +106,19 @@ func.func @across_side_effect(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// select(p, x, x) is x and dead code goes: folded first, as XLA would after us.
+// CHECK-LABEL: func.func @canonicalized_first
+// CHECK-NOT: stablehlo.select
+// CHECK-NOT: stablehlo.negate
+// CHECK: return %arg1
+func.func @canonicalized_first(%p: tensor<4xi1>, %x: tensor<4xf32>) -> tensor<4xf32> {
+  %n = stablehlo.negate %x : tensor<4xf32>
+  %s = stablehlo.select %p, %x, %x : tensor<4xi1>, tensor<4xf32>
+  return %s : tensor<4xf32>
+}
+
+// -----
+
 // The operand+output bound: with at most 2, add(x, y) takes no producers.
 // CHECK-LABEL: func.func @operand_bound
 // CHECK: "mhlo.fusion"(%arg0, %arg1)
