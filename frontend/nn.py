@@ -1,4 +1,7 @@
-"""tracehlo.nn: the activation and normalization functions of jax.nn."""
+"""tracehlo.nn: the activation and normalization functions of jax.nn.
+
+Arithmetic is spelled tnp.add/multiply/..., never `+ * -`: eagerly the operands are
+jax.Arrays, whose operators would run JAX's own ops instead of ours."""
 from __future__ import annotations
 
 import numpy as _np
@@ -21,35 +24,37 @@ def logsumexp(x, axis=None, keepdims=False):
     (x,) = tnp._promote(x, to_inexact=True)
     m = tnp.max(x, axis=axis, keepdims=True)
     m = tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m))
-    s = tnp.sum(tnp.exp(x - m), axis=axis, keepdims=True)
-    out = tnp.log(s) + m
+    s = tnp.sum(tnp.exp(tnp.subtract(x, m)), axis=axis, keepdims=True)
+    out = tnp.add(tnp.log(s), m)
     return out if keepdims else tnp.squeeze(out, axis=axis) if axis is not None else \
         tnp.reshape(out, ())
 
 
 def log_softmax(x, axis=-1):
     (x,) = tnp._promote(x, to_inexact=True)
-    shifted = x - tnp.max(x, axis=axis, keepdims=True)
-    return shifted - tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True))
+    shifted = tnp.subtract(x, tnp.max(x, axis=axis, keepdims=True))
+    return tnp.subtract(shifted, tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True)))
 
 
 def softmax(x, axis=-1):
     (x,) = tnp._promote(x, to_inexact=True)
-    unnormalized = tnp.exp(x - tnp.max(x, axis=axis, keepdims=True))
-    return unnormalized / tnp.sum(unnormalized, axis=axis, keepdims=True)
+    unnormalized = tnp.exp(tnp.subtract(x, tnp.max(x, axis=axis, keepdims=True)))
+    return tnp.divide(unnormalized, tnp.sum(unnormalized, axis=axis, keepdims=True))
 
 
 def gelu(x, approximate=True):
     """GELU; the tanh approximation by default, as jax.nn.gelu."""
     (x,) = tnp._promote(x, to_inexact=True)
     if approximate:
-        c = _np.sqrt(2 / _np.pi)
-        return 0.5 * x * (1 + tnp.tanh(c * (x + 0.044715 * (x * x * x))))
-    return 0.5 * x * (1 + lax.erf(x / _np.sqrt(2)))
+        cubic = tnp.multiply(0.044715, tnp.multiply(x, tnp.multiply(x, x)))
+        inner = tnp.multiply(float(_np.sqrt(2 / _np.pi)), tnp.add(x, cubic))
+        return tnp.multiply(tnp.multiply(0.5, x), tnp.add(1, tnp.tanh(inner)))
+    erf = lax.erf(tnp.multiply(x, float(1 / _np.sqrt(2))))
+    return tnp.multiply(tnp.multiply(0.5, x), tnp.add(1, erf))
 
 
 def silu(x):
-    return x * sigmoid(x)
+    return tnp.multiply(x, sigmoid(x))
 
 
 swish = silu

@@ -1,6 +1,7 @@
 """tracehlo.nn against jax.nn (values and dtypes), eager and jitted: axes, keepdims,
 integer inputs, infinities and large values (stability)."""
 import jax.nn
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -73,6 +74,15 @@ def test_normalizer_int_and_0d():
     _nn_check(lambda nn, x: nn.logsumexp(x), i32(4), rtol=1e-5)
     _nn_check(lambda nn, x: nn.logsumexp(x), np.float32(2.0), rtol=1e-5)
     _nn_check(lambda nn, x: nn.logsumexp(x, axis=0), np.array([-np.inf, -np.inf], np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
+def test_half_precision_keeps_dtype(dtype):
+    x = np.array([[1.5, -2.0, 0.25], [3.0, 10.0, -0.5]], dtype)
+    for fn in (lambda nn, x: nn.gelu(x), lambda nn, x: nn.gelu(x, approximate=False),
+               lambda nn, x: nn.softmax(x), lambda nn, x: nn.log_softmax(x),
+               lambda nn, x: nn.logsumexp(x, axis=1), lambda nn, x: nn.relu(x)):
+        _nn_check(fn, x, rtol=2e-2, atol=2e-2)
 
 
 def test_one_hot():

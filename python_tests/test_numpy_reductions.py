@@ -1,6 +1,7 @@
 """tracehlo.numpy reductions and scans: axes (None, ints, negative, tuples), keepdims,
 dtypes of integer and bool sums as in JAX, 0-d inputs, NaN handling, errors."""
 import numpy as np
+import jax.numpy as jnp
 import pytest
 
 import tracehlo.numpy as tnp
@@ -45,6 +46,13 @@ def test_small_int_sums():
         check(lambda m, x: m.prod(x), x, values="jnp")
     check(lambda m, x: m.sum(x, dtype=np.float32), i32(4))
     check(lambda m, x: m.mean(x, dtype=np.float32), i32(4))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
+def test_half_float_sums_accumulate_in_f32(dtype):
+    x = np.array([1.5, -2.0, 0.25, 3.0, 100.0, -0.5] * 20, dtype)
+    check(lambda m, x: m.sum(x), x, values="jnp")
+    check(lambda m, x: m.prod(x[:4]), x, values="jnp")
 
 
 def test_var_std_ddof():

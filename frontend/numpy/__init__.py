@@ -700,6 +700,8 @@ def _keepdims(out, axes, in_shape):
 
 def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=None,
             identity=None):
+    """promote_ints (sum, prod): small ints and bool accumulate in int32, half floats
+    in float32 (JAX's dtypes)."""
     x = _operand(x)
     x = asarray(x) if not _is_array(x) or isinstance(x, (bool, int, float, complex)) else x
     axes = _canon_axes(axis, ndim(x))
@@ -707,7 +709,14 @@ def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=No
     x = lax.convert_element_type(x, dt)
     if where_ is not None:
         x = where(where_, x, full_like(x, identity))
-    out = lax_fn(x, axes) if axes else x
+    if not axes:
+        out = x
+    elif promote_ints and dt in (_dtypes.float16, _dtypes.bfloat16):
+        # sums and products of half floats accumulate in float32, as in JAX
+        out = lax.convert_element_type(
+            lax_fn(lax.convert_element_type(x, _dtypes.float32), axes), dt)
+    else:
+        out = lax_fn(x, axes)
     return _keepdims(out, axes, _shape(x)) if keepdims else out
 
 

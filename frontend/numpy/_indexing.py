@@ -253,7 +253,8 @@ def _scatter_flat(x, entries, values, combiner):
     for k, (i, n) in enumerate(zip(entries, x.shape)):
         if _is_array_index(i):
             i = tnp._wrap_negative(i, n)
-            entries[k] = tnp.where((i >= 0) & (i < n), i, n)
+            entries[k] = tnp.where(tnp.logical_and(tnp.greater_equal(i, 0), tnp.less(i, n)),
+                                   i, n)
             padding[k] = (0, 1, 0)
     positions = getitem(lax.pad(positions, x.size, padding), tuple(entries))
     values = tnp.broadcast_to(values, positions.shape)
