@@ -21,12 +21,16 @@ Python API
     parse(text, filename="<string>") -> ir.Module; to_text(module, debug_info=False)
         ParseError carries MLIR's diagnostic as `file:line:col: error: ...`.
 
-What reaches XLA CPU (measured, see capability.py): single-output kLoop
-fusions of elementwise ops, broadcasts and reductions, or one variadic reduce as
-the root; never transpose, concatenate, reshape or other ops XLA sees as a
-reshape (they abort it inside fusions); no fusions in functions called from a
-loop or branch body. Ops the passes do not know (CHLO, calls, control flow, custom
-calls, other dialects) are left alone, never fused.
+What reaches XLA CPU (each limit measured in a subprocess, see capability.py and
+python_tests/test_passes_capability.py): single-output kLoop fusions of
+elementwise ops, broadcasts and reductions, or one variadic reduce as the root;
+never transpose, concatenate, reshape or what XLA turns into a reshape (they
+abort it inside fusions); a fused select takes on_true from a parameter; no
+arithmetic on constants and no op(x, x) that XLA folds (it would leave a fused
+parameter unread); no fusions in functions called from a loop or branch body.
+Each pass first folds idempotent op(x, x) and erases dead code, as XLA would
+after us. Ops the passes do not know (CHLO, calls, control flow, custom calls,
+other dialects) are left alone, never fused.
 
 Modules: graph (dataflow view), ops (what each op is), legality (XLA's rules),
 cost (bytes, flops, launches), capability (per-backend limits and
