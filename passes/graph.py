@@ -90,15 +90,21 @@ class Graph:
     def is_returned(self, i: int) -> bool:
         return any(r in self.returned for r in self.results(i))
 
-    def creates_cycle(self, group: set[int]) -> bool:
+    def creates_cycle(self, group: set[int], planned: list[set[int]] = ()) -> bool:
         """Whether a path leaves `group` and comes back: one kernel for the group
-        would then both feed and read the ops on that path."""
-        last = max(group)
+        would then both feed and read the ops on that path. Groups already
+        `planned` in this round count as the single kernels they will become."""
+        kernel_of = {i: k for k, g in enumerate(planned) for i in g}
+        last = max(group | {i for g in planned for i in g})
+
+        def users(n):
+            members = planned[kernel_of[n]] if n in kernel_of else (n,)
+            return (u for m in members for u in self.users[m])
+
         todo = deque(u for i in group for u in self.users[i] if u not in group)
         seen = set(todo)
         while todo:
-            n = todo.popleft()
-            for u in self.users[n]:
+            for u in users(todo.popleft()):
                 if u in group:
                     return True
                 if u < last and u not in seen:

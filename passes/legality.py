@@ -31,9 +31,11 @@ def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
 
 
 def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands: int,
-                  owned: set[int] | None = None, reduce_heroes: int = 1) -> str | None:
+                  owned: set[int] | None = None, reduce_heroes: int = 1,
+                  planned: list[set[int]] = ()) -> str | None:
     """Why `group` cannot be one kernel. `owned` members hand their values to
-    outside users; the others are copies (duplicated cheap ops)."""
+    outside users; the others are copies (duplicated cheap ops). `planned`: the
+    groups this round already chose, each to become one kernel."""
     owned = group if owned is None else owned
     for i in group:
         reason = node_problem(graph, i, backend)
@@ -44,7 +46,7 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
     reduces = [r for i in group for r in reduces_in(graph, i)]
     if len(reduces) > reduce_heroes:
         return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
-    if owned == group and len(group) > 1 and graph.creates_cycle(group):
+    if owned == group and len(group) > 1 and graph.creates_cycle(group, planned):
         return "would create a cycle: a path leaves the group and comes back"
     if any(not graph.users[i] and not graph.is_returned(i) for i in owned):
         return "dead code: XLA would drop it and leave a fused parameter unread"

@@ -26,17 +26,19 @@ class ProducerConsumerFusion(FusionPass):
                 if (p in claimed or graph.name(p) == "stablehlo.constant"
                         or not (graph.is_returned(p) or len(graph.users[p]) > 1)):
                     continue  # single-user producers are instruction fusion's
-                reason = self._problem(graph, p, c, ctx)
+                reason = self._problem(graph, p, c, ctx, [g.members for g in groups])
                 if self.record(ctx, graph, [p, c], reason, "producer kept as an extra output"):
                     groups.append(Group({p, c}))
                     claimed |= {p, c}
                     break
         return groups
 
-    def _problem(self, graph: Graph, p: int, c: int, ctx: PassContext) -> str | None:
+    def _problem(self, graph: Graph, p: int, c: int, ctx: PassContext,
+                 planned: list[set[int]]) -> str | None:
         reason = (legality.node_problem(graph, p, ctx.backend)
                   or legality.reuse_problem(graph, p, {c})
-                  or legality.group_problem(graph, {p, c}, ctx.backend, self.max_operands(ctx)))
+                  or legality.group_problem(graph, {p, c}, ctx.backend, self.max_operands(ctx),
+                                            planned=planned))
         if reason:
             return reason
         before = group_bytes(graph, {p}) + group_bytes(graph, {c})

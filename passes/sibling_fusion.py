@@ -41,7 +41,8 @@ class SiblingFusion(FusionPass):
                 continue
             group = {kernels[0]}
             for b in kernels[1:]:
-                reason = self._problem(graph, group, b, value, ctx)
+                reason = self._problem(graph, group, b, value, ctx,
+                                       [g.members for g in groups])
                 if self.record(ctx, graph, [*sorted(group), b], reason,
                                f"shared operand read once ({opinfo.type_bytes(value.type)} bytes)"):
                     group.add(b)
@@ -51,7 +52,7 @@ class SiblingFusion(FusionPass):
         return groups
 
     def _problem(self, graph: Graph, group: set[int], b: int, value: ir.Value,
-                 ctx: PassContext) -> str | None:
+                 ctx: PassContext, planned: list[set[int]]) -> str | None:
         reason = legality.node_problem(graph, b, ctx.backend)
         if reason:
             return reason
@@ -67,7 +68,8 @@ class SiblingFusion(FusionPass):
             return "different loop shapes"
         candidate = group | {b}
         reason = legality.group_problem(graph, candidate, ctx.backend, self.max_operands(ctx),
-                                        reduce_heroes=len(candidate) if sig_a else 1)
+                                        reduce_heroes=len(candidate) if sig_a else 1,
+                                        planned=planned)
         if reason:
             return reason
         before = sum(group_bytes(graph, {i}) for i in candidate)

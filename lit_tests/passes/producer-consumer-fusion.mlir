@@ -34,3 +34,21 @@ func.func @cycle_through_dot(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %a = stablehlo.add %n, %d : tensor<4x4xf32>
   return %a : tensor<4x4xf32>
 }
+
+// -----
+
+// Each pair alone is acyclic, but with {exp, add} planned, {log, multiply} would
+// feed it (log -> add) and read it (exp -> multiply): refused in that round; later
+// rounds grow the first fusion over all four ops instead.
+// CHECK-LABEL: func.func @cycle_between_planned_groups
+// CHECK: "mhlo.fusion"
+// CHECK-NOT: "mhlo.fusion"
+// CHECK: return
+// WHY: not fused: stablehlo.log {{.*}} + stablehlo.multiply {{.*}}: would create a cycle
+func.func @cycle_between_planned_groups(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %p1 = stablehlo.exponential %x : tensor<16xf32>
+  %p2 = stablehlo.log %x : tensor<16xf32>
+  %c1 = stablehlo.add %p1, %p2 : tensor<16xf32>
+  %c2 = stablehlo.multiply %p1, %p2 : tensor<16xf32>
+  return %c1, %c2 : tensor<16xf32>, tensor<16xf32>
+}
