@@ -159,17 +159,27 @@ class Compiled:
                                      donated=_donated_leaves(sig, args, donate_argnums))
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
-        self.fused, self._report = None, None
+        self.fused, self._report, passes_off = None, None, ()
         if fusion == "tracehlo":
             from . import passes  # tracehlo.passes: parsed with jaxlib's MLIR bindings
             t0 = time.perf_counter()
             result = passes.fuse_with_report(self.stablehlo, runtime.fusion_backend(backend))
-            self.fused, self._report = result.text, result.report
+            self.fused, self._report, passes_off = result.text, result.report, result.xla_passes_off
             times["passes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        self._exe = runtime.compile(self.fused or self.stablehlo,
-                                    [(t.shape, t.dtype) for t in self.ir.out_types], backend,
-                                    xla_fusion=(fusion == "xla"))
+        out_types = [(t.shape, t.dtype) for t in self.ir.out_types]
+        try:
+            self._exe = runtime.compile(self.fused or self.stablehlo, out_types, backend,
+                                        xla_fusion=(fusion == "xla"), passes_off=passes_off)
+        except runtime.XlaCompileError as e:
+            if self.fused is None:
+                raise
+            # XLA rejected our fused module (its simplifier can still break a fusion):
+            # the program must run all the same, so let XLA choose the kernels.
+            logger.warning("%s: XLA rejected the fused module, compiling with XLA's own "
+                           "fusion instead: %s", _name(fn), e)
+            self.fusion = "xla"
+            self._exe = runtime.compile(self.stablehlo, out_types, backend, xla_fusion=True)
         times["xla_compile"] = time.perf_counter() - t0
         self.timings = times
         self._single_output = self._out_tree == tree_util.tree_structure(0)

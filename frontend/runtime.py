@@ -19,13 +19,11 @@ _jaxlib = xla_client._xla  # the nanobind extension (jaxlib._jax) behind xla_cli
 
 # XLA pass names that perform fusion, per platform: switched off per compile when our
 # own passes choose the kernels (env_option_overrides, never the process-wide XLA_FLAGS).
-# reshape-mover too: it moves reshapes across our mhlo.fusion ops without rewriting
-# their fused computations, which XLA's verifier then rejects.
 XLA_FUSION_PASSES = {
-    "cpu": "fusion,cpu_multi_output_fusion,reshape-mover",
-    "cuda": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,reshape-mover,"
+    "cpu": "fusion,cpu_multi_output_fusion",
+    "cuda": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,"
             "sibling-multi-output-fusion",
-    "rocm": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,reshape-mover,"
+    "rocm": "priority-fusion,multi_output_fusion,fusion,horizontal-loop-fusion,"
             "sibling-multi-output-fusion",
 }
 
@@ -70,11 +68,13 @@ def to_device(x, dev) -> jax.Array:
         return jax.device_put(x, dev)
 
 
-def compile_options(backend_platform: str, xla_fusion: bool):
-    opts = xla_client.CompileOptions()
+def compile_options(backend_platform: str, xla_fusion: bool, passes_off=()):
+    disabled = list(passes_off)
     if not xla_fusion:
-        opts.env_option_overrides = [
-            ("xla_disable_hlo_passes", XLA_FUSION_PASSES.get(backend_platform, "fusion"))]
+        disabled.insert(0, XLA_FUSION_PASSES.get(backend_platform, "fusion"))
+    opts = xla_client.CompileOptions()
+    if disabled:
+        opts.env_option_overrides = [("xla_disable_hlo_passes", ",".join(disabled))]
     return opts
 
 
@@ -107,10 +107,11 @@ class Executable:
 
 
 def compile(stablehlo_text: str, out_types, backend: str | None = None,
-            xla_fusion: bool = True) -> Executable:
-    """Compile StableHLO text for one device. `out_types` is [(shape, dtype)] of the results."""
+            xla_fusion: bool = True, passes_off=()) -> Executable:
+    """Compile StableHLO text for one device. `out_types` is [(shape, dtype)] of the
+    results; `passes_off` names further XLA passes to switch off for this compile."""
     dev = device(backend)
-    opts = compile_options(dev.platform, xla_fusion)
+    opts = compile_options(dev.platform, xla_fusion, passes_off)
     try:
         loaded = dev.client.compile_and_load(
             stablehlo_text, xla_client.DeviceList((dev,)), opts)

@@ -182,3 +182,34 @@ def all_fusions(module: ir.Module) -> list:
 
     module.operation.walk(visit)
     return found
+
+
+# XLA passes that must not run on a module our passes fused: XLA's reshape-mover sinks
+# a reshape or transpose through an mhlo.fusion it takes for elementwise, changing the
+# fusion's shape but not its fused computation, which XLA's verifier then rejects. It
+# stays on otherwise: turning it off miscompiles some programs (random_randint_ in the
+# StableHLO corpus) when XLA's fusion is off too.
+RESHAPE_MOVER = "reshape-mover"
+
+
+def _moved_by_reshape_mover(fusion) -> bool:
+    """XLA's condition, conservatively: the fusion reads at least one reshape or
+    transpose (XLA counts unit-dim broadcasts as reshapes), and every other operand
+    is rank 0 or also such a reshape."""
+    moved = False
+    for operand in fusion.operands:
+        producer = getattr(operand.owner, "operation", None)  # None for block arguments
+        if producer is not None and (producer.name in ("stablehlo.reshape",
+                                                       "stablehlo.transpose")
+                                     or reshape_like(producer.opview)):
+            moved = True
+        elif operand.type.rank != 0:
+            return False
+    return moved
+
+
+def xla_passes_to_disable(module: ir.Module) -> tuple[str, ...]:
+    """The XLA passes to switch off when compiling this fused module."""
+    if any(_moved_by_reshape_mover(f) for f in all_fusions(module)):
+        return (RESHAPE_MOVER,)
+    return ()

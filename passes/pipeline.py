@@ -8,7 +8,7 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from . import ops as opinfo
-from .capability import check_backend, get_backend
+from .capability import check_backend, get_backend, xla_passes_to_disable
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, PassContext
@@ -95,6 +95,7 @@ def _op_bytes(op) -> int:
 class FusionResult:
     text: str              # the fused module, with source locations
     report: FusionReport
+    xla_passes_off: tuple[str, ...] = ()  # XLA passes this module must be compiled without
 
     def __str__(self) -> str:
         return self.text
@@ -105,7 +106,7 @@ def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
     module = parse(stablehlo_text)
     report = PassManager(pipeline, backend).run(module)
     check_backend(module, backend)
-    return FusionResult(to_text(module, debug_info=True), report)
+    return FusionResult(to_text(module, debug_info=True), report, xla_passes_to_disable(module))
 
 
 def fuse(stablehlo_text: str, backend: str = "cpu") -> str:

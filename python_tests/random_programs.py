@@ -88,11 +88,13 @@ def run(seed: int) -> str | None:
     results = {}
     for mode in ("tracehlo", "none", "xla"):
         try:
-            results[mode] = [np.asarray(o) for o in
-                             tracehlo.compile(program, args, fusion=mode)(*args)]
+            compiled = tracehlo.compile(program, args, fusion=mode)
+            results[mode] = [np.asarray(o) for o in compiled(*args)]
         except Exception as e:  # a Python error is a failure to report, not a crash
             ir = tracehlo.make_ir(program)(*args)
             return f"fusion={mode} failed: {type(e).__name__}: {e}\n{ir}"
+        if compiled.fusion != mode:  # XLA rejected our fusions and compile fell back
+            return f"fusion={mode} fell back to {compiled.fusion}\n{compiled.ir}"
     for mode in ("none", "xla"):
         for a, b in zip(results["tracehlo"], results[mode]):
             if a.shape != b.shape or not np.allclose(a, b, rtol=2e-5, atol=1e-5, equal_nan=True):

