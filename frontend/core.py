@@ -189,7 +189,12 @@ def type_of(x) -> ArrayType:
 
 
 def bind(prim: Primitive, operands, params: dict):
-    out_types = shape_rules[prim](*[type_of(x) for x in operands], **params)
+    try:
+        out_types = shape_rules[prim](*[type_of(x) for x in operands], **params)
+    except (TypeError, ValueError) as e:  # ill-typed use: say where in the user's code
+        if isinstance(e, TracehloError):
+            raise
+        raise type(e)(at_user_line(str(e))) from None
     if not prim.multiple_results:
         out_types = [out_types]
     builder = trace_stack[-1] if trace_stack else None

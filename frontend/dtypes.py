@@ -92,7 +92,8 @@ _WEAK_INT, _WEAK_FLOAT, _WEAK_COMPLEX = "i*", "f*", "c*"
 _LATTICE = {
     bool_: [_WEAK_INT],
     _WEAK_INT: [uint8, int8],
-    uint8: [uint16], uint16: [uint32], uint32: [uint64], uint64: [_WEAK_FLOAT],
+    uint8: [uint16, int16], uint16: [uint32, int32], uint32: [uint64, int64],
+    uint64: [_WEAK_FLOAT],
     int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
     _WEAK_FLOAT: [_WEAK_COMPLEX, bfloat16, float16],
     bfloat16: [float32], float16: [float32], float32: [float64], float64: [complex128],

@@ -10,8 +10,7 @@ import numpy as np
 
 from . import dtypes
 from . import runtime
-from .core import (Literal, Tracer, at_user_line, concrete_value, current_builder,
-                   shape_rules, type_of)
+from .core import Literal, Tracer, concrete_value, current_builder, type_of
 from .ir import ArrayType
 from .primitives import elementwise as ew
 from .primitives import indexing, linalg, reductions, shape_ops, sort as sort_mod
@@ -26,16 +25,6 @@ def _unchanged(x):
             not runtime.is_device_array(x):
         return runtime.to_device(concrete_value(x), runtime.device())
     return x
-
-
-def _bind(prim, *operands, **params):
-    """prim.bind, with a shape rule's TypeError/ValueError reported at the user's line
-    (lax is called directly by users, and by tracehlo.numpy after its own checks)."""
-    try:
-        shape_rules[prim](*[type_of(x) for x in operands], **params)
-    except (TypeError, ValueError) as e:
-        raise type(e)(at_user_line(str(e))) from None
-    return prim.bind(*operands, **params)
 
 
 def _scalars_to(dtype, *xs):
@@ -53,7 +42,7 @@ def _common_dtype(xs):
 
 def _nary(prim):
     def fn(*xs):
-        return _bind(prim, *_scalars_to(_common_dtype(xs), *xs))
+        return prim.bind(*_scalars_to(_common_dtype(xs), *xs))
     fn.__name__ = prim.name
     fn.__doc__ = f"The `{prim.name}` primitive, elementwise."
     return fn
@@ -81,13 +70,13 @@ clamp = _nary(ew.clamp_p)
 
 
 def round(x, rounding_method="away_from_zero"):
-    return _bind(ew.round_p, x, method=rounding_method)
+    return ew.round_p.bind(x, method=rounding_method)
 
 
 def _compare(direction):
     def fn(x, y):
         x, y = _scalars_to(_common_dtype((x, y)), x, y)
-        return _bind(ew.compare_p, x, y, direction=direction)
+        return ew.compare_p.bind(x, y, direction=direction)
     fn.__name__ = direction.lower()
     return fn
 
@@ -97,7 +86,7 @@ eq, ne, lt, le, gt, ge = map(_compare, ("EQ", "NE", "LT", "LE", "GT", "GE"))
 
 def select(pred, on_true, on_false):
     on_true, on_false = _scalars_to(_common_dtype((on_true, on_false)), on_true, on_false)
-    return _bind(ew.select_p, pred, on_true, on_false)
+    return ew.select_p.bind(pred, on_true, on_false)
 
 
 def convert_element_type(x, new_dtype, weak_type=False):
@@ -105,19 +94,19 @@ def convert_element_type(x, new_dtype, weak_type=False):
     t = type_of(x)
     if t.dtype == new_dtype and t.weak == weak_type:
         return _unchanged(x)
-    return _bind(ew.convert_element_type_p, x, new_dtype=new_dtype, weak_type=weak_type)
+    return ew.convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
 def bitcast_convert_type(x, new_dtype):
-    return _bind(ew.bitcast_convert_type_p, x, new_dtype=dtypes.canonicalize(new_dtype))
+    return ew.bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))
 
 
 def iota(dtype, size: int):
-    return _bind(shape_ops.iota_p, dtype=dtypes.canonicalize(dtype), shape=(size,), dimension=0)
+    return shape_ops.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(size,), dimension=0)
 
 
 def broadcasted_iota(dtype, shape, dimension: int):
-    return _bind(shape_ops.iota_p, dtype=dtypes.canonicalize(dtype), shape=tuple(shape),
+    return shape_ops.iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=tuple(shape),
                  dimension=dimension)
 
 
@@ -125,7 +114,7 @@ def broadcast_in_dim(x, shape, broadcast_dimensions):
     shape, dims = tuple(shape), tuple(broadcast_dimensions)
     if type_of(x).shape == shape and dims == tuple(range(len(shape))):
         return _unchanged(x)
-    return _bind(shape_ops.broadcast_in_dim_p, x, shape=shape, broadcast_dimensions=dims)
+    return shape_ops.broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
 
 
 def broadcast(x, sizes):
@@ -139,43 +128,43 @@ def reshape(x, new_sizes):
     new_sizes = tuple(int(n) for n in new_sizes)
     if type_of(x).shape == new_sizes:
         return _unchanged(x)
-    return _bind(shape_ops.reshape_p, x, new_sizes=new_sizes)
+    return shape_ops.reshape_p.bind(x, new_sizes=new_sizes)
 
 
 def squeeze(x, dimensions):
-    return _bind(shape_ops.squeeze_p, x, dimensions=tuple(sorted(dimensions)))
+    return shape_ops.squeeze_p.bind(x, dimensions=tuple(sorted(dimensions)))
 
 
 def expand_dims(x, dimensions):
-    return _bind(shape_ops.expand_dims_p, x, dimensions=tuple(sorted(dimensions)))
+    return shape_ops.expand_dims_p.bind(x, dimensions=tuple(sorted(dimensions)))
 
 
 def transpose(x, permutation):
     permutation = tuple(permutation)
     if permutation == tuple(range(len(permutation))):
         return _unchanged(x)
-    return _bind(shape_ops.transpose_p, x, permutation=permutation)
+    return shape_ops.transpose_p.bind(x, permutation=permutation)
 
 
 def rev(x, dimensions):
-    return _bind(shape_ops.rev_p, x, dimensions=tuple(dimensions))
+    return shape_ops.rev_p.bind(x, dimensions=tuple(dimensions))
 
 
 def concatenate(operands, dimension: int):
     if len(operands) == 1:
         return _unchanged(operands[0])
-    return _bind(shape_ops.concatenate_p, *operands, dimension=dimension)
+    return shape_ops.concatenate_p.bind(*operands, dimension=dimension)
 
 
 def pad(x, padding_value, padding_config):
     (padding_value,) = _scalars_to(type_of(x).dtype, padding_value)
-    return _bind(shape_ops.pad_p, x, padding_value,
+    return shape_ops.pad_p.bind(x, padding_value,
                  padding_config=tuple(tuple(c) for c in padding_config))
 
 
 def slice(x, start_indices, limit_indices, strides=None):
     strides = tuple(strides) if strides is not None else (1,) * len(start_indices)
-    return _bind(shape_ops.slice_p, x, start_indices=tuple(start_indices),
+    return shape_ops.slice_p.bind(x, start_indices=tuple(start_indices),
                  limit_indices=tuple(limit_indices), strides=strides)
 
 
@@ -194,19 +183,19 @@ def _start_indices(indices, shape):
 
 
 def dynamic_slice(x, start_indices, slice_sizes):
-    return _bind(shape_ops.dynamic_slice_p, x,
+    return shape_ops.dynamic_slice_p.bind(x,
                  *_start_indices(start_indices, type_of(x).shape),
                  slice_sizes=tuple(slice_sizes))
 
 
 def dynamic_update_slice(x, update, start_indices):
-    return _bind(shape_ops.dynamic_update_slice_p, x, update,
+    return shape_ops.dynamic_update_slice_p.bind(x, update,
                  *_start_indices(start_indices, type_of(x).shape))
 
 
 def _reducer(prim):
     def fn(x, axes):
-        return _bind(prim, x, axes=tuple(sorted(axes)))
+        return prim.bind(x, axes=tuple(sorted(axes)))
     fn.__name__ = prim.name
     return fn
 
@@ -217,18 +206,18 @@ reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or = map(_re
 
 
 def argmax(x, axis: int, index_dtype=dtypes.int32):
-    return _bind(reductions.argmax_p, x, axes=(axis,),
+    return reductions.argmax_p.bind(x, axes=(axis,),
                  index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def argmin(x, axis: int, index_dtype=dtypes.int32):
-    return _bind(reductions.argmin_p, x, axes=(axis,),
+    return reductions.argmin_p.bind(x, axes=(axis,),
                  index_dtype=dtypes.canonicalize(index_dtype))
 
 
 def _cumulative(prim):
     def fn(x, axis: int = 0, reverse: bool = False):
-        return _bind(prim, x, axis=axis, reverse=reverse)
+        return prim.bind(x, axis=axis, reverse=reverse)
     fn.__name__ = prim.name
     return fn
 
@@ -239,7 +228,7 @@ cumsum, cumprod, cummax, cummin = map(_cumulative, (
 
 def dot_general(lhs, rhs, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
-    return _bind(linalg.dot_general_p, lhs, rhs, dimension_numbers=(
+    return linalg.dot_general_p.bind(lhs, rhs, dimension_numbers=(
         (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
 
 
@@ -253,15 +242,15 @@ def sort(operands, dimension: int = -1, num_keys: int = 1):
     operands = [operands] if single else list(operands)
     ndim = type_of(operands[0]).ndim
     dimension = dimension % ndim if ndim else dimension  # rank 0: the shape rule says why
-    out = _bind(sort_mod.sort_p, *operands, dimension=dimension, num_keys=num_keys)
+    out = sort_mod.sort_p.bind(*operands, dimension=dimension, num_keys=num_keys)
     return out[0] if single else out
 
 
 def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
            slice_sizes, index_vector_dim, operand_batching_dims=(),
            start_indices_batching_dims=()):
-    return _bind(
-        indexing.gather_p, operand, indices, offset_dims=tuple(offset_dims),
+    return indexing.gather_p.bind(
+        operand, indices, offset_dims=tuple(offset_dims),
         collapsed_slice_dims=tuple(collapsed_slice_dims),
         start_index_map=tuple(start_index_map),
         operand_batching_dims=tuple(operand_batching_dims),
@@ -271,8 +260,8 @@ def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_m
 
 def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,
             scatter_dims_to_operand_dims, index_vector_dim, combiner="set"):
-    return _bind(
-        indexing.scatter_p, operand, indices, updates, update_window_dims=tuple(update_window_dims),
+    return indexing.scatter_p.bind(
+        operand, indices, updates, update_window_dims=tuple(update_window_dims),
         inserted_window_dims=tuple(inserted_window_dims),
         scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
         index_vector_dim=index_vector_dim, combiner=combiner)

@@ -22,6 +22,8 @@ def tensor_type(t: ArrayType) -> str:
 def dense_attr(value: np.ndarray) -> str:
     """An MLIR dense elements attribute, exact for every dtype."""
     value = np.asarray(value)
+    if value.size == 0:
+        return "dense<>"
     if value.ndim == 0 or value.size == 1 or np.all(value == value.flat[0]):
         return f"dense<{_scalar_text(value.reshape(-1)[0] if value.size else value)}>"
     if value.dtype == dtypes.bool_:

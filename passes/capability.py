@@ -86,9 +86,14 @@ class Backend:
     # fusing layout-sensitive ops: XLA CPU aborts on them; on GPU our fusions also
     # reach XLA before its layout assignment, so the same is assumed (not measured)
     layout_sensitive_ops: bool = False
+    # ops XLA rewrites into others before its own fusion, so its fused emitter lacks them
+    unfusible_ops: frozenset[str] = frozenset()
 
     def op_problem(self, op) -> str | None:
         """Why this backend cannot compile `op` inside a fusion, or None."""
+        if opinfo.name(op) in self.unfusible_ops:
+            return (f"{opinfo.name(op)} is expanded by XLA {self.name} before fusion; "
+                    "its fused emitter does not support it")
         reason = opinfo.unfusible_reason(op)
         if reason is None and not self.layout_sensitive_ops:
             reason = layout_problem(op)
@@ -99,8 +104,10 @@ class Backend:
 
 
 BACKENDS = {
+    # logistic inside a kLoop fusion: "Unsupported elementwise operation" (jaxlib 0.10.2)
     "cpu": Backend("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
-                   max_operands=64, cost=COST_PARAMS["cpu"]),
+                   max_operands=64, cost=COST_PARAMS["cpu"],
+                   unfusible_ops=frozenset({"stablehlo.logistic"})),
     "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
                    reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
 }

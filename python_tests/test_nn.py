@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import tracehlo.nn as tnn
-from tracehlo.runtime import XlaCompileError
 from numpy_helpers import check, f32, i32
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -28,11 +27,7 @@ def test_activation(name, dtype):
     if name in ("sigmoid", "silu") and dtype == "i32":
         pytest.skip("jax.nn.sigmoid rejects ints (tracehlo.nn promotes them to float)")
     x = f32(2, 3, lo=-4, hi=4) if dtype == "f32" else i32(2, 3)
-    try:
-        _nn_check(lambda nn, x: getattr(nn, name)(x), x, rtol=1e-5, atol=1e-6)
-    except XlaCompileError:
-        pytest.xfail("the fusion passes put stablehlo.logistic in a kLoop fusion, which "
-                     "XLA CPU cannot compile (x * logistic(x))")
+    _nn_check(lambda nn, x: getattr(nn, name)(x), x, rtol=1e-5, atol=1e-6)
 
 
 def test_gelu_exact_and_extremes():

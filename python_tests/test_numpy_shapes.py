@@ -77,8 +77,6 @@ def test_constants():
     check(lambda m, x: m.add(m.multiply(m.expand_dims(x, 0), m.pi), m.e), f32(3))
 
 
-@pytest.mark.xfail(strict=False, reason="frontend/lowering.py dense_attr indexes "
-                   "value.flat[0] of an empty constant (IndexError)")
 def test_empty_constants_under_jit():
     check(lambda m: m.arange(3, 1), eager=False)
     check(lambda m: m.linspace(0, 1, 0), eager=False)
