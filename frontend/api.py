@@ -167,7 +167,7 @@ class Compiled:
             self.fused, self._report, passes_off = result.text, result.report, result.xla_passes_off
             times["passes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        out_types = [(t.shape, t.dtype) for t in self.ir.out_types]
+        out_types = [(t.shape, t.dtype, t.weak) for t in self.ir.out_types]
         try:
             self._exe = runtime.compile(self.fused or self.stablehlo, out_types, backend,
                                         xla_fusion=(fusion == "xla"), passes_off=passes_off)

@@ -23,7 +23,7 @@ def run_eagerly(prim, operands, params, out_types) -> list:
             outs = bind(prim, [builder.new_input(t) for t in in_types], params)
         graph = builder.build(outs if prim.multiple_results else [outs])
         exe = runtime.compile(lower_graph(graph, locations=False),
-                              [(t.shape, t.dtype) for t in out_types])
+                              [(t.shape, t.dtype, t.weak) for t in out_types])
         _executables[key] = exe
     buffers = [runtime.as_buffer(x.value if isinstance(x, Literal) else x, t.dtype, exe.device)
                for x, t in zip(operands, in_types)]

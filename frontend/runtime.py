@@ -52,8 +52,8 @@ def _sharding(dev):
 
 
 @functools.lru_cache(maxsize=None)
-def _aval(shape: tuple, dtype: np.dtype):
-    return jax.core.ShapedArray(shape, dtype)
+def _aval(shape: tuple, dtype: np.dtype, weak_type: bool = False):
+    return jax.core.ShapedArray(shape, dtype, weak_type=weak_type)
 
 
 def to_device(x, dev) -> jax.Array:
@@ -89,9 +89,9 @@ class Executable:
         self.out_types = out_types
         sharding = _sharding(dev)
         self._handlers = [
-            _jaxlib.array_result_handler(_aval(tuple(shape), np.dtype(dtype)), sharding,
+            _jaxlib.array_result_handler(_aval(tuple(t[0]), np.dtype(t[1]), *t[2:]), sharding,
                                          committed=True, _skip_checks=True)
-            for shape, dtype in out_types]
+            for t in out_types]
 
     def __call__(self, buffers: list) -> list:
         return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
@@ -108,8 +108,9 @@ class Executable:
 
 def compile(stablehlo_text: str, out_types, backend: str | None = None,
             xla_fusion: bool = True, passes_off=()) -> Executable:
-    """Compile StableHLO text for one device. `out_types` is [(shape, dtype)] of the
-    results; `passes_off` names further XLA passes to switch off for this compile."""
+    """Compile StableHLO text for one device. `out_types` is [(shape, dtype[, weak])]
+    of the results (weak: a weakly typed jax.Array, as JAX returns for Python-scalar
+    math); `passes_off` names further XLA passes to switch off for this compile."""
     dev = device(backend)
     opts = compile_options(dev.platform, xla_fusion, passes_off)
     try:
