@@ -325,25 +325,28 @@ class JitFunction:
     def __call__(self, *args, **kwargs):
         if trace_stack:  # called inside another trace: inline it
             return self._fn(*args, **kwargs)
-        if not kwargs:
-            try:
-                compiled = self._array_args_cache.get(tuple([a.aval for a in args]))
-            except AttributeError:  # not all jax.Arrays
-                compiled = None
+        if not kwargs:  # a None aval (not a jax.Array) never matches: no exception cost
+            compiled = self._array_args_cache.get(tuple([getattr(a, "aval", None)
+                                                         for a in args]))
             if compiled is not None:
                 return compiled.call_flat(args, ())
-        sig = self._sig
-        dyn_args, dyn_kwargs, static = sig.split(args, kwargs) if (
-            sig.has_static) else (args, kwargs, ())
-        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        key = (tree, static, *map(_leaf_key, leaves))
+        key, leaves = self._key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile_for(key, args, kwargs)
         compiled, convert = entry
-        if not kwargs and not sig.has_static and not convert and len(leaves) == len(args):
+        if not kwargs and not self._sig.has_static and not convert and len(leaves) == len(args):
             self._array_args_cache[key[2:]] = compiled  # each arg is one jax.Array leaf
         return compiled.call_flat(leaves, convert)
+
+    def _key(self, args, kwargs):
+        """(cache key, traced leaves): tree structure, static values, one key per leaf."""
+        sig = self._sig
+        dyn_args, dyn_kwargs, static = sig.split(args, kwargs) if (
+            sig.has_static) else (args, kwargs, ())
+        # the same leaves either way; the tree (part of the key) tells the forms apart
+        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs) if dyn_kwargs else dyn_args)
+        return (tree, static, *map(_leaf_key, leaves)), leaves
 
     def _compile_for(self, key, args, kwargs):
         if config.explain_cache_misses:
@@ -371,9 +374,7 @@ class JitFunction:
 
     def lower(self, *args, **kwargs) -> Compiled:
         """The Compiled object for these arguments (cached like a call)."""
-        dyn_args, dyn_kwargs, static = self._sig.split(args, kwargs)
-        leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-        key = (tree, static, *map(_leaf_key, leaves))
+        key, _ = self._key(args, kwargs)
         return (self._cache.get(key) or self._compile_for(key, args, kwargs))[0]
 
 

@@ -263,3 +263,12 @@ def test_rejected_fused_module_falls_back_to_xla_fusion(monkeypatch, caplog):
         c = tracehlo.compile(lambda a: tnp.sum(tnp.exp(a) * 2, axis=1), (x,))
     assert c.fusion == "xla" and "compiling with XLA's own fusion instead" in caplog.text
     np.testing.assert_allclose(c(x), np.sum(np.exp(x) * 2, axis=1), rtol=1e-6)
+
+
+def test_lower_and_call_share_one_compilation():
+    calls = []
+    jf = tracehlo.jit(lambda p, x: calls.append(1) or p["w"] * x)
+    args = ({"w": np.ones(2, np.float32)}, np.ones(2, np.float32))
+    compiled = jf.lower(*args)
+    jf(*args)
+    assert len(calls) == 1 and "mul" in str(compiled.ir)
