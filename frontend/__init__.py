@@ -5,7 +5,7 @@
     print(tracehlo.make_ir(f.__wrapped__)(x))   # our IR
     print(f.lower(x).stablehlo)                 # StableHLO
 """
-from . import primitives as _primitives  # noqa: F401  (registers every primitive's rules)
+# importing the primitive families registers every primitive's rules
 from .primitives import elementwise, indexing, linalg, reductions, shape_ops, sort  # noqa: F401
 from .config import config
 from .core import (ConcretizationError, Primitive, TracehloError, Tracer,

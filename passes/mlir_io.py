@@ -5,6 +5,8 @@ fresh context keeps one parse's diagnostics and attributes away from another's.
 """
 from __future__ import annotations
 
+import functools
+
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
@@ -15,7 +17,9 @@ class ParseError(ValueError):
     `file:line:col: error: ...` lines."""
 
 
+@functools.lru_cache(maxsize=None)
 def make_context() -> ir.Context:
+    """One context per process: building one costs more than a small module's passes."""
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)  # builtin, func and friends
     ctx = ir.Context()

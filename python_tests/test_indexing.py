@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 import tracehlo
-import tracehlo.numpy as tnp
 from numpy_helpers import bools, check, check_raises, f32, i32
 
 pytestmark = pytest.mark.filterwarnings("ignore:scatter inputs have incompatible types")

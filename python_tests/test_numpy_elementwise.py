@@ -4,7 +4,6 @@ Python scalars."""
 import numpy as np
 import pytest
 
-import tracehlo.numpy as tnp
 from numpy_helpers import bools, check, check_in_child, check_raises, f32, i32, sample
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's nan warnings

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import functools
 import importlib
 import json
 import os
@@ -37,10 +36,10 @@ from typing import Callable, Iterable, Sequence
 import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir._mlir_libs import _jax_mlir_ext
-from jaxlib.mlir.dialects import chlo, func, mhlo, stablehlo
+from jaxlib.mlir.dialects import func
 
 from tracehlo import runtime
+from tracehlo.passes.mlir_io import make_context
 
 ENV_VAR = "TRACEHLO_TESTDATA"
 _REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -192,18 +191,9 @@ def disabled_reason(text: str) -> str | None:
 
 # ---------------------------------------------------------------- rewriting
 
-@functools.lru_cache(maxsize=None)
 def _context() -> ir.Context:
-    """One MLIR context with every dialect jaxlib knows (func, stablehlo, chlo, mhlo)."""
-    registry = ir.DialectRegistry()
-    _jax_mlir_ext.register_dialects(registry)
-    ctx = ir.Context()
-    ctx.append_dialect_registry(registry)
-    ctx.load_all_available_dialects()
-    stablehlo.register_dialect(ctx)
-    chlo.register_dialect(ctx)
-    mhlo.register_mhlo_dialect(ctx)  # fusion output (mhlo.fusion) must parse too
-    return ctx
+    """The passes' MLIR context: every dialect jaxlib knows (mhlo too: fused output)."""
+    return make_context()
 
 
 def _dtype(element_type: ir.Type) -> np.dtype:
