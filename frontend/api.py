@@ -36,7 +36,7 @@ class _Signature:
         names = list(self.params)
         self.static_argnums = _as_tuple(static_argnums)
         self.static_argnames = _as_tuple(static_argnames)
-        # static_argnums and static_argnames name the same parameters, as in jax.jit
+        # static_argnums and static_argnames name the same parameters, as in JAX
         self.static_argnames += tuple(names[i] for i in self.static_argnums
                                       if i < len(names) and names[i] not in self.static_argnames)
         self.static_argnums += tuple(names.index(n) for n in self.static_argnames
@@ -273,7 +273,7 @@ def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
     fusion: "tracehlo" (our passes choose the kernels; XLA's fusion is off for this
     compile), "xla" (XLA's own fusion) or "none" (every op its own kernel).
     Buffers of `donate_argnums` arguments may be reused for outputs; a donated
-    jax.Array is deleted by the call, as with jax.jit."""
+    jax.Array is deleted by the call, as in JAX."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     sig = _Signature(fn, static_argnums, static_argnames)

@@ -1,4 +1,4 @@
-"""tracehlo.nn: the activation and normalization functions of jax.nn.
+"""tracehlo.nn: the activation and normalization functions of JAX's nn module.
 
 Arithmetic is spelled tnp.add/multiply/..., never `+ * -`: eagerly the operands are
 jax.Arrays, whose operators would run JAX's own ops instead of ours."""
@@ -43,7 +43,7 @@ def softmax(x, axis=-1):
 
 
 def gelu(x, approximate=True):
-    """GELU; the tanh approximation by default, as jax.nn.gelu."""
+    """GELU; the tanh approximation by default, as in JAX."""
     (x,) = tnp._promote(x, to_inexact=True)
     if approximate:
         cubic = tnp.multiply(0.044715, tnp.multiply(x, tnp.multiply(x, x)))
