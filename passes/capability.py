@@ -10,6 +10,8 @@ multi-output); they are not measured here.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -202,7 +204,7 @@ RESHAPE_MOVER = "reshape-mover"
 def _moved_by_reshape_mover(fusion) -> bool:
     """XLA's condition, conservatively: the fusion reads at least one reshape or
     transpose (XLA counts unit-dim broadcasts as reshapes), and every other operand
-    is rank 0 or also such a reshape."""
+    has one element or is also such a reshape."""
     moved = False
     for operand in fusion.operands:
         producer = getattr(operand.owner, "operation", None)  # None for block arguments
@@ -210,7 +212,7 @@ def _moved_by_reshape_mover(fusion) -> bool:
                                                        "stablehlo.transpose")
                                      or reshape_like(producer.opview)):
             moved = True
-        elif operand.type.rank != 0:
+        elif math.prod(operand.type.shape) != 1:  # one element: XLA reshapes it freely
             return False
     return moved
 
