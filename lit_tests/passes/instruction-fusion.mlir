@@ -19,6 +19,28 @@ func.func @expensive_two_users(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16
 
 // -----
 
+// A divide by a constant is a multiply to XLA (x * (1/c)): cheap, so it is copied
+// into both users; a divide by a variable with two users is not.
+// CHECK-LABEL: func.func @divide_by_constant_is_cheap
+// CHECK-NOT: stablehlo.divide %arg0
+// CHECK: "mhlo.fusion"(%arg0)
+// CHECK: stablehlo.divide
+// CHECK: stablehlo.add
+// CHECK: "mhlo.fusion"(%arg0)
+// CHECK: stablehlo.divide
+// CHECK: stablehlo.multiply
+// WHY: fused: stablehlo.divide {{.*}}: cheap producer copied
+func.func @divide_by_constant_is_cheap(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %c = stablehlo.constant dense<8.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<16xf32>
+  %d = stablehlo.divide %x, %b : tensor<16xf32>
+  %a = stablehlo.add %d, %x : tensor<16xf32>
+  %m = stablehlo.multiply %d, %x : tensor<16xf32>
+  return %a, %m : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
 // A cheap broadcast is copied into each consumer's fusion.
 // CHECK-LABEL: func.func @cheap_broadcast_duplicated
 // CHECK-NOT: stablehlo.broadcast_in_dim %arg1
