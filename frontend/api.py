@@ -14,8 +14,8 @@ import jax.tree_util as tree_util
 
 from . import runtime
 from .config import config
-from .core import GraphBuilder, TracehloError, Tracer, trace_stack, tracing, type_of
-from .ir import ArrayType, Graph
+from .core import GraphBuilder, Tracer, trace_stack, tracing, type_of
+from .ir import ArrayType
 from .lowering import lower_graph
 
 logger = logging.getLogger("tracehlo")
@@ -396,4 +396,4 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), donate_argnums=(), ba
     return JitFunction(fn, static_argnums, static_argnames, donate_argnums, backend, fusion)
 
 
-__all__ = ["make_ir", "compile", "jit", "Compiled", "JitFunction", "Graph", "TracehloError"]
+__all__ = ["make_ir", "compile", "jit", "Compiled", "JitFunction"]

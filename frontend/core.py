@@ -189,8 +189,9 @@ def type_of(x) -> ArrayType:
 
 
 def bind(prim: Primitive, operands, params: dict):
+    in_types = [type_of(x) for x in operands]
     try:
-        out_types = shape_rules[prim](*[type_of(x) for x in operands], **params)
+        out_types = shape_rules[prim](*in_types, **params)
     except (TypeError, ValueError) as e:  # ill-typed use: say where in the user's code
         if isinstance(e, TracehloError):
             raise
@@ -202,7 +203,7 @@ def bind(prim: Primitive, operands, params: dict):
         outs = [Tracer(builder, v) for v in builder.add_eqn(prim, operands, params, out_types)]
     else:
         from .eager import run_eagerly  # eager depends on lowering, which depends on us
-        outs = run_eagerly(prim, operands, params, out_types)
+        outs = run_eagerly(prim, operands, in_types, params, out_types)
     return outs if prim.multiple_results else outs[0]
 
 

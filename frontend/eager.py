@@ -6,15 +6,15 @@
 from __future__ import annotations
 
 from . import runtime
-from .core import GraphBuilder, bind, tracing, type_of
+from .core import GraphBuilder, bind, tracing
 from .ir import Literal
 from .lowering import lower_graph
 
 _executables: dict = {}
 
 
-def run_eagerly(prim, operands, params, out_types) -> list:
-    in_types = tuple(type_of(x).strong() for x in operands)
+def run_eagerly(prim, operands, in_types, params, out_types) -> list:
+    in_types = tuple(t.strong() for t in in_types)
     key = (prim, in_types, tuple(params.items()))
     exe = _executables.get(key)
     if exe is None:

@@ -148,8 +148,17 @@ def format_constant(value: np.ndarray) -> str:
                 return format_scalar(a)
             return "[" + ", ".join(nest(a[i]) for i in range(a.shape[0])) + "]"
         return nest(np.asarray(value))
+    return f'dense<"{hex_bytes(value)}">'
+
+
+def hex_bytes(value: np.ndarray) -> str:
+    """Raw little-endian bytes as MLIR's `0x...` hex (bools one byte each), exact for
+    every dtype: used by our IR printer and by the StableHLO lowering."""
+    value = np.asarray(value)
+    if value.dtype == dtypes.bool_:
+        value = value.astype(np.uint8)
     data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"), copy=False)
-    return f'dense<"0x{data.tobytes().hex().upper()}">'
+    return "0x" + data.tobytes().hex().upper()
 
 
 def format_param(value, indent: str) -> str:
@@ -172,10 +181,6 @@ def format_param(value, indent: str) -> str:
     raise TypeError(f"cannot print parameter value {value!r}")
 
 
-def _atom(a) -> str:
-    return repr(a)
-
-
 def _graph_lines(g: Graph, locations: bool, indent: str) -> list:
     args = ", ".join(f"{v!r}: {v.type}" for v in g.inputs)
     outs = ", ".join(str(t) for t in g.out_types)
@@ -189,11 +194,11 @@ def _graph_lines(g: Graph, locations: bool, indent: str) -> list:
         if eqn.params:
             params = "[" + ", ".join(f"{k}={format_param(v, inner)}"
                                      for k, v in eqn.params.items()) + "]"
-        ins = ", ".join(_atom(a) for a in eqn.inputs)
+        ins = ", ".join(map(repr, eqn.inputs))
         line = f"{inner}{outs} = {eqn.prim.name}{params}{' ' + ins if ins else ''}"
         if locations and eqn.loc is not None:
             line += f'  loc("{eqn.loc.file}":{eqn.loc.line})'
         lines.append(line)
-    lines.append(f"{inner}return {', '.join(_atom(a) for a in g.outputs)}")
+    lines.append(f"{inner}return {', '.join(map(repr, g.outputs))}")
     lines.append(f"{indent}}}")
     return lines

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes
 from .core import lowering_rules
-from .ir import ArrayType, Graph, Literal, Location
+from .ir import ArrayType, Graph, Literal, Location, hex_bytes
 
 
 def tensor_type(t: ArrayType) -> str:
@@ -26,10 +26,7 @@ def dense_attr(value: np.ndarray) -> str:
         return "dense<>"
     if value.ndim == 0 or value.size == 1 or np.all(value == value.flat[0]):
         return f"dense<{_scalar_text(value.reshape(-1)[0] if value.size else value)}>"
-    if value.dtype == dtypes.bool_:
-        value = value.astype(np.uint8)
-    data = np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"), copy=False)
-    return f'dense<"0x{data.tobytes().hex().upper()}">'
+    return f'dense<"{hex_bytes(value)}">'
 
 
 def _scalar_text(x) -> str:
@@ -66,6 +63,7 @@ class LoweringContext:
         self.loc: Location | None = None
         self._counter = 0
         self._scalar_constants: dict = {}
+        self._region_depth = 0
 
     def fresh(self) -> str:
         self._counter += 1
@@ -87,11 +85,13 @@ class LoweringContext:
         t = ArrayType(tuple(shape), np.dtype(dtype))
         if value.shape != t.shape:
             value = np.broadcast_to(value, t.shape)
-        key = (t, value.tobytes()) if value.size <= 1 else None
-        if key is not None and key in self._scalar_constants and self.indent == "    ":
+        # only function-level constants are shared: one made inside a region (a
+        # reduce body) is not visible outside it
+        key = (t, value.tobytes()) if value.size <= 1 and not self._region_depth else None
+        if key is not None and key in self._scalar_constants:
             return self._scalar_constants[key]
         name = self.op(f"stablehlo.constant {dense_attr(value)} : {tensor_type(t)}")
-        if key is not None and self.indent == "    ":
+        if key is not None:
             self._scalar_constants[key] = name
         return name
 
@@ -99,6 +99,7 @@ class LoweringContext:
         """A single-block region in generic syntax; `body(*arg_names)` returns results."""
         saved_lines, saved_indent = self.lines, self.indent
         self.lines, self.indent = [], saved_indent + "    "
+        self._region_depth += 1
         args = [self.fresh() for _ in arg_types]
         results = body(*args)
         results = results if isinstance(results, list) else [results]
@@ -108,6 +109,7 @@ class LoweringContext:
         text = ("{\n" + f"{saved_indent}  ^bb0({block_args}):\n" + "\n".join(self.lines)
                 + f"\n{saved_indent}}}")
         self.lines, self.indent = saved_lines, saved_indent
+        self._region_depth -= 1
         return text
 
     def generic(self, name: str, operands, in_types, out_types, attrs: dict | None = None,
