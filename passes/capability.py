@@ -10,8 +10,6 @@ multi-output); they are not measured here.
 """
 from __future__ import annotations
 
-import math
-
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -194,31 +192,21 @@ def all_fusions(module: ir.Module) -> list:
 
 
 # XLA passes that must not run on a module our passes fused: XLA's reshape-mover sinks
-# a reshape or transpose through an mhlo.fusion it takes for elementwise, changing the
-# fusion's shape but not its fused computation, which XLA's verifier then rejects. It
-# stays on otherwise: turning it off miscompiles some programs (random_randint_ in the
-# StableHLO corpus) when XLA's fusion is off too.
+# a reshape or transpose through any mhlo.fusion it takes for elementwise (one of
+# elementwise ops only), changing the fusion's shape but not its fused computation,
+# which XLA's verifier then rejects. Whether it will is not decidable here: XLA inlines
+# calls and simplifies first, turning a function argument or a unit-dim broadcast into
+# the reshape it sinks. So it is off for every module holding such a fusion; with XLA's
+# fusion off it has little left to enable anyway.
 RESHAPE_MOVER = "reshape-mover"
 
 
-def _moved_by_reshape_mover(fusion) -> bool:
-    """XLA's condition, conservatively: the fusion reads at least one reshape or
-    transpose (XLA counts unit-dim broadcasts as reshapes), and every other operand
-    has one element or is also such a reshape."""
-    moved = False
-    for operand in fusion.operands:
-        producer = getattr(operand.owner, "operation", None)  # None for block arguments
-        if producer is not None and (producer.name in ("stablehlo.reshape",
-                                                       "stablehlo.transpose")
-                                     or reshape_like(producer.opview)):
-            moved = True
-        elif math.prod(operand.type.shape) != 1:  # one element: XLA reshapes it freely
-            return False
-    return moved
+def _elementwise_to_xla(fusion) -> bool:
+    return not any(opinfo.moves_data(op) for op in opinfo.fusion_body(fusion))
 
 
 def xla_passes_to_disable(module: ir.Module) -> tuple[str, ...]:
     """The XLA passes to switch off when compiling this fused module."""
-    if any(_moved_by_reshape_mover(f) for f in all_fusions(module)):
+    if any(_elementwise_to_xla(f) for f in all_fusions(module)):
         return (RESHAPE_MOVER,)
     return ()

@@ -63,6 +63,12 @@ def is_side_effecting(op) -> bool:
                        "stablehlo.infeed", "stablehlo.rng_bit_generator"}
 
 
+def moves_data(op) -> bool:
+    """Whether `op` changes shape or reduces: XLA never takes a fusion holding one
+    for elementwise."""
+    return name(op) in CHEAP_SHAPE or name(op) == REDUCE
+
+
 def is_expensive(op) -> bool:
     n = name(op)
     if n == FUSION:

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from tracehlo import passes
@@ -138,3 +139,40 @@ def test_check_backend_gpu_accepts_multi_output_and_input_fusions():
 def test_check_backend_unknown_backend():
     with pytest.raises(ValueError, match="unknown backend"):
         passes.check_backend(PROGRAMS["loop_with_reduce"], "tpu9")
+
+
+# A private function fusing elementwise ops on its arguments: XLA inlines the call,
+# the arguments become reshapes of one-element slices, and reshape-mover would sink
+# them through the fusion (found in the corpus: tridiagonal_solve_*).
+ELEMENTWISE_FUSION_IN_CALLEE = """
+func.func public @main(%a: tensor<3xf32>) -> tensor<f32> {
+  %s0 = stablehlo.slice %a [0:1] : (tensor<3xf32>) -> tensor<1xf32>
+  %s1 = stablehlo.slice %a [1:2] : (tensor<3xf32>) -> tensor<1xf32>
+  %r0 = stablehlo.reshape %s0 : (tensor<1xf32>) -> tensor<f32>
+  %r1 = stablehlo.reshape %s1 : (tensor<1xf32>) -> tensor<f32>
+  %0 = func.call @body(%r0, %r1) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+func.func private @body(%x: tensor<f32>, %y: tensor<f32>) -> tensor<f32> {
+  %m = stablehlo.multiply %x, %y : tensor<f32>
+  %d = stablehlo.subtract %m, %y : tensor<f32>
+  return %d : tensor<f32>
+}"""
+
+
+def test_elementwise_fusions_are_compiled_without_reshape_mover():
+    from tracehlo import runtime
+    fused = passes.fuse_with_report(ELEMENTWISE_FUSION_IN_CALLEE)
+    assert fused.text.count('"mhlo.fusion"') == 1
+    assert fused.xla_passes_off == ("reshape-mover",)
+    with pytest.raises(runtime.XlaCompileError, match="Fused computation shape"):
+        runtime.compile(fused.text, [((), np.float32)], xla_fusion=False)
+    exe = runtime.compile(fused.text, [((), np.float32)], xla_fusion=False,
+                          passes_off=fused.xla_passes_off)
+    a = np.array([3.0, 5.0, 7.0], np.float32)
+    assert float(np.asarray(exe([runtime.to_device(a, exe.device)])[0])) == 3.0 * 5.0 - 5.0
+
+
+def test_fusions_holding_a_shape_op_keep_reshape_mover():
+    fused = passes.fuse_with_report(PROGRAMS["loop_with_reduce"])
+    assert fused.xla_passes_off == ()
