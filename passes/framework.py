@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from .capability import Backend
-from .graph import Graph, functions
+from .graph import Graph, constant_arguments, functions
 from .report import FusionReport
 from .rewrite import Group, apply, canonicalize
 
@@ -42,10 +42,11 @@ class FusionPass:
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
+            constant_args = constant_arguments(module)
             for func in functions(module):
                 canonicalize(func.regions[0].blocks[0])
                 for _ in range(len(list(func.regions[0].blocks[0].operations))):
-                    graph = Graph(func)
+                    graph = Graph(func, constant_args[func.attributes["sym_name"].value])
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
                     self.finish(fusions)
                     if not fusions or not self.repeat:

@@ -14,9 +14,10 @@ from . import ops as opinfo
 
 
 class Graph:
-    def __init__(self, func_op):
+    def __init__(self, func_op, constant_args: frozenset[int] = frozenset()):
         self.func = func_op
         self.block = func_op.regions[0].blocks[0]
+        self.constant_args = {self.block.arguments[k] for k in constant_args}
         all_ops = list(self.block.operations)
         self.terminator = all_ops[-1]
         self.nodes = all_ops[:-1]
@@ -39,8 +40,7 @@ class Graph:
         for i, op in enumerate(self.nodes):
             self.constant.append(op.operation.name == "stablehlo.constant" or (
                 bool(self.reads[i]) and opinfo.unfusible_reason(op) is None
-                and all(p is not None and self.constant[p]
-                        for p in map(self.producer, self.reads[i]))))
+                and all(self.is_constant(v) for v in self.reads[i])))
         # ops between the same two side-effecting ops share an epoch; fusion never
         # groups ops of different epochs, so effects keep their place in the order
         self.epoch, epoch = [], 0
@@ -49,6 +49,10 @@ class Graph:
             epoch += side_effect
             self.epoch.append(epoch)
             epoch += side_effect
+
+    def is_constant(self, value: ir.Value) -> bool:
+        p = self.producer(value)
+        return value in self.constant_args if p is None else self.constant[p]
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -153,6 +157,38 @@ def functions(module: ir.Module) -> list:
             todo.extend(_calls_in(funcs[name]))
     return [op for name, op in funcs.items()
             if name not in in_region and len(op.regions[0].blocks) == 1]
+
+
+def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
+    """For each function, the arguments every call passes a constant. XLA inlines
+    calls before it folds constants, so what a function computes from these alone
+    is folded too, and (with excess precision allowed) rounded differently from
+    the same math in a fusion."""
+    funcs = {op.attributes["sym_name"].value: op for op in module.body.operations
+             if op.operation.name == "func.func" and len(op.regions[0].blocks) == 1}
+    known = {name: frozenset() for name in funcs}
+    while True:
+        passed: dict[str, frozenset[int]] = {}
+        for name, func in funcs.items():
+            graph = Graph(func, known[name])
+            for op in graph.nodes:
+                for callee in _calls_in(op):  # inside a region: runs many times
+                    passed[callee] = frozenset()
+                if op.operation.name == "func.call":
+                    callee = op.attributes["callee"].value
+                    constant = frozenset(k for k, v in enumerate(op.operation.operands)
+                                         if graph.is_constant(v))
+                    passed[callee] = passed.get(callee, constant) & constant
+        found = {name: passed.get(name, frozenset()) if _private(func) else frozenset()
+                 for name, func in funcs.items()}
+        if found == known:
+            return known
+        known = found
+
+
+def _private(func) -> bool:
+    visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
+    return visibility is not None and visibility.value == "private"
 
 
 def _calls_in(op) -> list[str]:

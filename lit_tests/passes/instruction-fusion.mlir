@@ -153,3 +153,39 @@ func.func @operand_bound(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> 
   %a = stablehlo.add %n, %y : tensor<4xf32>
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// Arguments every call passes a constant are constants: XLA inlines the call and
+// folds what is computed from them alone (rounding an f16 result to f16), so that
+// stays outside the fusion. @scale_any is also called with a variable: fused.
+// CHECK-LABEL: func.func private @scale_constant
+// CHECK: %[[D:.*]] = stablehlo.subtract %arg2, %arg1
+// CHECK: "mhlo.fusion"(%[[D]], %arg0, %arg1)
+// CHECK-LABEL: func.func private @scale_any
+// CHECK: "mhlo.fusion"(%arg2, %arg1, %arg0)
+// CHECK: stablehlo.subtract
+// WHY: not fused: stablehlo.subtract {{.*}}: arithmetic on constants: left to XLA's constant folding
+func.func @calls_with_constants(%x: tensor<4xf16>, %v: tensor<f16>) -> (tensor<4xf16>, tensor<4xf16>) {
+  %lo = stablehlo.constant dense<6.1e-05> : tensor<f16>
+  %hi = stablehlo.constant dense<1.0> : tensor<f16>
+  %a = func.call @scale_constant(%x, %lo, %hi) : (tensor<4xf16>, tensor<f16>, tensor<f16>) -> tensor<4xf16>
+  %b = func.call @scale_any(%x, %lo, %v) : (tensor<4xf16>, tensor<f16>, tensor<f16>) -> tensor<4xf16>
+  return %a, %b : tensor<4xf16>, tensor<4xf16>
+}
+func.func private @scale_constant(%x: tensor<4xf16>, %lo: tensor<f16>, %hi: tensor<f16>) -> tensor<4xf16> {
+  %d = stablehlo.subtract %hi, %lo : tensor<f16>
+  %bd = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f16>) -> tensor<4xf16>
+  %m = stablehlo.multiply %x, %bd : tensor<4xf16>
+  %bl = stablehlo.broadcast_in_dim %lo, dims = [] : (tensor<f16>) -> tensor<4xf16>
+  %a = stablehlo.add %m, %bl : tensor<4xf16>
+  return %a : tensor<4xf16>
+}
+func.func private @scale_any(%x: tensor<4xf16>, %lo: tensor<f16>, %hi: tensor<f16>) -> tensor<4xf16> {
+  %d = stablehlo.subtract %hi, %lo : tensor<f16>
+  %bd = stablehlo.broadcast_in_dim %d, dims = [] : (tensor<f16>) -> tensor<4xf16>
+  %m = stablehlo.multiply %x, %bd : tensor<4xf16>
+  %bl = stablehlo.broadcast_in_dim %lo, dims = [] : (tensor<f16>) -> tensor<4xf16>
+  %a = stablehlo.add %m, %bl : tensor<4xf16>
+  return %a : tensor<4xf16>
+}
