@@ -59,8 +59,6 @@ def test_corpus_file_fused(corpus_file, request):
     """Fusion must keep every passing file passing, with XLA's own fusion off."""
     _need_corpus(corpus_file)
     result = request.getfixturevalue("fused_worker").run(corpus_file)
-    if result.name in conformance.KNOWN_FUSION_FAILURES[BACKEND] and result.failed:
-        pytest.xfail(f"open fusion bug (see conformance.KNOWN_FUSION_FAILURES): {result.line()}")
     _check(result)
 
 

@@ -55,18 +55,6 @@ KNOWN_FAILURES = {
     }),
 }
 
-# Files our fused modules still get wrong (mismatches, not aborts): threefry RNG code.
-# Compiled with XLA's algebraic simplifier off (xla_disable_hlo_passes=algsimp) the
-# fused random_randint_ is right, so the simplifier rewrites some fused unsigned
-# integer code wrongly; which rewrite is not yet known. Open bug.
-KNOWN_FUSION_FAILURES = {
-    "cpu": frozenset({
-        "random_randint_",
-        "random_categorical_float16_5_4",
-        "random_categorical_bfloat16_5_4",
-    }),
-}
-
 ULP_LIMIT = 3        # check.expect_close: the interpreter's max_ulp_difference
 ABS_TOLERANCE = 1e-3  # check.expect_almost_eq: the interpreter's tolerance
 
@@ -494,11 +482,8 @@ def summary(results: Sequence[Result]) -> str:
     return f"{passed} passed, {len(results) - passed - skipped} failed, {skipped} skipped"
 
 
-def unexpected_failures(results: Sequence[Result], backend: str = "cpu",
-                        fused: bool = False) -> list[Result]:
+def unexpected_failures(results: Sequence[Result], backend: str = "cpu") -> list[Result]:
     known = KNOWN_FAILURES.get(backend, frozenset())
-    if fused:
-        known |= KNOWN_FUSION_FAILURES.get(backend, frozenset())
     return [r for r in results if r.failed and r.name not in known]
 
 
@@ -588,7 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
               f"{summary(disabled)}")
         for r in disabled:
             print(f"  {r.status:13} {r.name}  ({r.disabled})")
-    unexpected = unexpected_failures(results, args.backend, fused=args.fuse)
+    unexpected = unexpected_failures(results, args.backend)
     known = sum(r.failed for r in results) - len(unexpected)
     print(f"\n{summary(results)} in {elapsed:.1f} s"
           + (f" ({known} known to fail on {args.backend} untransformed)" if known else ""))
