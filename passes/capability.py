@@ -88,6 +88,8 @@ class Backend:
     layout_sensitive_ops: bool = False
     # ops XLA rewrites into others before its own fusion, so its fused emitter lacks them
     unfusible_ops: frozenset[str] = frozenset()
+    # XLA hands reduce + broadcast + elementwise chains to a library (library.py)
+    library_reductions: bool = False
 
     def op_problem(self, op) -> str | None:
         """Why this backend cannot compile `op` inside a fusion, or None."""
@@ -107,7 +109,7 @@ BACKENDS = {
     # logistic inside a kLoop fusion: "Unsupported elementwise operation" (jaxlib 0.10.2)
     "cpu": Backend("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
                    max_operands=64, cost=COST_PARAMS["cpu"],
-                   unfusible_ops=frozenset({"stablehlo.logistic"})),
+                   unfusible_ops=frozenset({"stablehlo.logistic"}), library_reductions=True),
     "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
                    reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
 }

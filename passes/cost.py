@@ -48,5 +48,18 @@ def group_bytes(graph: Graph, group: set[int], owned: set[int] | None = None) ->
             + sum(opinfo.type_bytes(v.type) for v in graph.outputs(group, owned)))
 
 
+_EXPANDS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stablehlo.iota",
+                      "stablehlo.constant"})
+
+
+def read_bytes(graph: Graph, value) -> int:
+    """Bytes a kernel reading `value` moves, if it fuses cheap expansions (a
+    broadcast, an iota, a constant) rather than reading their result."""
+    p = graph.producer(value)
+    if p is not None and graph.name(p) in _EXPANDS:
+        return sum(read_bytes(graph, v) for v in graph.reads[p])
+    return opinfo.type_bytes(value.type)
+
+
 def seconds(params: CostParams, nbytes: int, flops: int, kernels: int) -> float:
     return nbytes / params.bytes_per_s + flops / params.flops_per_s + kernels * params.launch_s

@@ -7,6 +7,7 @@ from jaxlib.mlir import ir
 
 from .capability import Backend
 from .graph import Graph, constant_arguments, functions
+from .library import library_chains
 from .report import FusionReport
 from .rewrite import Group, apply, canonicalize
 
@@ -47,6 +48,8 @@ class FusionPass:
                 canonicalize(func.regions[0].blocks[0])
                 for _ in range(len(list(func.regions[0].blocks[0].operations))):
                     graph = Graph(func, constant_args[func.attributes["sym_name"].value])
+                    if ctx.backend.library_reductions:
+                        graph.reserved = library_chains(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
                     self.finish(fusions)
                     if not fusions or not self.repeat:

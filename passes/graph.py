@@ -18,6 +18,8 @@ class Graph:
         self.func = func_op
         self.block = func_op.regions[0].blocks[0]
         self.constant_args = {self.block.arguments[k] for k in constant_args}
+        # nodes a backend's library fuses better than we can: node -> why (library.py)
+        self.reserved: dict[int, str] = {}
         all_ops = list(self.block.operations)
         self.terminator = all_ops[-1]
         self.nodes = all_ops[:-1]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from . import legality
 from . import ops as opinfo
+from .cost import read_bytes
+from .library import library_reduce
 from .framework import FusionPass, PassContext
 from .graph import Graph
 from .rewrite import Group
@@ -24,6 +26,11 @@ class InstructionFusion(FusionPass):
         groups: list[Group] = []
         root_of: dict[int, Group] = {}  # owned member -> its group
         read: set[int] = set()  # nodes whose value a planned fusion reads from memory
+        chains: dict[str, list[int]] = {}
+        for i, reason in graph.reserved.items():
+            chains.setdefault(reason, []).append(i)
+        for reason, nodes in chains.items():
+            self.record(ctx, graph, sorted(nodes), reason)
         for root in reversed(range(len(graph))):
             if (graph.name(root) == "stablehlo.constant"
                     or self._covered(graph, root, root_of, read)
@@ -31,6 +38,13 @@ class InstructionFusion(FusionPass):
                     or legality.node_problem(graph, root, ctx.backend)):
                 continue
             group = self._grow(graph, root, read, ctx)
+            if len(group.members) > 1 and ctx.backend.library_reductions and all(
+                    graph.name(i) == "stablehlo.constant" for i in group.members - {root}
+            ) and library_reduce(graph.nodes[root]):
+                self.record(ctx, graph, sorted(group.members),
+                            "a reduce alone: XLA CPU's library computes it faster than "
+                            "a loop fusion")
+                continue
             if len(group.members) > 1:
                 groups.append(group)
                 root_of.update((i, group) for i in group.owned)
@@ -69,6 +83,15 @@ class InstructionFusion(FusionPass):
         if not sole and opinfo.is_expensive(graph.nodes[p]):
             return (f"expensive {graph.name(p)} has users outside this fusion: "
                     "fusing would duplicate it")
+        if not sole:
+            # its result is written anyway: a copy pays only if its operands cost
+            # no more to read than that result
+            already = set(graph.inputs(group.members))
+            extra = sum(read_bytes(graph, v) for v in graph.reads[p] if v not in already)
+            result = sum(opinfo.type_bytes(r.type) for r in graph.results(p))
+            if extra > result:
+                return (f"a copy would read {extra} bytes of operands instead of its "
+                        f"{result}-byte result, which is written for other users anyway")
         consumers = {u for u in graph.users[p] if u in group.members}
         owned = group.owned | {p} if sole else group.owned
         return (legality.reuse_problem(graph, p, consumers)

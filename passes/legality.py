@@ -22,6 +22,8 @@ def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
     op = graph.nodes[i]
     if opinfo.name(op) == opinfo.FUSION:
         return None
+    if i in graph.reserved:
+        return graph.reserved[i]
     if graph.constant[i] and (opinfo.name(op) in opinfo.CHEAP_ELEMENTWISE
                               or opinfo.name(op) in opinfo.EXPENSIVE_ELEMENTWISE):
         # fused, XLA folds it inside the fusion, then maybe the op reading it

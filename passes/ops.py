@@ -73,12 +73,12 @@ def is_expensive(op) -> bool:
     n = name(op)
     if n == FUSION:
         return any(is_expensive(inner) for inner in fusion_body(op))
-    if n == "stablehlo.divide" and _float_constant_divisor(op):
+    if n == "stablehlo.divide" and float_constant_divisor(op):
         return False  # XLA's simplifier turns x / c into x * (1 / c): a multiply
     return n in EXPENSIVE_ELEMENTWISE or n == REDUCE
 
 
-def _float_constant_divisor(op) -> bool:
+def float_constant_divisor(op) -> bool:
     """A floating-point divide by a constant, possibly broadcast from a scalar."""
     divisor = op.operation.operands[1]
     if not isinstance(ir.RankedTensorType(divisor.type).element_type, ir.FloatType):

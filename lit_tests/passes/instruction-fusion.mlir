@@ -75,14 +75,15 @@ func.func @expensive_sole_user(%x: tensor<16xf32>) -> tensor<16xf32> {
 
 // -----
 
-// A reduce is not fused into a broadcast: it would be recomputed per element.
+// A reduce is not fused into a broadcast: it would be recomputed per element. Alone,
+// it stays a plain reduce, which XLA CPU hands to its library.
 // CHECK-LABEL: func.func @reduce_into_broadcast
-// CHECK: %[[R:.*]] = "mhlo.fusion"(%arg0)
-// CHECK: stablehlo.reduce
+// CHECK: %[[R:.*]] = stablehlo.reduce
 // CHECK: "mhlo.fusion"(%[[R]], %arg0)
 // CHECK-NOT: stablehlo.reduce
 // CHECK: stablehlo.broadcast_in_dim
 // WHY: not fused: stablehlo.reduce {{.*}} expensive stablehlo.reduce would be recomputed: stablehlo.broadcast_in_dim reads each element more than once
+// WHY: not fused: stablehlo.constant {{.*}} + stablehlo.reduce {{.*}}: a reduce alone: XLA CPU's library computes it faster than a loop fusion
 func.func @reduce_into_broadcast(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
@@ -188,4 +189,25 @@ func.func private @scale_any(%x: tensor<4xf16>, %lo: tensor<f16>, %hi: tensor<f1
   %bl = stablehlo.broadcast_in_dim %lo, dims = [] : (tensor<f16>) -> tensor<4xf16>
   %a = stablehlo.add %m, %bl : tensor<4xf16>
   return %a : tensor<4xf16>
+}
+
+// -----
+
+// A cheap producer whose result is written anyway (a dot reads it) is copied into a
+// consumer only if its operands cost no more to read than that result: the select
+// reads two full arrays, so the reduce reads its result instead.
+// CHECK-LABEL: func.func @copy_would_read_more
+// CHECK: %[[S:.*]] = "mhlo.fusion"(%arg0, %arg1)
+// CHECK: stablehlo.select
+// CHECK: stablehlo.dot_general %[[S]]
+// CHECK: stablehlo.reduce(%[[S]]
+// WHY: not fused: stablehlo.select {{.*}}: a copy would read 5120 bytes of operands instead of its 4096-byte result, which is written for other users anyway
+func.func @copy_would_read_more(%h: tensor<32x32xf32>, %g: tensor<32x32xf32>, %w: tensor<32x32xf32>) -> (tensor<32x32xf32>, tensor<32xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<32x32xf32>
+  %pos = stablehlo.compare GT, %h, %zb : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xi1>
+  %s = stablehlo.select %pos, %g, %zb : tensor<32x32xi1>, tensor<32x32xf32>
+  %d = stablehlo.dot_general %s, %w, contracting_dims = [1] x [0] : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
+  %r = stablehlo.reduce(%s init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<32x32xf32>, tensor<f32>) -> tensor<32xf32>
+  return %d, %r : tensor<32x32xf32>, tensor<32xf32>
 }

@@ -1,0 +1,57 @@
+// RUN: hlo-opt %s --split-input-file --fuse | FileCheck %s
+// RUN: hlo-opt %s --split-input-file --fuse --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+// RUN: hlo-opt %s --split-input-file --fuse --backend=gpu | FileCheck %s --check-prefix=GPU
+
+// softmax: XLA CPU's library (YNNPACK) computes max, its broadcast, the subtract and
+// the exp in one kernel reading x once, which no loop fusion can; the CPU pipeline
+// leaves that chain (and the scale only it reads) unfused, and fuses the rest. The
+// sum is left alone too: the library reduces faster than a loop fusion.
+// CHECK-LABEL: func.func @softmax
+// CHECK: stablehlo.divide %arg0
+// CHECK: stablehlo.reduce
+// CHECK: stablehlo.exponential
+// CHECK: stablehlo.reduce
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.divide
+// CHECK-NOT: mhlo.fusion
+// WHY: not fused: {{.*}}: left to XLA CPU's library: it computes the reduce at {{.*}}, the 3 ops after it up to stablehlo.exponential and the 2 ops only they read in one kernel, reading the reduce's input once
+// WHY: not fused: stablehlo.constant {{.*}} + stablehlo.reduce {{.*}}: a reduce alone: XLA CPU's library computes it faster than a loop fusion
+// GPU-LABEL: func.func @softmax
+// GPU: "mhlo.fusion"
+// GPU: stablehlo.exponential
+func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %c = stablehlo.constant dense<4.0> : tensor<f32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
+  %s = stablehlo.divide %x, %cb : tensor<8x16xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
+  %d = stablehlo.subtract %s, %mb : tensor<8x16xf32>
+  %e = stablehlo.exponential %d : tensor<8x16xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
+  %r = stablehlo.divide %e, %sb : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+
+// -----
+
+// layernorm's centering: the chain after the mean ends in a cheap subtract, which
+// each consumer recomputes from x; nothing is left to the library but the reduces.
+// CHECK-LABEL: func.func @centered_twice
+// CHECK: stablehlo.reduce
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.subtract
+// CHECK: stablehlo.multiply
+// CHECK: stablehlo.reduce
+func.func @centered_twice(%x: tensor<8x16xf32>) -> (tensor<8xf32>, tensor<8x16xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %mb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<8x16xf32>
+  %sq = stablehlo.multiply %c, %c : tensor<8x16xf32>
+  %var = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %n = stablehlo.negate %c : tensor<8x16xf32>
+  return %var, %n : tensor<8xf32>, tensor<8x16xf32>
+}
