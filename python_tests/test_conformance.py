@@ -38,6 +38,13 @@ def _need_corpus(path):
         pytest.skip(f"conformance corpus not found (set {conformance.ENV_VAR})")
 
 
+def _need_fusion():
+    try:
+        conformance.fusion_transform(BACKEND)
+    except LookupError as e:
+        pytest.skip(f"fusion pipeline not available: {e}")
+
+
 def test_corpus_file(corpus_file):
     _need_corpus(corpus_file)
     _check(conformance.run_file(corpus_file, backend=BACKEND))
@@ -47,10 +54,7 @@ def test_corpus_file(corpus_file):
 def fused_worker():
     """Fused files run in a worker process: XLA aborts the process on some fusions it
     cannot compile, and that must fail one test, not end the session."""
-    try:
-        conformance.fusion_transform(BACKEND)
-    except LookupError as e:
-        pytest.skip(f"fusion pipeline not available: {e}")
+    _need_fusion()
     with conformance.Worker(BACKEND, fuse=True, xla_fusion=False, timeout=300) as worker:
         yield worker
 
@@ -96,11 +100,12 @@ def test_rewrite_returns_pairs_in_check_order():
     assert "return %2, %1, %3, %3 : tensor<2xf32>, tensor<2xf32>, tensor<2xbf16>, tensor<2xbf16>" in text
 
 
+@pytest.mark.parametrize("runtime_inputs", [False, True])
 @pytest.mark.parametrize("expected, status", [("2.0", "pass"), ("2.5", "mismatch")])
-def test_run_file(tmp_path, expected, status):
+def test_run_file(tmp_path, expected, status, runtime_inputs):
     path = tmp_path / "negate_float32_2.mlir"
     path.write_text("// RUN-DISABLED(why not) x\n" + MODULE.replace("EXPECTED", expected))
-    result = conformance.run_file(path)
+    result = conformance.run_file(path, runtime_inputs=runtime_inputs)
     assert (result.status, result.disabled) == (status, "why not")
     assert conformance.run_file(path, skip_disabled=True).status == "skipped"
 
@@ -114,6 +119,26 @@ def test_run_file_turns_failures_into_results(tmp_path):
     def crash(text):
         raise RuntimeError("pass bug")
     assert conformance.run_file(path, transform=crash).line() == "ERROR         f RuntimeError: pass bug"
+
+
+def test_inputs_as_arguments_makes_inputs_arguments_of_main():
+    program, _ = conformance.rewrite(MODULE.replace("EXPECTED", "2.0"))
+    program, inputs, types = conformance.inputs_as_arguments(program)
+    assert "func.func public @main(%arg0: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, " \
+        "tensor<2xbf16>, tensor<2xbf16>)" in program
+    assert "stablehlo.negate %arg0" in program and "@inputs" not in program
+    assert "func.func private @expected" in program  # expected values stay constants
+    assert "func.func @main() -> tensor<2xf32>" in inputs
+    assert "call @inputs() : () -> tensor<2xf32>" in inputs and "@expected" not in inputs
+    assert "dense<[1.000000e+00, -2.000000e+00]>" in inputs
+    assert types == [((2,), np.dtype(np.float32))]
+
+
+def test_inputs_as_arguments_without_inputs_call():
+    no_inputs = MODULE.replace("EXPECTED", "2.0").replace(
+        "%0 = call @inputs() : () -> tensor<2xf32>",
+        "%0 = stablehlo.constant dense<1.0> : tensor<2xf32>")
+    assert conformance.inputs_as_arguments(conformance.rewrite(no_inputs)[0]) is None
 
 
 HANG = "import sys, time; print('ready', flush=True); sys.stdin.readline(); time.sleep(60)"
@@ -134,6 +159,27 @@ def test_worker_runs_files_and_survives_crashes_and_hangs(tmp_path):
         assert worker.run(path).line() == "TIMEOUT       f killed after 0.5 s"
         worker.command, worker.timeout = real, None
         assert worker.run(path).status == "mismatch"  # a fresh child for the next file
+
+
+# 64-bit inputs, three inputs with i1 and complex, a variadic reduce, one that
+# mismatches only when XLA folds it (KNOWN_FAILURES), and one without @inputs
+RUNTIME_INPUT_FILES = ["add_float64_20_20_float64_20_20",
+                       "select_n_bool_2_3_complex128_2_3_complex128_2_3",
+                       "reduce_float32_4_6_int32_4_6", "sin_complex64_20_20", "iota_"]
+
+
+@pytest.mark.parametrize("fuse", [False, True], ids=["plain", "fused"])
+def test_corpus_runtime_inputs(fuse):
+    """A few corpus files with @inputs as arguments, so their ops run rather than
+    fold; one Worker for all, as a fused file can abort its process."""
+    directory = conformance.corpus_dir()
+    _need_corpus(directory)
+    if fuse:
+        _need_fusion()
+    with conformance.Worker(BACKEND, fuse=fuse, xla_fusion=not fuse, runtime_inputs=True,
+                            timeout=300) as worker:
+        results = [worker.run(directory / f"{name}.mlir") for name in RUNTIME_INPUT_FILES]
+    assert [r.line() for r in results if not r.passed] == []
 
 
 def _close(a, e, dtype=np.float32):
