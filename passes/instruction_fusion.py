@@ -78,20 +78,26 @@ class InstructionFusion(FusionPass):
                 candidates.update(graph.operands[p])
         return group
 
+    @staticmethod
+    def _written_anyway(graph: Graph, p: int, ctx: PassContext) -> bool:
+        return graph.is_returned(p) or any(
+            legality.node_problem(graph, u, ctx.backend) for u in graph.users[p])
+
     def _problem(self, graph: Graph, group: Group, sole: bool, p: int,
                  ctx: PassContext) -> str | None:
         if not sole and opinfo.is_expensive(graph.nodes[p]):
             return (f"expensive {graph.name(p)} has users outside this fusion: "
                     "fusing would duplicate it")
         if not sole:
-            # its result is written anyway: a copy pays only if its operands cost
-            # no more to read than that result
+            # the original stays for other readers: a copy pays if its operands cost
+            # less to read than its result; as much, only if the original may die
+            # (no reader that no fusion can hold, such as a dot, keeps it written)
             already = set(graph.inputs(group.members))
             extra = sum(read_bytes(graph, v) for v in graph.reads[p] if v not in already)
             result = sum(opinfo.type_bytes(r.type) for r in graph.results(p))
-            if extra > result:
+            if extra > result or extra == result and self._written_anyway(graph, p, ctx):
                 return (f"a copy would read {extra} bytes of operands instead of its "
-                        f"{result}-byte result, which is written for other users anyway")
+                        f"{result}-byte result, which stays written for other users")
         consumers = {u for u in graph.users[p] if u in group.members}
         owned = group.owned | {p} if sole else group.owned
         return (legality.reuse_problem(graph, p, consumers)

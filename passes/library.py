@@ -11,7 +11,11 @@ passes leave the reduce and its chain unfused, and the report says why.
 """
 from __future__ import annotations
 
+from jaxlib.mlir import ir
+
 from . import ops as opinfo
+from .cost import read_bytes
+from .capability import reshape_like
 from .graph import Graph
 from .report import short_loc
 
@@ -25,6 +29,10 @@ _BINARY = {"add", "maximum", "minimum", "multiply", "power", "subtract"}
 _LIBRARY_OPS = frozenset(f"stablehlo.{n}" for n in _UNARY | _BINARY | {"broadcast_in_dim",
                                                                        "reshape"})
 _REDUCERS = frozenset({"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"})
+# below this many elements XLA keeps a reduce, dot or elementwise op out of the library
+# (measured, jaxlib 0.10.2: a max over 4095 elements stays a loop, over 4096 it is
+# YNNPACK's; an elementwise op on fewer ends the library kernel's growth)
+MIN_ELEMENTS = 4096
 
 
 def library_chains(graph: Graph) -> dict[int, str]:
@@ -40,9 +48,11 @@ def library_chains(graph: Graph) -> dict[int, str]:
                 break
             chain.append(user)
         end = graph.nodes[chain[-1]]
-        if (opinfo.is_expensive(end) and _broadcasts(graph, chain)
-                and len(graph.users[chain[-1]]) > 1):
-            members = _with_producers(graph, set(chain))
+        if not (_broadcasts(graph, chain) and len(graph.users[chain[-1]]) > 1):
+            continue
+        members = _with_producers(graph, set(chain))
+        # an expensive end we would not recompute, so our plan reads the input twice
+        if opinfo.is_expensive(end) or _library_moves_less(graph, chain, members):
             reason = (f"left to XLA CPU's library: it computes the reduce at "
                       f"{short_loc(op)}, the {len(chain) - 1} ops after it up to "
                       f"{opinfo.name(end)} and the {len(members) - len(chain)} ops only "
@@ -51,12 +61,31 @@ def library_chains(graph: Graph) -> dict[int, str]:
     return reserved
 
 
+def _library_moves_less(graph: Graph, chain: list[int], members: set[int]) -> bool:
+    """For a chain ending in a cheap value, which each reader could recompute from
+    the chain's inputs: whether the library kernel, writing it once, moves fewer
+    bytes. A dot (or expensive op) among the producers is written and read back in
+    our plan, the library takes it into its kernel."""
+    inputs = sum(read_bytes(graph, v) for v in graph.inputs(members))
+    readers = len(graph.users[chain[-1]])
+    end = sum(opinfo.type_bytes(r.type) for r in graph.results(chain[-1]))
+    library = inputs + end * (1 + readers)
+    reduced = opinfo.type_bytes(graph.nodes[chain[0]].operation.operands[0].type)
+    if any(graph.name(i) == "stablehlo.dot_general" or opinfo.is_expensive(graph.nodes[i])
+           for i in members - set(chain)):
+        ours = inputs + reduced * (2 + readers)
+    else:
+        ours = inputs * (1 + readers)
+    return library < ours
+
+
 def _with_producers(graph: Graph, members: set[int]) -> set[int]:
     """The library kernel also grows up into producers all of whose users it holds."""
     todo = [p for i in members for p in graph.operands[i]]
     while todo:
         p = todo.pop()
-        if (p not in members and _library_op(graph.nodes[p]) and not graph.is_returned(p)
+        if (p not in members and (_library_op(graph.nodes[p]) or _library_dot(graph.nodes[p]))
+                and not graph.is_returned(p)
                 and all(u in members for u in graph.users[p])):
             members.add(p)
             todo.extend(graph.operands[p])
@@ -70,14 +99,31 @@ def library_reduce(op) -> bool:
     operand = op.operation.operands[0].type
     body = list(op.operation.regions[0].blocks[0].operations)
     return (opinfo.static_tensor(operand) and str(operand.element_type) == "f32"
-            and len(op.attributes["dimensions"]) > 0
+            and opinfo.num_elements(operand) >= MIN_ELEMENTS and not reshape_like(op)
             and len(body) == 2 and opinfo.name(body[0]) in _REDUCERS)
 
 
 def _library_op(op) -> bool:
-    return ((opinfo.name(op) in _LIBRARY_OPS
-             or opinfo.name(op) == "stablehlo.divide" and opinfo.float_constant_divisor(op))
-            and all(str(v.type.element_type) == "f32" for v in op.operation.results))
+    n = opinfo.name(op)
+    results = list(op.operation.results)
+    return ((n in _LIBRARY_OPS or n == "stablehlo.divide" and opinfo.float_constant_divisor(op))
+            and all(str(r.type.element_type) == "f32" for r in results)
+            and (n in ("stablehlo.broadcast_in_dim", "stablehlo.reshape")
+                 or opinfo.num_elements(results[0].type) >= MIN_ELEMENTS))
+
+
+def _library_dot(op) -> bool:
+    """A plain f32 matrix product, which XLA CPU's library also takes (and merges
+    with a library kernel reading it)."""
+    if opinfo.name(op) != "stablehlo.dot_general":
+        return False
+    dims = op.attributes["dot_dimension_numbers"]
+    lhs, rhs = (ir.RankedTensorType(v.type) for v in op.operation.operands)
+    return (str(dims) == "#stablehlo.dot<lhs_contracting_dimensions = [1], "
+            "rhs_contracting_dimensions = [0]>"
+            and lhs.rank == rhs.rank == 2 and str(lhs.element_type) == "f32"
+            and str(rhs.element_type) == "f32" and min(lhs.shape[0], rhs.shape[1]) > 1
+            and lhs.shape[0] * rhs.shape[1] >= MIN_ELEMENTS)
 
 
 def _broadcasts(graph: Graph, chain: list[int]) -> bool:

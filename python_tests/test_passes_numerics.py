@@ -65,6 +65,37 @@ def test_softmax_fused_matches_numpy_and_xla_runs_our_kernels():
     assert all(f.bytes_saved >= 0 for f in fused.report.fusions)
 
 
+SHIFTED_LOGITS = """
+func.func public @main(%h: tensor<64x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
+  %d = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<128xf32>) -> tensor<64x128xf32>
+  %logits = stablehlo.add %d, %bb : tensor<64x128xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%logits init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
+  %s = stablehlo.subtract %logits, %mb : tensor<64x128xf32>
+  %e = stablehlo.exponential %s : tensor<64x128xf32>
+  %n = stablehlo.negate %s : tensor<64x128xf32>
+  return %e, %n : tensor<64x128xf32>, tensor<64x128xf32>
+}"""
+
+
+def test_shifted_logits_become_one_library_kernel():
+    rng = np.random.default_rng(2)
+    h, w, b = (rng.standard_normal(s, np.float32) for s in ((64, 64), (64, 128), (128,)))
+    fused = passes.fuse_with_report(SHIFTED_LOGITS, "cpu")
+    exe, (e, n) = run(fused.text, [h, w, b], [((64, 128), np.float32)] * 2)
+    logits = h @ w + b
+    shifted = logits - logits.max(1, keepdims=True)
+    np.testing.assert_allclose(e, np.exp(shifted), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(n, -shifted, rtol=1e-4, atol=1e-5)
+    # what passes/library.py plans for: XLA's library takes dot, bias, max and subtract
+    assert xla_fusions(exe).count("kCustom") == 1
+    library = re.search(r"%fused_computation[.\d]* .*?\n}", exe.hlo_text(), re.S).group(0)
+    for op in (" dot(", " reduce(", " subtract("):
+        assert op in library
+
+
 def test_sibling_reductions_run_as_one_variadic_reduce():
     x = np.random.default_rng(1).standard_normal((16, 32), np.float32)
     fused = passes.fuse(SIBLING_REDUCES, "cpu")

@@ -19,14 +19,35 @@
 // GPU-LABEL: func.func @softmax
 // GPU: "mhlo.fusion"
 // GPU: stablehlo.exponential
-func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+func.func @softmax(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
   %c = stablehlo.constant dense<4.0> : tensor<f32>
-  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x16xf32>
-  %s = stablehlo.divide %x, %cb : tensor<8x16xf32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<64x128xf32>
+  %s = stablehlo.divide %x, %cb : tensor<64x128xf32>
   %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  %m = stablehlo.reduce(%s init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
+  %d = stablehlo.subtract %s, %mb : tensor<64x128xf32>
+  %e = stablehlo.exponential %d : tensor<64x128xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  %sb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
+  %r = stablehlo.divide %e, %sb : tensor<64x128xf32>
+  return %r : tensor<64x128xf32>
+}
+
+// -----
+
+// Below 4096 elements XLA keeps the reduce out of its library: a loop fusion then.
+// CHECK-LABEL: func.func @small_softmax
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.reduce
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.exponential
+func.func @small_softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
   %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
-  %d = stablehlo.subtract %s, %mb : tensor<8x16xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<8x16xf32>
   %e = stablehlo.exponential %d : tensor<8x16xf32>
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
   %sum = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
@@ -45,13 +66,40 @@ func.func @softmax(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 // CHECK: stablehlo.subtract
 // CHECK: stablehlo.multiply
 // CHECK: stablehlo.reduce
-func.func @centered_twice(%x: tensor<8x16xf32>) -> (tensor<8xf32>, tensor<8x16xf32>) {
+func.func @centered_twice(%x: tensor<64x128xf32>) -> (tensor<64xf32>, tensor<64x128xf32>) {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
-  %mb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<8xf32>) -> tensor<8x16xf32>
-  %c = stablehlo.subtract %x, %mb : tensor<8x16xf32>
-  %sq = stablehlo.multiply %c, %c : tensor<8x16xf32>
-  %var = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
-  %n = stablehlo.negate %c : tensor<8x16xf32>
-  return %var, %n : tensor<8xf32>, tensor<8x16xf32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
+  %c = stablehlo.subtract %x, %mb : tensor<64x128xf32>
+  %sq = stablehlo.multiply %c, %c : tensor<64x128xf32>
+  %var = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  %n = stablehlo.negate %c : tensor<64x128xf32>
+  return %var, %n : tensor<64xf32>, tensor<64x128xf32>
+}
+
+// -----
+
+// logits = dot + bias, shifted = logits - max(logits), read twice: our plan writes
+// the logits and reads them three times; the library kernel takes the dot, the bias,
+// the max and the subtract and writes shifted once, which moves fewer bytes.
+// CHECK-LABEL: func.func @shifted_logits
+// CHECK: stablehlo.dot_general
+// CHECK-NEXT: stablehlo.broadcast_in_dim
+// CHECK-NEXT: stablehlo.add
+// CHECK: stablehlo.reduce
+// CHECK: %[[S:.*]] = stablehlo.subtract
+// CHECK: stablehlo.exponential %[[S]]
+// CHECK: stablehlo.multiply %[[S]]
+// WHY: not fused: stablehlo.dot_general {{.*}}: left to XLA CPU's library: it computes the reduce at {{.*}}, the 2 ops after it up to stablehlo.subtract and the 3 ops only they read in one kernel
+func.func @shifted_logits(%h: tensor<64x64xf32>, %w: tensor<64x128xf32>, %b: tensor<128xf32>, %y: tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xf32>) {
+  %d = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x128xf32>) -> tensor<64x128xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<128xf32>) -> tensor<64x128xf32>
+  %logits = stablehlo.add %d, %bb : tensor<64x128xf32>
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%logits init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<64xf32>) -> tensor<64x128xf32>
+  %s = stablehlo.subtract %logits, %mb : tensor<64x128xf32>
+  %e = stablehlo.exponential %s : tensor<64x128xf32>
+  %t = stablehlo.multiply %s, %y : tensor<64x128xf32>
+  return %e, %t : tensor<64x128xf32>, tensor<64x128xf32>
 }
