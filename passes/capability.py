@@ -90,12 +90,20 @@ class Backend:
     unfusible_ops: frozenset[str] = frozenset()
     # XLA hands reduce + broadcast + elementwise chains to a library (library.py)
     library_reductions: bool = False
+    # element types a multi-result reduce may not have inside a fusion
+    variadic_reduce_unfusible_types: frozenset[str] = frozenset()
 
     def op_problem(self, op) -> str | None:
         """Why this backend cannot compile `op` inside a fusion, or None."""
         if opinfo.name(op) in self.unfusible_ops:
             return (f"{opinfo.name(op)} is expanded by XLA {self.name} before fusion; "
                     "its fused emitter does not support it")
+        results = op.operation.results
+        if opinfo.name(op) == opinfo.REDUCE and len(results) > 1:
+            bad = {str(r.type.element_type) for r in results} & self.variadic_reduce_unfusible_types
+            if bad:
+                return (f"a multi-result reduce of {', '.join(sorted(bad))}: XLA {self.name} "
+                        "widens it to f32 after fusion and aborts (convert without layout)")
         reason = opinfo.unfusible_reason(op)
         if reason is None and not self.layout_sensitive_ops:
             reason = layout_problem(op)
@@ -106,10 +114,12 @@ class Backend:
 
 
 BACKENDS = {
-    # logistic inside a kLoop fusion: "Unsupported elementwise operation" (jaxlib 0.10.2)
+    # logistic inside a kLoop fusion: "Unsupported elementwise operation"; a bf16
+    # multi-result reduce inside one: "Check failed: has_layout()" (jaxlib 0.10.2)
     "cpu": Backend("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
                    max_operands=64, cost=COST_PARAMS["cpu"],
-                   unfusible_ops=frozenset({"stablehlo.logistic"}), library_reductions=True),
+                   unfusible_ops=frozenset({"stablehlo.logistic"}), library_reductions=True,
+                   variadic_reduce_unfusible_types=frozenset({"bf16"})),
     "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
                    reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
 }

@@ -78,6 +78,25 @@ module {
     return %0 : tensor<4x8xf32>
   }
 }""",
+    # found by the corpus with runtime inputs (reduce_bfloat16_4_6_int32_4_6)
+    "bf16_variadic_reduce": """
+module {
+  func.func public @main(%a: tensor<4x6xbf16>, %b: tensor<4x6xi32>) -> (tensor<6xbf16>, tensor<6xi32>) {
+    %0:2 = "mhlo.fusion"(%a, %b) ({
+    ^bb0(%x: tensor<4x6xbf16>, %y: tensor<4x6xi32>):
+      %z = stablehlo.constant dense<0.0> : tensor<bf16>
+      %zi = stablehlo.constant dense<0> : tensor<i32>
+      %r:2 = stablehlo.reduce(%x init: %z), (%y init: %zi) across dimensions = [0] : (tensor<4x6xbf16>, tensor<4x6xi32>, tensor<bf16>, tensor<i32>) -> (tensor<6xbf16>, tensor<6xi32>)
+       reducer(%p0: tensor<bf16>, %q0: tensor<bf16>) (%p1: tensor<i32>, %q1: tensor<i32>) {
+        %s = stablehlo.maximum %p0, %q0 : tensor<bf16>
+        %m = stablehlo.minimum %p1, %q1 : tensor<i32>
+        stablehlo.return %s, %m : tensor<bf16>, tensor<i32>
+      }
+      stablehlo.return %r#0, %r#1 : tensor<6xbf16>, tensor<6xi32>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x6xbf16>, tensor<4x6xi32>) -> (tensor<6xbf16>, tensor<6xi32>)
+    return %0#0, %0#1 : tensor<6xbf16>, tensor<6xi32>
+  }
+}""",
 }
 
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
@@ -89,6 +108,7 @@ EXPECTED = {
     "transpose_inside": ("aborts", False),
     "unit_broadcast_root": ("aborts", False),
     "select_on_true_computed": ("aborts", False),
+    "bf16_variadic_reduce": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""
