@@ -38,3 +38,23 @@ X64_CASES = [
 @pytest.mark.parametrize("name,fn,args", [(c[0], c[1], c[2:]) for c in X64_CASES])
 def test_x64(x64, name, fn, args):
     check(fn, *args)
+
+
+@pytest.fixture
+def tracehlo_x64_only():
+    assert not jax.config.jax_enable_x64
+    tracehlo.config.update("enable_x64", True)
+    try:
+        yield
+    finally:
+        tracehlo.config.update("enable_x64", False)
+
+
+@pytest.mark.parametrize("x", [np.array([0.1, 2.0**60 + 1.0]), np.array([2**40 + 1, -3], np.int64),
+                               np.array([2**63 + 5], np.uint64), np.array([1 + 0.1j, 2j])],
+                         ids=["f64", "i64", "u64", "c128"])
+def test_x64_without_jax_x64_keeps_64_bit_inputs(tracehlo_x64_only, x):
+    # jaxlib narrows 64-bit host data unless JAX's own x64 is on: the runtime must not
+    out = tracehlo.jit(lambda v: v + v)(x)
+    assert out.dtype == x.dtype
+    np.testing.assert_array_equal(np.asarray(out), x + x)
