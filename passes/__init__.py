@@ -7,7 +7,7 @@ Python API
         fused module as text with every source location kept, checked with
         check_backend so XLA can compile it.
     fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE)
-        -> FusionResult(text, report)
+        -> FusionResult(text, report, xla_passes_off)
         The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,
         locations, bytes_saved) and `.decisions` (Decision: pass_name, fused, ops,
         reason; `.rejected` lists the refused ones). str(report) is readable text.
@@ -26,15 +26,20 @@ python_tests/test_passes_capability.py): single-output kLoop fusions of
 elementwise ops, broadcasts and reductions, or one variadic reduce as the root;
 never transpose, concatenate, reshape or what XLA turns into a reshape (they
 abort it inside fusions); a fused select takes on_true from a parameter; no
-arithmetic on constants and no op(x, x) that XLA folds (it would leave a fused
-parameter unread); no fusions in functions called from a loop or branch body.
+arithmetic on constants (constant call arguments included) and no op(x, x) that
+XLA folds (it would leave a fused parameter unread); no multi-result bf16 reduce;
+no fusions in functions called from a loop or branch body. A module holding a
+fusion of elementwise ops only is compiled without XLA's reshape-mover
+(FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
+than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
+is left to it (library.py).
 Each pass first folds idempotent op(x, x) and erases dead code, as XLA would
 after us. Ops the passes do not know (CHLO, calls, control flow, custom calls,
 other dialects) are left alone, never fused.
 
 Modules: graph (dataflow view), ops (what each op is), legality (XLA's rules),
 cost (bytes, flops, launches), capability (per-backend limits and
-check_backend), rewrite (groups -> mhlo.fusion), framework (pass base class),
+check_backend), library (what XLA CPU's library kernels take), rewrite (groups -> mhlo.fusion), framework (pass base class),
 one module per pass, pipeline (pass manager, fuse), report, mlir_io.
 
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.

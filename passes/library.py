@@ -6,8 +6,11 @@ single-user ops after it: reduce, broadcast back, elementwise math. One such ker
 computes a normalization like softmax's exp(x - max(x)) reading x once. A loop
 fusion cannot: a reduce feeding a broadcast inside it is recomputed for every
 element, so our best plan reads x twice (reduce, then the rest). Where the chain
-ends in an expensive value other kernels read (one we would not recompute), the
-passes leave the reduce and its chain unfused, and the report says why.
+ends in an expensive value other kernels read (one we would not recompute), or in a
+cheap one that costs fewer bytes written once than recomputed by each reader, the
+passes leave the reduce, its chain and the producers only they read unfused, and the
+report says why. What XLA takes was measured on jaxlib 0.10.2 (the sizes, the ops);
+test_passes_numerics checks that XLA still builds the library kernels planned for.
 """
 from __future__ import annotations
 
