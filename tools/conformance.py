@@ -386,8 +386,7 @@ def run_file(path: Path, transform: Transform | None = None, backend: str = "cpu
         split = inputs_as_arguments(program) if runtime_inputs else None
         if split is not None:
             program, inputs_program, input_types = split
-            # kept on the device: runtime.to_device narrows 64-bit arrays to 32 bits
-            # (jax_enable_x64 is off), which the program's f64/i64 parameters refuse
+            # the inputs stay device buffers: no round trip through the host
             inputs = runtime.compile(inputs_program, input_types, backend=backend)([])
         passes_off = ()
         if transform is not None:
