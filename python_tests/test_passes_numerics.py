@@ -96,6 +96,24 @@ def test_shifted_logits_become_one_library_kernel():
         assert op in library
 
 
+COLUMN_SUM = """
+func.func public @main(%x: tensor<128x512xf32>) -> tensor<512xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %n = stablehlo.exponential %x : tensor<128x512xf32>
+  %c = stablehlo.reduce(%n init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<128x512xf32>, tensor<f32>) -> tensor<512xf32>
+  return %c : tensor<512xf32>
+}"""
+
+
+def test_column_reduction_becomes_one_library_kernel():
+    x = np.random.default_rng(3).standard_normal((128, 512), np.float32)
+    fused = passes.fuse_with_report(COLUMN_SUM, "cpu")
+    assert not fused.report.fusions
+    exe, (out,) = run(fused.text, [x], [((512,), np.float32)])
+    np.testing.assert_allclose(out, np.exp(x).sum(0), rtol=1e-4)
+    assert xla_fusions(exe) == ["kCustom"]  # exp and reduce in the library kernel
+
+
 def test_sibling_reductions_run_as_one_variadic_reduce():
     x = np.random.default_rng(1).standard_normal((16, 32), np.float32)
     fused = passes.fuse(SIBLING_REDUCES, "cpu")
