@@ -57,17 +57,20 @@ def library_chains(graph: Graph) -> dict[int, str]:
                 opinfo.is_expensive(end) or _library_moves_less(graph, chain, members)):
             reason = (f"left to XLA CPU's library: it computes the reduce at "
                       f"{short_loc(op)}, the {len(chain) - 1} ops after it up to "
-                      f"{opinfo.name(end)} and the {len(members) - len(chain)} ops only "
-                      "they read in one kernel, reading the reduce's input once")
+                      f"{opinfo.name(end)}{_and_producers(len(members) - len(chain))} in "
+                      "one kernel, reading the reduce's input once")
             reserved.update((i, reason) for i in members)
         elif _keeps_minor_dim(op):
             members = _with_producers(graph, {r})
             reason = (f"left to XLA CPU's library: the reduce at {short_loc(op)} keeps "
                       "the minor dimension, which a loop fusion reads with a stride "
-                      "(measured 3-13x slower); the library kernel also takes the "
-                      f"{len(members) - 1} ops only it reads")
+                      f"(measured 3-13x slower){_and_producers(len(members) - 1)}")
             reserved.update((i, reason) for i in members)
     return reserved
+
+
+def _and_producers(n: int) -> str:
+    return f", with the {n} op{'s' * (n > 1)} only it reads" if n else ""
 
 
 def _keeps_minor_dim(op) -> bool:

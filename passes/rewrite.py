@@ -99,10 +99,15 @@ def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
 
 
 def canonicalize(block: ir.Block) -> None:
-    """Fold op(x, x) = x for idempotent ops, then erase the ops we understand whose
-    results nothing reads. XLA does both after us; when it does, a fusion output
-    only such code read vanishes under its feet and XLA CPU aborts (found by the
-    random-program test), so the passes see the program XLA will see."""
+    """Fold op(x, x) = x for idempotent ops, turn a float divide by a broadcast into
+    a multiply by the broadcast reciprocal, then erase the ops we understand whose
+    results nothing reads. XLA's simplifier does all three after us, but never
+    inside a fusion: a fusion output only dead code read vanishes under its feet
+    (XLA CPU aborts, found by the random-program test), and a fused divide stays a
+    divide per element. So the passes see, and fuse, the program XLA would see."""
+    for op in list(block.operations)[:-1]:
+        if opinfo.name(op) == "stablehlo.divide":
+            _multiply_by_reciprocal(op)
     for op in list(block.operations)[:-1]:
         operands = list(op.operation.operands)
         if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
@@ -112,6 +117,35 @@ def canonicalize(block: ir.Block) -> None:
              or opinfo.name(op) in opinfo.IDEMPOTENT)
                 and not any(list(r.uses) for r in op.operation.results)):
             op.operation.erase()
+
+
+def _multiply_by_reciprocal(divide) -> None:
+    """x / broadcast(b) -> x * broadcast(1 / b), for floats with b smaller than x."""
+    x, divisor = divide.operation.operands
+    spread = divisor.owner
+    if (isinstance(spread, ir.Block) or spread.name != "stablehlo.broadcast_in_dim"
+            or not isinstance(ir.RankedTensorType(x.type).element_type, ir.FloatType)):
+        return
+    b = spread.operands[0]
+    if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
+        return
+    element = ir.RankedTensorType(b.type).element_type
+    with divide.location, ir.InsertionPoint(divide):
+        scalar = ir.RankedTensorType.get([], element)
+        # a scalar broadcast, as JAX writes constants: a fusion takes it in
+        ones = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+            "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 1.0))})
+        if ir.RankedTensorType(b.type).rank:
+            ones = ir.Operation.create(
+                "stablehlo.broadcast_in_dim", results=[b.type], operands=[ones.results[0]],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
+        reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
+                                         operands=[ones.results[0], b])
+        spread_back = spread.clone(ip=ir.InsertionPoint(divide))
+        spread_back.operands[0] = reciprocal.results[0]
+        product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
+                                      operands=[x, spread_back.results[0]])
+    divide.result.replace_all_uses_with(product.results[0])
 
 
 def topological_sort(block: ir.Block) -> None:

@@ -19,17 +19,18 @@ func.func @expensive_two_users(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16
 
 // -----
 
-// A divide by a constant is a multiply to XLA (x * (1/c)): cheap, so it is copied
-// into both users; a divide by a variable with two users is not.
+// A divide by a broadcast is a multiply by the broadcast reciprocal (XLA's simplifier
+// makes it one too, but never inside a fusion): cheap, so copied into both users.
 // CHECK-LABEL: func.func @divide_by_constant_is_cheap
-// CHECK-NOT: stablehlo.divide %arg0
-// CHECK: "mhlo.fusion"(%arg0)
-// CHECK: stablehlo.divide
-// CHECK: stablehlo.add
-// CHECK: "mhlo.fusion"(%arg0)
-// CHECK: stablehlo.divide
+// CHECK: %[[R:.*]] = stablehlo.divide %{{.*}}, %cst
+// CHECK: "mhlo.fusion"(%[[R]], %arg0)
 // CHECK: stablehlo.multiply
-// WHY: fused: stablehlo.divide {{.*}}: cheap producer copied
+// CHECK: stablehlo.add
+// CHECK: "mhlo.fusion"(%[[R]], %arg0)
+// CHECK: stablehlo.multiply
+// CHECK: stablehlo.multiply
+// CHECK-NOT: stablehlo.divide %arg
+// WHY: fused: stablehlo.multiply {{.*}}: cheap producer copied
 func.func @divide_by_constant_is_cheap(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
   %c = stablehlo.constant dense<8.0> : tensor<f32>
   %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<16xf32>
