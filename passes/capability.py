@@ -95,6 +95,10 @@ class Backend:
 
     def op_problem(self, op) -> str | None:
         """Why this backend cannot compile `op` inside a fusion, or None."""
+        return self.problem_given(op, opinfo.unfusible_reason(op))
+
+    def problem_given(self, op, unfusible: str | None) -> str | None:
+        """op_problem, given opinfo.unfusible_reason(op) (a Graph keeps it per node)."""
         if opinfo.name(op) in self.unfusible_ops:
             return (f"{opinfo.name(op)} is expanded by XLA {self.name} before fusion; "
                     "its fused emitter does not support it")
@@ -104,7 +108,7 @@ class Backend:
             if bad:
                 return (f"a multi-result reduce of {', '.join(sorted(bad))}: XLA {self.name} "
                         "widens it to f32 after fusion and aborts (convert without layout)")
-        reason = opinfo.unfusible_reason(op)
+        reason = unfusible
         if reason is None and not self.layout_sensitive_ops:
             reason = layout_problem(op)
         return reason

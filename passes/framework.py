@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from .capability import Backend
-from .graph import Graph, constant_arguments, functions
+from .graph import Graph, functions
 from .library import library_chains
 from .report import FusionReport
 from .rewrite import Group, apply, canonicalize
@@ -16,6 +16,9 @@ from .rewrite import Group, apply, canonicalize
 class PassContext:
     backend: Backend
     report: FusionReport
+    # function name -> arguments every call passes a constant (graph.constant_arguments);
+    # fusing leaves call operands as they are, so one analysis serves every pass
+    constant_args: dict[str, frozenset[int]]
 
 
 class FusionPass:
@@ -43,11 +46,10 @@ class FusionPass:
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            constant_args = constant_arguments(module)
             for func in functions(module):
                 canonicalize(func.regions[0].blocks[0])
                 for _ in range(len(list(func.regions[0].blocks[0].operations))):
-                    graph = Graph(func, constant_args[func.attributes["sym_name"].value])
+                    graph = Graph(func, ctx.constant_args[func.attributes["sym_name"].value])
                     if ctx.backend.library_reductions:
                         graph.reserved = library_chains(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)

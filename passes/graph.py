@@ -37,11 +37,13 @@ class Graph:
         for i, producers in enumerate(self.operands):
             for p in producers:
                 self.users[p].append(i)
+        # why each node may join no fusion (None: it may), asked often: kept
+        self.unfusible = [opinfo.unfusible_reason(op) for op in self.nodes]
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
             self.constant.append(op.operation.name == "stablehlo.constant" or (
-                bool(self.reads[i]) and opinfo.unfusible_reason(op) is None
+                bool(self.reads[i]) and self.unfusible[i] is None
                 and all(self.is_constant(v) for v in self.reads[i])))
         # ops between the same two side-effecting ops share an epoch; fusion never
         # groups ops of different epochs, so effects keep their place in the order
@@ -169,6 +171,8 @@ def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
     funcs = {op.attributes["sym_name"].value: op for op in module.body.operations
              if op.operation.name == "func.func" and len(op.regions[0].blocks) == 1}
     known = {name: frozenset() for name in funcs}
+    if not any(_calls_in(f) for f in funcs.values()):
+        return known
     while True:
         passed: dict[str, frozenset[int]] = {}
         for name, func in funcs.items():

@@ -29,7 +29,7 @@ def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
         # fused, XLA folds it inside the fusion, then maybe the op reading it
         # (a select on a constant predicate), leaving a fused parameter unread
         return "arithmetic on constants: left to XLA's constant folding"
-    return backend.op_problem(op)
+    return backend.problem_given(op, graph.unfusible[i])
 
 
 def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands: int,

@@ -12,7 +12,7 @@ from .capability import check_backend, get_backend, xla_passes_to_disable
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, PassContext
-from .graph import Graph, functions
+from .graph import Graph, constant_arguments, functions
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .multi_output_fusion import ProducerConsumerFusion
@@ -53,7 +53,9 @@ class PassManager:
         self.after_pass = after_pass
 
     def run(self, module: ir.Module) -> FusionReport:
-        ctx = PassContext(self.backend, FusionReport(self.backend.name))
+        with module.context:
+            constant_args = constant_arguments(module)
+        ctx = PassContext(self.backend, FusionReport(self.backend.name), constant_args)
         for p in self.passes:
             p.run(module, ctx)
             verify(module, f"<after {p.name}>")
