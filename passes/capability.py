@@ -108,10 +108,9 @@ class Backend:
             if bad:
                 return (f"a multi-result reduce of {', '.join(sorted(bad))}: XLA {self.name} "
                         "widens it to f32 after fusion and aborts (convert without layout)")
-        reason = unfusible
-        if reason is None and not self.layout_sensitive_ops:
-            reason = layout_problem(op)
-        return reason
+        if unfusible is None and not self.layout_sensitive_ops:
+            return layout_problem(op)
+        return unfusible
 
     def fusion_kind(self, roots_are_reduce: bool) -> str:
         return "kInput" if roots_are_reduce and "kInput" in self.kinds else "kLoop"

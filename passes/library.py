@@ -52,7 +52,8 @@ def library_chains(graph: Graph) -> dict[int, str]:
             chain.append(user)
         end = graph.nodes[chain[-1]]
         members = _with_producers(graph, set(chain))
-        # an expensive end we would not recompute, so our plan reads the input twice
+        # an expensive end we would not recompute, so our plan reads the input twice;
+        # a cheap one if writing it once moves fewer bytes than each reader recomputing
         if _broadcasts(graph, chain) and len(graph.users[chain[-1]]) > 1 and (
                 opinfo.is_expensive(end) or _library_moves_less(graph, chain, members)):
             reason = (f"left to XLA CPU's library: it computes the reduce at "
