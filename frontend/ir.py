@@ -5,7 +5,6 @@ changes one line of the printout. The printed form parses back (see ir_parser.py
 """
 from __future__ import annotations
 
-import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -98,11 +97,12 @@ class Graph:
         self.constants = constants    # [(Var, np.ndarray)]
         self.eqns = eqns              # [Eqn]
         self.outputs = outputs        # [Var | Literal]
-        self._ids = itertools.count(next_id)
+        self.next_id = next_id        # names below it are taken, used or not
 
     def new_var(self, type: ArrayType) -> Var:
         """A fresh name for a rewrite: never reuses or renumbers existing ones."""
-        return Var(next(self._ids), type)
+        self.next_id += 1
+        return Var(self.next_id - 1, type)
 
     @property
     def in_types(self) -> list:
@@ -163,8 +163,8 @@ def hex_bytes(value: np.ndarray) -> str:
 
 def format_param(value, indent: str) -> str:
     if isinstance(value, Graph):
-        body = _graph_lines(value, False, indent + "    ")
-        return "\n".join(body)[len(indent) + 4:]
+        body = _graph_lines(value, False, indent + "  ")  # its `}` under the equation's
+        return "\n".join(body)[len(indent) + 2:]
     if isinstance(value, tuple):
         inner = ", ".join(format_param(v, indent) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"

@@ -236,17 +236,17 @@ def test_fusion_modes_choose_who_makes_the_kernels():
         tracehlo.jit(lambda a: a, fusion="fastest")
 
 
-def test_jit_inside_a_trace_is_inlined():
-    inner = tracehlo.jit(lambda a: a * 2)
-    g = tracehlo.make_ir(lambda a: inner(a) + 1)(np.ones(2, np.float32))
-    assert [e.prim.name for e in g.eqns] == ["mul", "add"]
-    np.testing.assert_allclose(tracehlo.jit(lambda a: inner(a) + 1)(np.ones(2, np.float32)),
-                               [3.0, 3.0])
-
-
-def test_dead_code_is_not_lowered():
-    c = tracehlo.compile(lambda a: (tnp.exp(a), a + 1)[1], (np.ones(3, np.float32),))
-    assert "exp" in str(c.ir) and "exponential" not in c.stablehlo
+def test_dead_code_and_repeated_code_are_gone_from_the_ir():
+    def f(a):
+        unused = tnp.exp(a) * np.arange(3, dtype=np.float32)
+        return (unused, tnp.sin(a) + tnp.sin(a))[1]
+    c = tracehlo.compile(f, (np.ones(3, np.float32),))
+    assert str(c.ir) == ("func @f(%0: f32[3]) -> (f32[3]) {\n"
+                         "  %4: f32[3] = sin %0\n"
+                         "  %6: f32[3] = add %4, %4\n"
+                         "  return %6\n}\n")
+    assert "exponential" not in c.stablehlo and c.stablehlo.count("stablehlo.sine") == 1
+    np.testing.assert_allclose(c(np.ones(3, np.float32)), 2 * np.sin(np.ones(3)), rtol=1e-6)
 
 
 def test_rejected_fused_module_falls_back_to_xla_fusion(monkeypatch, caplog):
