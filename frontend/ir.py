@@ -161,12 +161,12 @@ def hex_bytes(value: np.ndarray) -> str:
     return "0x" + data.tobytes().hex().upper()
 
 
-def format_param(value, indent: str) -> str:
+def format_param(value, indent: str, locations: bool = False) -> str:
     if isinstance(value, Graph):
-        body = _graph_lines(value, False, indent + "  ")  # its `}` under the equation's
+        body = _graph_lines(value, locations, indent + "  ")  # its `}` under the equation's
         return "\n".join(body)[len(indent) + 2:]
     if isinstance(value, tuple):
-        inner = ", ".join(format_param(v, indent) for v in value)
+        inner = ", ".join(format_param(v, indent, locations) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, np.dtype):
         return dtypes.SHORT_NAMES[value]
@@ -192,7 +192,7 @@ def _graph_lines(g: Graph, locations: bool, indent: str) -> list:
         outs = ", ".join(f"{v!r}: {v.type}" for v in eqn.outputs)
         params = ""
         if eqn.params:
-            params = "[" + ", ".join(f"{k}={format_param(v, inner)}"
+            params = "[" + ", ".join(f"{k}={format_param(v, inner, locations)}"
                                      for k, v in eqn.params.items()) + "]"
         ins = ", ".join(map(repr, eqn.inputs))
         line = f"{inner}{outs} = {eqn.prim.name}{params}{' ' + ins if ins else ''}"
