@@ -6,8 +6,8 @@ execute (runtime). Each stage's output stays on the Compiled object as text.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
+import threading
 import time
 
 import jax.tree_util as tree_util
@@ -203,6 +203,7 @@ class JitFunction:
         # skipping pytree flattening (the common case on the hot path).
         self._array_args_cache: dict = {}
         self._last_key = None
+        self._compile_lock = threading.RLock()  # concurrent first calls compile once
 
     def __call__(self, *args, **kwargs):
         if core.tracing():  # called inside another trace: one call equation
@@ -231,14 +232,19 @@ class JitFunction:
         return (tree, static, *map(_leaf_key, leaves)), leaves
 
     def _compile_for(self, key, args, kwargs):
-        if config.explain_cache_misses:
-            logger.warning("%s", self.explain_miss(key))
-        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate,
-                            self._fusion)
-        entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
-        self._cache[key] = entry
-        self._last_key = key
-        return entry
+        """The cache entry for key, compiled by the first of the threads that miss."""
+        with self._compile_lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                return entry
+            if config.explain_cache_misses:
+                logger.warning("%s", self.explain_miss(key))
+            compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate,
+                                self._fusion)
+            entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
+            self._cache[key] = entry
+            self._last_key = key
+            return entry
 
     def explain_miss(self, key) -> str:
         name = fn_name(self._fn)
