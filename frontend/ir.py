@@ -199,6 +199,7 @@ def _graph_lines(g: Graph, locations: bool, indent: str) -> list:
         if locations and eqn.loc is not None:
             line += f'  loc("{eqn.loc.file}":{eqn.loc.line})'
         lines.append(line)
-    lines.append(f"{inner}return {', '.join(map(repr, g.outputs))}")
+    lines.append(f"{inner}return" + "".join(f"{',' if i else ''} {a!r}"
+                                            for i, a in enumerate(g.outputs)))
     lines.append(f"{indent}}}")
     return lines

@@ -272,3 +272,30 @@ def test_lower_and_call_share_one_compilation():
     compiled = jf.lower(*args)
     jf(*args)
     assert len(calls) == 1 and "mul" in str(compiled.ir)
+
+
+def test_verify_and_parse_ir_reject_bad_input_clearly():
+    with pytest.raises(TypeError, match=r"verify takes a Graph \(from tracehlo.make_ir or "
+                                        r"tracehlo.parse_ir\), got str; parse IR text with "
+                                        r"tracehlo.parse_ir first"):
+        tracehlo.verify("func @f() -> () {\n  return\n}")
+    header = "func @f(%0: f32[{}]) -> () {{\n  return\n}}\n"
+    assert str(tracehlo.parse_ir(header.format(2**63 - 1))) == header.format(2**63 - 1)
+    with pytest.raises(ValueError, match=r"line 1: dimension 9223372036854775808 is larger "
+                                         r"than the largest int64"):
+        tracehlo.parse_ir(header.format(2**63))
+    for bad in ("-3", "3.5", "n"):
+        with pytest.raises(ValueError, match=rf"line 1: expected a dimension size, got '{bad}'"):
+            tracehlo.parse_ir(header.format(bad))
+
+
+def test_big_endian_arrays_are_byte_swapped_on_the_way_in():
+    x = np.arange(6, dtype=">f4").reshape(2, 3)
+    i = np.array([1, -2], dtype=">i2")
+    out = tracehlo.jit(lambda a, b: a * 2 + b[0])(x, i)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, x.astype(np.float32) * 2 + 1)
+    np.testing.assert_allclose(tnp.sin(x), np.sin(x.astype(np.float32)), rtol=1e-6)
+    g = tracehlo.make_ir(lambda a: a + x)(np.zeros((2, 3), np.float32))
+    assert "%1: f32[2,3] = constant [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]" in str(g)
+    assert tracehlo.jit(lambda a: a)(i).dtype == np.int16
