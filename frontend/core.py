@@ -69,13 +69,21 @@ _SKIP_DIRS = (_PACKAGE_DIR + os.sep,
               os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
 
 
+_library_code: dict = {}  # code object -> whether it is ours (or NumPy's, or pytree helpers')
+
+
 def user_location() -> Location | None:
     """The innermost stack frame outside tracehlo (and NumPy/jax pytree helpers)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_SKIP_DIRS) and "/jax/_src/tree_util" not in filename:
-            return Location(filename, frame.f_lineno)
+        code = frame.f_code
+        library = _library_code.get(code)
+        if library is None:  # decided once per function: this runs for every equation
+            filename = code.co_filename
+            library = _library_code[code] = (filename.startswith(_SKIP_DIRS)
+                                             or "/jax/_src/tree_util" in filename)
+        if not library:
+            return Location(code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None
 
@@ -317,7 +325,7 @@ class GraphBuilder:
         """A host operand as an atom: a Literal if 0-d, else a constant (one per object)."""
         value = concrete_value(x)
         if value.ndim == 0:
-            return Literal(value, ArrayType((), value.dtype, isinstance(x, (int, float, bool, complex))))
+            return Literal(value, ArrayType((), value.dtype, type_of(x).weak))
         var = self._const_ids.get(id(x))
         if var is None:
             var = self._const_ids[id(x)] = self.new_constant(value)
@@ -325,7 +333,9 @@ class GraphBuilder:
         return var
 
     def add_eqn(self, prim, ins: list, params: dict, out_types) -> list[Var]:
-        outs = [self.new_var(t) for t in out_types]
+        first = self.next_id
+        outs = [Var(first + i, t) for i, t in enumerate(out_types)]
+        self.next_id = first + len(outs)
         self.eqns.append(Eqn(prim, ins, params, outs, user_location()))
         return outs
 
@@ -353,8 +363,9 @@ class StagingTrace(Trace):
         return StagingTracer(self, var)
 
     def process_primitive(self, prim, operands, params):
-        out_types = result_types(prim, [type_of(x) for x in operands], params)
-        ins = [self.atom(x) for x in operands]  # constants get names before the results
+        ins = [x.atom if x.__class__ is StagingTracer and x._trace is self else self.atom(x)
+               for x in operands]  # constants get names before the results
+        out_types = result_types(prim, [a.type for a in ins], params)
         return [StagingTracer(self, v)
                 for v in self.builder.add_eqn(prim, ins, params, out_types)]
 

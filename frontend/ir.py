@@ -75,6 +75,16 @@ class Literal:
     def __repr__(self) -> str:
         return f"{format_scalar(self.value)}:{self.type}"
 
+    def _key(self):
+        return self.type.dtype, self.type.weak, self.value.tobytes()
+
+    # equal literals are one value: common-subexpression elimination compares operands
+    def __eq__(self, other):
+        return isinstance(other, Literal) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
 
 class Eqn:
     __slots__ = ("prim", "inputs", "params", "outputs", "loc")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import Eqn, Graph, Var
+from .ir import Eqn, Graph
 
 
 def simplify(graph: Graph) -> Graph:
@@ -22,34 +22,21 @@ def eliminate_common_subexpressions(graph: Graph) -> Graph:
         if replaced and not replaced.keys().isdisjoint(eqn.inputs):
             eqn = Eqn(eqn.prim, [replaced.get(a, a) for a in eqn.inputs], eqn.params,
                       eqn.outputs, eqn.loc)
-        key = _eqn_key(eqn)
-        earlier = seen.get(key) if key is not None else None
+        key = (eqn.prim, tuple(eqn.inputs), tuple(eqn.params.items()))
+        try:
+            earlier = seen.get(key)
+        except TypeError:  # array params (a gather's constant indices) compare by value
+            key = key[:2] + (_hashable(key[2]),)
+            earlier = seen.get(key)
         if earlier is not None:
             replaced.update(zip(eqn.outputs, earlier.outputs))
             continue
-        if key is not None:
-            seen[key] = eqn
+        seen[key] = eqn
         eqns.append(eqn)
     if not replaced:
         return graph
     return Graph(graph.name, graph.inputs, graph.constants, eqns,
                  [replaced.get(a, a) for a in graph.outputs], graph.next_id)
-
-
-def _eqn_key(eqn: Eqn):
-    """What makes two equations compute the same values; None if a param is unhashable."""
-    ins = tuple(a if isinstance(a, Var) else (a.type.dtype, a.type.weak, a.value.tobytes())
-                for a in eqn.inputs)
-    params = tuple(eqn.params.items())
-    try:
-        hash(params)
-    except TypeError:  # array params (e.g. a gather's constant indices) compared by value
-        params = tuple((k, _hashable(v)) for k, v in eqn.params.items())
-        try:
-            hash(params)
-        except TypeError:
-            return None
-    return eqn.prim, ins, params
 
 
 def _hashable(value):
