@@ -8,6 +8,7 @@ import numpy as _np
 
 from . import lax
 from . import numpy as tnp
+from .numpy._util import _promote
 
 
 def relu(x):
@@ -15,13 +16,13 @@ def relu(x):
 
 
 def sigmoid(x):
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     return lax.logistic(x)
 
 
 def logsumexp(x, axis=None, keepdims=False):
     """Stable log(sum(exp(x))): shift by the max, which is stopped at inf."""
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     m = tnp.max(x, axis=axis, keepdims=True)
     m = tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m))
     s = tnp.sum(tnp.exp(tnp.subtract(x, m)), axis=axis, keepdims=True)
@@ -31,20 +32,20 @@ def logsumexp(x, axis=None, keepdims=False):
 
 
 def log_softmax(x, axis=-1):
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     shifted = tnp.subtract(x, tnp.max(x, axis=axis, keepdims=True))
     return tnp.subtract(shifted, tnp.log(tnp.sum(tnp.exp(shifted), axis=axis, keepdims=True)))
 
 
 def softmax(x, axis=-1):
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     unnormalized = tnp.exp(tnp.subtract(x, tnp.max(x, axis=axis, keepdims=True)))
     return tnp.divide(unnormalized, tnp.sum(unnormalized, axis=axis, keepdims=True))
 
 
 def gelu(x, approximate=True):
     """GELU; the tanh approximation by default, as in JAX."""
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     if approximate:
         cubic = tnp.multiply(0.044715, tnp.multiply(x, tnp.multiply(x, x)))
         inner = tnp.multiply(float(_np.sqrt(2 / _np.pi)), tnp.add(x, cubic))
@@ -61,7 +62,7 @@ swish = silu
 
 
 def softplus(x):
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     return tnp.logaddexp(x, 0)
 
 

@@ -7,22 +7,24 @@ import numpy as _np
 
 from ..core import at_user_line
 from .. import numpy as tnp
+from ._ufuncs import _abs_square
+from ._util import _promote
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
     x = tnp.asarray(x) if not hasattr(x, "shape") else x
-    (x,) = tnp._promote(x, to_inexact=True)
+    (x,) = _promote(x, to_inexact=True)
     if axis is None:
         if ord is None or (ord in ("fro", "f") and tnp.ndim(x) == 2) or (
                 ord == 2 and tnp.ndim(x) == 1):
-            out = tnp.sqrt(tnp.sum(tnp._abs_square(x)))
+            out = tnp.sqrt(tnp.sum(_abs_square(x)))
             return tnp.reshape(out, (1,) * tnp.ndim(x)) if keepdims else out
         axis = tuple(range(tnp.ndim(x)))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     if len(axes) == 1:
         a = tnp.abs(x)
         if ord is None or ord == 2:
-            return tnp.sqrt(tnp.sum(tnp._abs_square(x), axis=axes, keepdims=keepdims))
+            return tnp.sqrt(tnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
         if ord == _np.inf:
             return tnp.max(a, axis=axes, keepdims=keepdims)
         if ord == -_np.inf:
@@ -38,7 +40,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     elif len(axes) == 2:
         r, c = (a % tnp.ndim(x) for a in axes)
         if ord in (None, "fro", "f"):
-            return tnp.sqrt(tnp.sum(tnp._abs_square(x), axis=axes, keepdims=keepdims))
+            return tnp.sqrt(tnp.sum(_abs_square(x), axis=axes, keepdims=keepdims))
         if ord in (1, -1):
             col = tnp.sum(tnp.abs(x), axis=r, keepdims=True)
             red = tnp.max if ord == 1 else tnp.min
