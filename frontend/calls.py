@@ -6,10 +6,8 @@ from __future__ import annotations
 import jax.tree_util as tree_util
 
 from . import arguments
-from .core import lowering_rules, primitive, shape_rules
 from .lowering import tensor_type
-
-pjit_p = primitive("pjit", multiple_results=True)
+from .primitives import define
 
 
 def call(sig: arguments.Signature, args, kwargs):
@@ -37,5 +35,4 @@ def _pjit_lowering(ctx, eqn, *args):
     return results if isinstance(results, list) else [results]
 
 
-shape_rules[pjit_p] = _pjit_shape
-lowering_rules[pjit_p] = _pjit_lowering
+pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True)
