@@ -154,9 +154,13 @@ class Trace:
         """Apply `prim` to operands (this trace's tracers, outer values, host values)."""
         raise NotImplementedError
 
-    def lift(self, value: np.ndarray, weak: bool):
-        """A host value (already of its device dtype) as a value of this trace."""
+    def lift(self, x, dtype, weak: bool):
+        """A host value, converted to dtype (None: its own), as a value of this trace."""
         raise NotImplementedError
+
+    def known_value(self, tracer: "Tracer"):
+        """The value of one of this trace's tracers if known without computing, else None."""
+        return None
 
     def concrete(self, tracer: "Tracer", what: str):
         """The concrete value behind one of this trace's tracers, for a Python
@@ -236,14 +240,38 @@ def lift(x, dtype=None, weak: bool = False):
     `dtype`, as an array of the current trace: a constant of the graph being staged
     (a scalar as an inline literal, `2.0:f32[]`) or a device array when evaluating.
     `weak` marks it weakly typed, as JAX types Python scalars."""
+    return _trace_state.get(_base_state)[1].lift(x, dtype, weak)
+
+
+def host_value(x, dtype=None) -> np.ndarray:
+    """A host value as a NumPy array of `dtype` (default: the dtype the device gives it).
+    A complex value keeps its real part for a real dtype, as astype does; a Python int
+    out of the dtype's range is an error, as in JAX."""
     if dtype is None:
-        value = concrete_value(x)
-    else:
-        value = np.asarray(x)
-        if dtypes.is_complex(value.dtype) and not dtypes.is_complex(dtype):
-            value = value.real
-        value = value.astype(dtypes.canonicalize(dtype), copy=False)
-    return _trace_state.get(_base_state)[1].lift(value, weak)
+        return concrete_value(x)
+    dtype = dtypes.canonicalize(dtype)
+    if isinstance(x, complex) and not dtypes.is_complex(dtype):
+        x = x.real
+    if isinstance(x, (bool, int, float, complex)):
+        try:
+            return np.asarray(x, dtype)
+        except OverflowError:
+            raise OverflowError(at_user_line(
+                f"Python int {x} is out of range for {dtypes.SHORT_NAMES[dtype]}")) from None
+    value = np.asarray(x)
+    if dtypes.is_complex(value.dtype) and not dtypes.is_complex(dtype):
+        value = value.real
+    return value.astype(dtype, copy=False)
+
+
+def known_value(x) -> np.ndarray | None:
+    """x's value if it is known without computing anything (a host value, or a
+    scalar staged inline), else None: lets a function decide a case while tracing."""
+    if isinstance(x, Tracer):
+        return x._trace.known_value(x)
+    if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic, list, tuple)):
+        return concrete_value(x)
+    return None
 
 
 class Tracer:
@@ -305,7 +333,7 @@ class GraphBuilder:
         self.name = "".join(c if c.isalnum() or c in "_." else "" for c in name) or "fn"
         self.inputs: list[Var] = []
         self.constants: list = []
-        self._const_ids: dict[int, Var] = {}
+        self._const_ids: dict = {}  # (id, dtype) -> Var
         self._keep_alive: list = []  # constants' ids stay unique while we cache by id
         self.eqns: list[Eqn] = []
         self.next_id = 0
@@ -320,14 +348,17 @@ class GraphBuilder:
         self.constants.append((var, value))
         return var
 
-    def host_atom(self, x):
-        """A host operand as an atom: a Literal if 0-d, else a constant (one per object)."""
-        value = concrete_value(x)
+    def host_atom(self, x, dtype=None, weak=None):
+        """A host value as an atom: a Literal if 0-d (weak as type_of says unless
+        given), else a constant, one per object and dtype."""
+        value = host_value(x, dtype)
         if value.ndim == 0:
-            return Literal(value, ArrayType((), value.dtype, type_of(x).weak))
-        var = self._const_ids.get(id(x))
+            return Literal(value, ArrayType((), value.dtype,
+                                            type_of(x).weak if weak is None else weak))
+        key = (id(x), value.dtype)
+        var = self._const_ids.get(key)
         if var is None:
-            var = self._const_ids[id(x)] = self.new_constant(value)
+            var = self._const_ids[key] = self.new_constant(value)
             self._keep_alive.append(x)
         return var
 
@@ -368,10 +399,11 @@ class StagingTrace(Trace):
         return [StagingTracer(self, v)
                 for v in self.builder.add_eqn(prim, ins, params, out_types)]
 
-    def lift(self, value, weak):
-        if value.ndim == 0:
-            return StagingTracer(self, Literal(value, ArrayType((), value.dtype, weak)))
-        return StagingTracer(self, self.builder.new_constant(value))
+    def lift(self, x, dtype, weak):
+        return StagingTracer(self, self.builder.host_atom(x, dtype, weak))
+
+    def known_value(self, tracer):
+        return tracer.atom.value if isinstance(tracer.atom, Literal) else None
 
     def atom(self, x):
         """The IR operand for a bind() argument: a Var, a Literal, or a new constant."""

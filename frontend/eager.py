@@ -26,8 +26,8 @@ class EvalTrace(core.Trace):
         return run_eagerly(prim, operands, in_types, params,
                            result_types(prim, in_types, params))
 
-    def lift(self, value, weak):
-        return runtime.to_device(value, runtime.device(), weak)
+    def lift(self, x, dtype, weak):
+        return runtime.to_device(core.host_value(x, dtype), runtime.device(), weak)
 
 
 def run_eagerly(prim, operands, in_types, params, out_types) -> list:

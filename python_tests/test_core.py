@@ -216,3 +216,27 @@ def test_no_import_cycle_through_core():
         return False
     assert "eager" not in edges["core"]
     assert not reaches("core", "core", set()), edges["core"]
+
+
+def test_lift_refuses_python_ints_out_of_range_and_dedupes_constants():
+    with pytest.raises(OverflowError, match=r"test_core.py:\d+: Python int 300 is out of "
+                                            r"range for i8"):
+        core.lift(300, np.int8)
+    w = np.arange(4, dtype=np.float32)
+
+    def f(x):  # one object lifted twice is one constant; another dtype is another
+        return x + core.lift(w) * core.lift(w), core.lift(w, np.int32)
+    g = tracehlo.make_ir(f)(np.zeros(4, np.float32))
+    assert [str(var.type) for var, _ in g.constants] == ["f32[4]", "i32[4]"]
+
+
+def test_known_value_is_what_tracing_can_decide():
+    assert core.known_value(3) == 3 and core.known_value(np.float32(2)).dtype == np.float32
+    assert core.known_value(jnp.ones(2)) is None
+
+    def f(x):
+        assert core.known_value(x) is None
+        assert core.known_value(core.lift(0.0, np.float32, weak=True)) == 0
+        assert core.known_value(core.lift(np.ones(3))) is None  # a constant, not inline
+        return x
+    tracehlo.make_ir(f)(np.ones(3, np.float32))
