@@ -96,6 +96,9 @@ def test_bitcast_convert_type():
     lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.int32),
               np.array([1.0, -0.0, np.inf], np.float32))
     lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32), i32(3))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.uint8), f32(3))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32),
+              np.arange(8, dtype=np.int16).reshape(2, 4)[:, :2])
 
 
 SHAPE_OPS = [
@@ -250,5 +253,5 @@ def test_errors_name_the_user_line():
                match="out of range")
     lax_raises(lambda lax, x: lax.round(x, "up"), f32(2), exc=ValueError,
                match="round method")
-    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int8), f32(2), exc=TypeError,
-               match="different widths")
+    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int32), np.int8([1, 2]),
+               exc=TypeError, match="needs a minor axis of size 4")

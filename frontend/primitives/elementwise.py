@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core import shape_rules, type_of
+from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import common_dtype, define, scalars_to, unchanged
@@ -69,9 +69,9 @@ def _signature(in_types, out_type) -> str:
     return f"({', '.join(tensor_type(t) for t in in_types)}) -> {tensor_type(out_type)}"
 
 
-def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
-    """One elementwise primitive and its wrapper: shape rule and lowering side by side.
-    `out_dtype` maps the operands' dtype to the result's; a bool result is never weak."""
+def _shape_rule(name, arity, allowed, out_dtype=lambda dtype: dtype):
+    """The shape rule of an elementwise primitive. `out_dtype` maps the operands' dtype
+    to the result's; a bool result is never weak."""
 
     def shape_rule(*types):
         if len(types) != arity:
@@ -81,6 +81,11 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
         out = np.dtype(out_dtype(dtype))
         return ArrayType(_elementwise_shape(name, types), out,
                          all(t.weak for t in types) and out != dtypes.bool_)
+    return shape_rule
+
+
+def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
+    """One elementwise primitive lowered to one op, and its wrapper."""
 
     def lowering(ctx, eqn, *operands):
         operands = _operands_broadcast(ctx, eqn, operands)
@@ -90,7 +95,7 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
             return ctx.op(f'"{mlir_op}"({", ".join(operands)}) : {_signature(in_types, out)}')
         return ctx.op(f"{mlir_op} {', '.join(operands)} : {_signature(in_types, out)}")
 
-    prim = define(name, shape=shape_rule, lower=lowering)
+    prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering)
     return prim, _nary(prim)
 
 
@@ -105,7 +110,6 @@ def _nary(prim):
 # name, StableHLO/CHLO op, arity, dtypes accepted
 neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number")
 abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype)
-sign_p, sign = _elementwise("sign", "stablehlo.sign", 1, "number")
 floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float")
 ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float")
 exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "inexact")
@@ -196,8 +200,21 @@ def _exp2_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.exponential {scaled} : {tensor_type(t)}")
 
 
-exp2_p = define("exp2", shape=shape_rules[exp_p], lower=_exp2_lowering)
+exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering)
 exp2 = _nary(exp2_p)
+
+
+# sign: stablehlo.sign takes no unsigned type, where the sign is min(x, 1).
+def _sign_lowering(ctx, eqn, x):
+    t = eqn.outputs[0].type
+    if dtypes.is_unsigned(t.dtype):
+        one = ctx.constant(1, t.dtype, t.shape)
+        return ctx.op(f"stablehlo.minimum {x}, {one} : {tensor_type(t)}")
+    return ctx.op(f"stablehlo.sign {x} : {tensor_type(t)}")
+
+
+sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering)
+sign = _nary(sign_p)
 
 
 # round[method]: 'away_from_zero' (lax.round's default) or 'to_nearest_even' (np.round).
@@ -205,7 +222,7 @@ def _round_shape(x, *, method):
     if method not in ("away_from_zero", "to_nearest_even"):
         raise ValueError(f"round method must be 'away_from_zero' or 'to_nearest_even', "
                          f"got {method!r}")
-    return shape_rules[floor_p](x)
+    return _shape_rule("round", 1, "float")(x)
 
 
 def _round_lowering(ctx, eqn, x):
@@ -331,14 +348,23 @@ def convert_element_type(x, new_dtype, weak_type=False):
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
-# bitcast_convert_type[new_dtype]: reinterpret bits of the same width.
+# bitcast_convert_type[new_dtype]: reinterpret the bits. To a narrower dtype a minor axis
+# of the width ratio appears; to a wider one the minor axis of that size goes (as in XLA).
 def _bitcast_shape(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
-    if new_dtype.itemsize != x.dtype.itemsize:
-        raise TypeError(f"bitcast_convert_type between dtypes of different widths "
-                        f"({dtypes.SHORT_NAMES[x.dtype]} -> {dtypes.SHORT_NAMES[new_dtype]}) "
-                        "is not supported")
-    return ArrayType(x.shape, new_dtype)
+    old_size, new_size = x.dtype.itemsize, new_dtype.itemsize
+    if x.dtype != new_dtype and any(d == dtypes.bool_ or dtypes.is_complex(d)
+                                    for d in (x.dtype, new_dtype)):
+        raise TypeError(f"bitcast_convert_type of bool or complex values needs the same "
+                        f"dtype on both sides, got {dtypes.SHORT_NAMES[x.dtype]} -> "
+                        f"{dtypes.SHORT_NAMES[new_dtype]}")
+    if new_size < old_size:
+        return ArrayType(x.shape + (old_size // new_size,), new_dtype)
+    if new_size > old_size and x.shape[-1:] != (new_size // old_size,):
+        raise TypeError(f"bitcast_convert_type from {x} to the wider "
+                        f"{dtypes.SHORT_NAMES[new_dtype]} needs a minor axis of size "
+                        f"{new_size // old_size}")
+    return ArrayType(x.shape[:-1] if new_size > old_size else x.shape, new_dtype)
 
 
 def _bitcast_lowering(ctx, eqn, x):
