@@ -47,7 +47,15 @@ def _jnp_with(**overrides):
                                        if not n.startswith("_")}, **overrides})
 
 
-ORACLE = _jnp_with(rsqrt=lambda x: jnp.reciprocal(jnp.sqrt(x)), linalg=jnp.linalg)
+def _cumulative(lax_fn):
+    def fn(a, axis=None):
+        a = jnp.asarray(a)
+        return lax_fn(a.ravel(), 0) if axis is None else lax_fn(a, axis % a.ndim)
+    return fn
+
+
+ORACLE = _jnp_with(rsqrt=lambda x: jnp.reciprocal(jnp.sqrt(x)), linalg=jnp.linalg,
+                   cummax=_cumulative(jax.lax.cummax), cummin=_cumulative(jax.lax.cummin))
 
 
 # ---------------------------------------------------------------- inputs
@@ -171,7 +179,6 @@ def _reduction_cases():
         yield f"{f}(x4, axis=(1, 3))", lambda m, a, f=f: getattr(m, f)(
             a, axis=(1, 3)) if f[:3] not in ("arg", "cum") else getattr(m, f)(a, axis=3), ("x4",)
         yield f"{f}(special)", lambda m, a, f=f: getattr(m, f)(a), ("sp",)
-        yield f"{f}(python list)", lambda m, f=f: getattr(m, f)([1, 2, 3]), ()
         if f[:3] not in ("cum",):
             yield f"{f}(x, axis=-1, keepdims)", lambda m, a, f=f: getattr(m, f)(
                 a, axis=-1, keepdims=True), ("x",)
@@ -365,6 +372,8 @@ def _scalar_cases():
             yield f"{f}({v!r})", lambda m, f=f, v=v, args=args: getattr(m, f)(v, *args), ()
         yield f"full(2, {v!r})", lambda m, v=v: m.full(2, v), ()
         yield f"where(True, {v!r}, 0)", lambda m, v=v: m.where(True, v, 0), ()
+    for f in REDUCTIONS:
+        yield f"{f}(python list)", lambda m, f=f: getattr(m, f)([1, 2, 3]), ()
     yield "arange(3.0)", lambda m: m.arange(3.0), ()
     yield "linspace(0, 1, 5)", lambda m: m.linspace(0, 1, 5), ()
     yield "zeros(3)", lambda m: m.zeros(3), ()
@@ -517,7 +526,7 @@ def _disagreement(actual, expected):
     for i, ((a, a_py), (e, e_py)) in enumerate(zip(aleaves, eleaves)):
         where = f"output {i}: " if len(eleaves) > 1 else ""
         if a_py and not e_py:
-            return f"{where}a Python {type(a).__name__}, not an array"
+            return f"{where}a Python scalar, not an array"
         if isinstance(e, jax.Array) and not isinstance(a, jax.Array):
             return f"{where}a {type(a).__name__}, not a jax.Array"
         if _type(a) != _type(e):
@@ -615,4 +624,6 @@ if __name__ == "__main__":
         assert X64 and jax.config.jax_enable_x64
         sys.exit(1 if _report(["unary", "binary", "reductions", "promotion"],
                               ["int32", "int64", "float64"]) else 0)
-    _report(list(FAMILIES) + list(STATIC_FAMILIES), DTYPES)
+    chosen = sys.argv[1:]  # families and dtypes to run; all by default
+    _report([f for f in list(FAMILIES) + list(STATIC_FAMILIES) if f in chosen] or
+            list(FAMILIES) + list(STATIC_FAMILIES), [d for d in DTYPES if d in chosen] or DTYPES)
