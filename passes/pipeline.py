@@ -8,7 +8,7 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from . import ops as opinfo
-from .capability import check_backend, get_backend, xla_passes_to_disable
+from .capability import all_fusions, check_backend, get_backend, xla_passes_to_disable
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, PassContext
@@ -17,7 +17,9 @@ from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .multi_output_fusion import ProducerConsumerFusion
 from .report import FusionInfo, FusionReport, short_loc
+from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
+from .xla_import import folded_fusions
 
 PASSES: dict[str, type[FusionPass]] = {
     cls.name: cls for cls in (InstructionFusion, FusionMerger, SiblingFusion,
@@ -61,8 +63,19 @@ class PassManager:
             verify(module, f"<after {p.name}>")
             if self.after_pass:
                 self.after_pass(p.name, module)
+        unfuse_what_xla_folds(module, ctx.report)
         ctx.report.fusions = describe_fusions(module)
         return ctx.report
+
+
+def unfuse_what_xla_folds(module: ir.Module, report: FusionReport) -> None:
+    """Undo the fusions XLA's import would fold into an invalid module (xla_import.py):
+    their ops run as separate kernels, and the report says why."""
+    with module.context:
+        fusions = all_fusions(module)
+        for k, reason in folded_fusions(fusions).items():
+            report.record("xla-import", False, opinfo.fusion_body(fusions[k]), reason)
+            unfuse(fusions[k])
 
 
 def describe_fusions(module: ir.Module) -> list[FusionInfo]:
