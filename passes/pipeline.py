@@ -29,20 +29,37 @@ DEFAULT_PIPELINE = "instruction-fusion,fusion-merger,sibling-fusion,producer-con
 
 def parse_pipeline(pipeline: str) -> list[FusionPass]:
     """`a,b{opt=1 other=2},c` -> pass instances; ValueError names what is wrong."""
-    passes, depth, start = [], 0, 0
-    pieces = []
+    pieces, depth, start = [], 0, 0
     for k, ch in enumerate(pipeline + ","):
         depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth not in (0, 1):
+            raise ValueError(f"pipeline {pipeline!r}: unbalanced '{ch}' at offset {k}")
         if ch == "," and depth == 0:
             pieces.append(pipeline[start:k].strip())
             start = k + 1
-    for piece in filter(None, pieces):
-        name, _, opts = piece.partition("{")
-        if name not in PASSES:
-            raise ValueError(f"unknown pass {name!r}; passes: {', '.join(PASSES)}")
-        options = dict(kv.split("=", 1) for kv in opts.rstrip("}").split() if "=" in kv)
-        passes.append(PASSES[name](**options))
-    return passes
+    if depth:
+        raise ValueError(f"pipeline {pipeline!r}: '{{' without its '}}'")
+    if pieces == [""]:
+        return []
+    return [_parse_pass(piece, pipeline) for piece in pieces]
+
+
+def _parse_pass(piece: str, pipeline: str) -> FusionPass:
+    name, brace, opts = piece.partition("{")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"pipeline {pipeline!r}: a pass name is missing")
+    if name not in PASSES:
+        raise ValueError(f"unknown pass {name!r}; passes: {', '.join(PASSES)}")
+    if brace and not opts.endswith("}"):
+        raise ValueError(f"pass {name!r}: text after its options: {piece!r}")
+    options = {}
+    for kv in opts[:-1].split() if brace else ():
+        key, eq, value = kv.partition("=")
+        if not eq or not value:
+            raise ValueError(f"pass {name!r}: option {key!r} needs a value ({key}=...)")
+        options[key] = value
+    return PASSES[name](**options)
 
 
 class PassManager:
