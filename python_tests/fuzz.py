@@ -475,9 +475,7 @@ class Worker:
         try:
             self._process.stdin.write(json.dumps({"program": prog, "kind": kind}) + "\n")
             self._process.stdin.flush()
-            while select.select([self._process.stdout], [], [],
-                                max(0.0, deadline - time.monotonic()))[0]:
-                line = self._process.stdout.readline()
+            while (line := self._readline(deadline)) is not None:
                 if not line:
                     break
                 if line.startswith("stage "):
@@ -501,12 +499,27 @@ class Worker:
         message = re.sub(r"^.*?\] ", "", checks[-1]) if checks else ""
         return [_failure("crash", stage, f"{cause}: {message}".strip(": "))]
 
+    def _readline(self, deadline: float) -> str | None:
+        """The child's next line, "" at its end, None past the deadline. Unbuffered
+        reads: a buffered reader would hold lines that select() cannot see."""
+        fd = self._process.stdout.fileno()
+        while b"\n" not in self._pending:
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return ""
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode() + "\n"
+
     def _start(self) -> None:
         env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "1"}
         self._process = subprocess.Popen([sys.executable, __file__, "--worker"], env=env,
                                          stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                          stderr=self._stderr, text=True)
-        if self._process.stdout.readline() != "ready\n":
+        self._pending = b""
+        if self._readline(time.monotonic() + 300) != "ready\n":
             self._process.wait()
             self._process = None
             raise RuntimeError("fuzz worker did not start")
