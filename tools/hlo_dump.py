@@ -29,24 +29,45 @@ import sys
 import traceback
 
 STAGES = ("ir", "stablehlo", "fused", "hlo")
-_SPEC = re.compile(r"^\s*([a-z]+\d*)\[([\d,\s]*)\]\s*$")
+_SPEC = re.compile(r"^\s*([a-z]+\d*)\[([^\]]*)\]\s*$")
+_INT64_MAX = 2**63 - 1
 
 
 class UsageError(Exception):
     """A problem to report in one line and exit non-zero."""
 
 
-def parse_spec(spec: str):
-    """'f32[8,4]' -> a zero-filled NumPy array of that type (only its type matters)."""
-    import numpy as np
+class ExampleArg:
+    """An example argument's type. Tracing and compiling read only shape and dtype,
+    so a spec costs nothing however large (no zero array is allocated)."""
+
+    def __init__(self, shape: tuple, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def parse_spec(spec) -> ExampleArg:
+    """'f32[8,4]' -> ExampleArg((8, 4), float32)."""
+    import math
+
     from tracehlo import dtypes
-    m = _SPEC.match(spec)
-    if not m or m.group(1) not in dtypes.FROM_SHORT_NAME:
+    usage = "expected DTYPE[DIMS] like f32[8,4] or i32[]"
+    m = _SPEC.match(spec) if isinstance(spec, str) else None
+    if not m:
+        raise UsageError(f"bad argument spec {spec!r}: {usage}")
+    if m.group(1) not in dtypes.FROM_SHORT_NAME:
         names = ", ".join(sorted(dtypes.FROM_SHORT_NAME))
-        raise UsageError(f"bad argument spec {spec!r}: expected DTYPE[DIMS] like f32[8,4] or "
-                         f"i32[] (dtypes: {names})")
-    dims = tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
-    return np.zeros(dims, dtypes.FROM_SHORT_NAME[m.group(1)])
+        raise UsageError(f"bad argument spec {spec!r}: unknown dtype {m.group(1)!r} "
+                         f"(dtypes: {names})")
+    text = m.group(2).replace(" ", "")
+    words = text.split(",") if text else []
+    if not all(w.isdigit() for w in words):
+        raise UsageError(f"bad argument spec {spec!r}: dimensions must be non-negative "
+                         f"integers separated by commas; {usage}")
+    dims = tuple(int(w) for w in words)
+    if math.prod(dims) > _INT64_MAX or any(d > _INT64_MAX for d in dims):
+        raise UsageError(f"bad argument spec {spec!r}: more elements than int64 can count "
+                         f"(at most {_INT64_MAX})")
+    return ExampleArg(dims, dtypes.FROM_SHORT_NAME[m.group(1)])
 
 
 def _user_frame_message(exc: BaseException, path: str) -> str:
@@ -75,9 +96,13 @@ def load_module(path: str) -> dict:
 def select_functions(namespace: dict, name: str | None, arg_specs, path):
     """[(name, fn, [example arrays])] to dump."""
     declared = namespace.get("HLO_DUMP", {})
-    if not isinstance(declared, dict):
+    bad = not isinstance(declared, dict) or next(
+        (f"{k!r}: {v!r}" for k, v in declared.items()
+         if not isinstance(v, (list, tuple)) or not all(isinstance(s, str) for s in v)), None)
+    if bad:
+        where = "" if bad is True else f" (got {bad})"
         raise UsageError(f"{path}: HLO_DUMP must be a dict of function name -> list of "
-                         "argument specs")
+                         f"argument specs like ['f32[8,4]', 'i32[]']{where}")
     functions = {k: v for k, v in namespace.items()
                  if callable(v) and getattr(v, "__module__", None) == "__hlo_dump__"}
     functions.update({k: namespace[k] for k in declared if k in namespace})

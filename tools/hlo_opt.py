@@ -111,8 +111,12 @@ def main(argv=None) -> int:
     if args.output == "-":
         sys.stdout.write(result)
     else:
-        with open(args.output, "w") as f:
-            f.write(result)
+        try:
+            with open(args.output, "w") as f:
+                f.write(result)
+        except OSError as e:
+            sys.stderr.write(f"hlo-opt: error: cannot write -o {args.output}: {e.strerror}\n")
+            return 1
     return 1 if failed else 0
 
 
