@@ -18,7 +18,7 @@ xla-error (XLA rejects what we built), refusal (a user-facing error on a program
 JAX accepts), internal-error (any other exception), mismatch (value, nan
 position, shape or dtype differs from jax.jit beyond the dtype's tolerance).
 
-    python python_tests/fuzz.py --kind jit --count 2000 [--start 0] [--jobs 1]
+    python python_tests/fuzz.py --kind jit --count 2000 [--start 0] [--log FILE.jsonl]
     python python_tests/fuzz.py --kind hlo-opt --seed 123 --shrink
 prints one line per failing seed and a summary by class; --shrink reduces a
 failing seed to a minimal program (fewer outputs, ops, inputs, smaller shapes,
@@ -446,6 +446,9 @@ def class_key(failure: dict) -> str:
     if failure["class"] in ("mismatch", "weak-type"):
         detail = re.sub(r": output \d+: ", ": ", detail)
         detail = re.sub(r"\d+ of \d+ elements differ.*", "values differ", detail)
+    # an HLO instruction's text varies with the program: keep its opcode only
+    detail = re.sub(r"(Non-root instruction) \S+ = .*? ([a-z][\w-]*)\(.*? in \S+ = .*? "
+                    r"([a-z][\w-]*)\(.*", r"\1 \2 in a \3", detail)
     detail = re.sub(r"/[^ :]*\.py:\d+", "FILE", detail)
     detail = re.sub(r"\b(bf|[fiu]i?)\d+\[[^\]]*\]|tensor<[^>]*>", "TYPE", detail)
     detail = re.sub(r"%[\w.]+|\b\w+\.\d+\b", "NAME", detail)
@@ -562,14 +565,14 @@ def _serve() -> None:
 
 
 def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None) -> dict:
-    """{seed: failures} for every seed (invalid programs left out)."""
+    """{seed: failures} for every seed; `report` sees invalid programs too, the
+    result leaves them out."""
     results = {}
     for seed in seeds:
         failures = worker.run(program(seed), kind)
-        if failures and failures[0]["class"] == "invalid":
-            continue
-        results[seed] = failures
         report(seed, failures)
+        if not (failures and failures[0]["class"] == "invalid"):
+            results[seed] = failures
     return results
 
 
@@ -702,7 +705,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, help="run one seed and print its program")
     ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
-    ap.add_argument("--json", help="write {seed: failures} here")
+    ap.add_argument("--log", help="append one JSON line per program here, as it finishes")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
     if opts.worker:
@@ -712,9 +715,14 @@ def main(argv=None) -> int:
     if opts.seed is not None:
         print(source(program(opts.seed)))
 
+    log = open(opts.log, "a") if opts.log else None
+
     def report(seed, failures):
         for key in sorted({class_key(f) for f in failures}):
             print(f"seed {seed} {opts.kind}: {key}", flush=True)
+        if log:
+            log.write(json.dumps({"seed": seed, "kind": opts.kind, "failures": failures}) + "\n")
+            log.flush()
 
     t0 = time.monotonic()
     with Worker(opts.timeout) as worker:
@@ -728,9 +736,8 @@ def main(argv=None) -> int:
             if opts.shrink:
                 small = shrink(program(first), opts.kind, key, worker)
                 print(repro(small, opts.kind, f"{key} (seed {first})"))
-    if opts.json:
-        with open(opts.json, "w") as f:
-            json.dump(results, f, indent=1)
+    if log:
+        log.close()
     return 1 if classes else 0
 
 
