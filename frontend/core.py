@@ -34,7 +34,6 @@ class Primitive:
 # The interpretations of a primitive, each a table keyed by primitive.
 primitives: dict[str, Primitive] = {}      # by name, for the IR parser
 shape_rules: dict = {}     # prim -> (*in_types, **params) -> ArrayType | [ArrayType]
-lowering_rules: dict = {}  # prim -> (ctx, eqn, *operand_ssa_names) -> ssa | [ssa]
 
 
 def primitive(name: str, multiple_results: bool = False) -> Primitive:

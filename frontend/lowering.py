@@ -1,7 +1,7 @@
 """Graph -> StableHLO text: a loop over equations with an environment.
 
 Each primitive's lowering rule (in primitives/*.py, registered in
-core.lowering_rules) gets a LoweringContext and its operands' SSA names and emits
+lowering_rules below) gets a LoweringContext and its operands' SSA names and emits
 ops as text. We print text directly rather than build MLIR objects: it is what
 the user reads, and it keeps the frontend fast; jaxlib's parser verifies it.
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes
-from .core import lowering_rules
 from .ir import ArrayType, Graph, Literal, Location, hex_bytes
+
+lowering_rules: dict = {}  # prim -> (ctx, eqn, *operand_ssa_names) -> ssa | [ssa]
 
 
 def tensor_type(t: ArrayType) -> str:

@@ -1,16 +1,18 @@
 """Elementwise primitives: arithmetic, math, bitwise, compare, select, clamp, converts.
 
 Operands share one shape, except that rank-0 operands broadcast (`mul %x, 3.0:f32[]`
-as in JAX's jaxprs); lowering inserts the broadcast_in_dim.
+as in JAX's jaxprs); lowering inserts the broadcast_in_dim. The wrappers take JAX's
+lax names; Python scalars adopt the other operands' dtype, as weak types do in JAX.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from .. import dtypes
-from ..core import lowering_rules, primitive, shape_rules
+from ..core import shape_rules, type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
+from . import common_dtype, define, scalars_to, unchanged
 
 
 def _elementwise_shape(prim_name, types):
@@ -49,9 +51,8 @@ def _signature(in_types, out_type) -> str:
     return f"({', '.join(tensor_type(t) for t in in_types)}) -> {tensor_type(out_type)}"
 
 
-def _define(name, mlir_op, arity, allowed, out_dtype=None):
-    """Register one elementwise primitive: shape rule and lowering side by side."""
-    prim = primitive(name)
+def _elementwise(name, mlir_op, arity, allowed, out_dtype=None):
+    """One elementwise primitive and its wrapper: shape rule and lowering side by side."""
 
     def shape_rule(*types):
         if len(types) != arity:
@@ -69,70 +70,76 @@ def _define(name, mlir_op, arity, allowed, out_dtype=None):
             return ctx.op(f'"{mlir_op}"({", ".join(operands)}) : {_signature(in_types, out)}')
         return ctx.op(f"{mlir_op} {', '.join(operands)} : {_signature(in_types, out)}")
 
-    shape_rules[prim] = shape_rule
-    lowering_rules[prim] = lowering
-    return prim
+    prim = define(name, shape=shape_rule, lower=lowering)
+    return prim, _nary(prim)
 
 
-# name, StableHLO/CHLO op, dtypes accepted
-neg_p = _define("neg", "stablehlo.negate", 1, "number")
-abs_p = _define("abs", "stablehlo.abs", 1, "number")
-sign_p = _define("sign", "stablehlo.sign", 1, "number")
-floor_p = _define("floor", "stablehlo.floor", 1, "float")
-ceil_p = _define("ceil", "stablehlo.ceil", 1, "float")
-exp_p = _define("exp", "stablehlo.exponential", 1, "float")
-log_p = _define("log", "stablehlo.log", 1, "float")
-log1p_p = _define("log1p", "stablehlo.log_plus_one", 1, "float")
-expm1_p = _define("expm1", "stablehlo.exponential_minus_one", 1, "float")
-sqrt_p = _define("sqrt", "stablehlo.sqrt", 1, "float")
-rsqrt_p = _define("rsqrt", "stablehlo.rsqrt", 1, "float")
-cbrt_p = _define("cbrt", "stablehlo.cbrt", 1, "float")
-sin_p = _define("sin", "stablehlo.sine", 1, "float")
-cos_p = _define("cos", "stablehlo.cosine", 1, "float")
-tan_p = _define("tan", "stablehlo.tan", 1, "float")
-tanh_p = _define("tanh", "stablehlo.tanh", 1, "float")
-logistic_p = _define("logistic", "stablehlo.logistic", 1, "float")
-asin_p = _define("asin", "chlo.asin", 1, "float")
-acos_p = _define("acos", "chlo.acos", 1, "float")
-atan_p = _define("atan", "chlo.atan", 1, "float")
-sinh_p = _define("sinh", "chlo.sinh", 1, "float")
-cosh_p = _define("cosh", "chlo.cosh", 1, "float")
-asinh_p = _define("asinh", "chlo.asinh", 1, "float")
-acosh_p = _define("acosh", "chlo.acosh", 1, "float")
-atanh_p = _define("atanh", "chlo.atanh", 1, "float")
-erf_p = _define("erf", "chlo.erf", 1, "float")
-erfc_p = _define("erfc", "chlo.erfc", 1, "float")
-erf_inv_p = _define("erf_inv", "chlo.erf_inv", 1, "float")
-lgamma_p = _define("lgamma", "chlo.lgamma", 1, "float")
-digamma_p = _define("digamma", "chlo.digamma", 1, "float")
-is_finite_p = _define("is_finite", "stablehlo.is_finite", 1, "float", out_dtype=dtypes.bool_)
-not_p = _define("not", "stablehlo.not", 1, "intbool")
-population_count_p = _define("population_count", "stablehlo.popcnt", 1, "int")
+def _nary(prim):
+    def wrapper(*xs):
+        return prim.bind(*scalars_to(common_dtype(xs), *xs))
+    wrapper.__name__ = prim.name
+    wrapper.__doc__ = f"The `{prim.name}` primitive, elementwise."
+    return wrapper
 
-add_p = _define("add", "stablehlo.add", 2, "any")
-sub_p = _define("sub", "stablehlo.subtract", 2, "number")
-mul_p = _define("mul", "stablehlo.multiply", 2, "any")
-div_p = _define("div", "stablehlo.divide", 2, "number")
-rem_p = _define("rem", "stablehlo.remainder", 2, "number")
-pow_p = _define("pow", "stablehlo.power", 2, "number")
-max_p = _define("max", "stablehlo.maximum", 2, "any")
-min_p = _define("min", "stablehlo.minimum", 2, "any")
-atan2_p = _define("atan2", "stablehlo.atan2", 2, "float")
-nextafter_p = _define("nextafter", "chlo.next_after", 2, "float")
-and_p = _define("and", "stablehlo.and", 2, "intbool")
-or_p = _define("or", "stablehlo.or", 2, "intbool")
-xor_p = _define("xor", "stablehlo.xor", 2, "intbool")
-shift_left_p = _define("shift_left", "stablehlo.shift_left", 2, "int")
-shift_right_arithmetic_p = _define("shift_right_arithmetic",
-                                   "stablehlo.shift_right_arithmetic", 2, "int")
-shift_right_logical_p = _define("shift_right_logical", "stablehlo.shift_right_logical", 2, "int")
+
+# name, StableHLO/CHLO op, arity, dtypes accepted
+neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number")
+abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "number")
+sign_p, sign = _elementwise("sign", "stablehlo.sign", 1, "number")
+floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float")
+ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float")
+exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "float")
+log_p, log = _elementwise("log", "stablehlo.log", 1, "float")
+log1p_p, log1p = _elementwise("log1p", "stablehlo.log_plus_one", 1, "float")
+expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "float")
+sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "float")
+rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "float")
+cbrt_p, cbrt = _elementwise("cbrt", "stablehlo.cbrt", 1, "float")
+sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "float")
+cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "float")
+tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "float")
+tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "float")
+logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "float")
+asin_p, asin = _elementwise("asin", "chlo.asin", 1, "float")
+acos_p, acos = _elementwise("acos", "chlo.acos", 1, "float")
+atan_p, atan = _elementwise("atan", "chlo.atan", 1, "float")
+sinh_p, sinh = _elementwise("sinh", "chlo.sinh", 1, "float")
+cosh_p, cosh = _elementwise("cosh", "chlo.cosh", 1, "float")
+asinh_p, asinh = _elementwise("asinh", "chlo.asinh", 1, "float")
+acosh_p, acosh = _elementwise("acosh", "chlo.acosh", 1, "float")
+atanh_p, atanh = _elementwise("atanh", "chlo.atanh", 1, "float")
+erf_p, erf = _elementwise("erf", "chlo.erf", 1, "float")
+erfc_p, erfc = _elementwise("erfc", "chlo.erfc", 1, "float")
+erf_inv_p, erf_inv = _elementwise("erf_inv", "chlo.erf_inv", 1, "float")
+lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float")
+digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float")
+is_finite_p, is_finite = _elementwise("is_finite", "stablehlo.is_finite", 1, "float",
+                                      out_dtype=dtypes.bool_)
+not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool")
+population_count_p, population_count = _elementwise("population_count", "stablehlo.popcnt",
+                                                     1, "int")
+
+add_p, add = _elementwise("add", "stablehlo.add", 2, "any")
+sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number")
+mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any")
+div_p, div = _elementwise("div", "stablehlo.divide", 2, "number")
+rem_p, rem = _elementwise("rem", "stablehlo.remainder", 2, "number")
+pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number")
+max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any")
+min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any")
+atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "float")
+nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float")
+and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool")
+or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool")
+xor_p, bitwise_xor = _elementwise("xor", "stablehlo.xor", 2, "intbool")
+shift_left_p, shift_left = _elementwise("shift_left", "stablehlo.shift_left", 2, "int")
+shift_right_arithmetic_p, shift_right_arithmetic = _elementwise(
+    "shift_right_arithmetic", "stablehlo.shift_right_arithmetic", 2, "int")
+shift_right_logical_p, shift_right_logical = _elementwise(
+    "shift_right_logical", "stablehlo.shift_right_logical", 2, "int")
 
 
 # exp2 has no StableHLO op: exp(x * ln 2), as JAX lowers it.
-exp2_p = primitive("exp2")
-shape_rules[exp2_p] = shape_rules[exp_p]
-
-
 def _exp2_lowering(ctx, eqn, x):
     t = eqn.outputs[0].type
     ln2 = ctx.broadcast(ctx.constant(np.log(2.0), t.dtype), ArrayType((), t.dtype), t) \
@@ -141,13 +148,11 @@ def _exp2_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.exponential {scaled} : {tensor_type(t)}")
 
 
-lowering_rules[exp2_p] = _exp2_lowering
+exp2_p = define("exp2", shape=shape_rules[exp_p], lower=_exp2_lowering)
+exp2 = _nary(exp2_p)
 
 
 # round[method]: 'away_from_zero' (lax.round's default) or 'to_nearest_even' (np.round).
-round_p = primitive("round")
-
-
 def _round_shape(x, *, method):
     if method not in ("away_from_zero", "to_nearest_even"):
         raise ValueError(f"round method must be 'away_from_zero' or 'to_nearest_even', "
@@ -161,12 +166,14 @@ def _round_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.{op[eqn.params['method']]} {x} : {t}")
 
 
-shape_rules[round_p] = _round_shape
-lowering_rules[round_p] = _round_lowering
+round_p = define("round", shape=_round_shape, lower=_round_lowering)
+
+
+def round(x, rounding_method="away_from_zero"):
+    return round_p.bind(x, method=rounding_method)
 
 
 # compare[direction]: EQ NE LT LE GT GE; the comparison type follows the dtype.
-compare_p = primitive("compare")
 _DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 
 
@@ -191,14 +198,21 @@ def _compare_lowering(ctx, eqn, x, y):
                   f"{compare_type(operand.dtype)} : {_signature([operand, operand], out)}")
 
 
-shape_rules[compare_p] = _compare_shape
-lowering_rules[compare_p] = _compare_lowering
+compare_p = define("compare", shape=_compare_shape, lower=_compare_lowering)
+
+
+def _compare(direction):
+    def wrapper(x, y):
+        x, y = scalars_to(common_dtype((x, y)), x, y)
+        return compare_p.bind(x, y, direction=direction)
+    wrapper.__name__ = direction.lower()
+    return wrapper
+
+
+eq, ne, lt, le, gt, ge = map(_compare, _DIRECTIONS)
 
 
 # select(pred, on_true, on_false): pred is bool, of the result's shape or rank 0.
-select_p = primitive("select")
-
-
 def _select_shape(pred, on_true, on_false):
     if pred.dtype != dtypes.bool_:
         raise TypeError(f"select needs a bool predicate, got {pred}")
@@ -215,14 +229,15 @@ def _select_lowering(ctx, eqn, pred, on_true, on_false):
                   f"{_signature([pred_type, out, out], out)}")
 
 
-shape_rules[select_p] = _select_shape
-lowering_rules[select_p] = _select_lowering
+select_p = define("select", shape=_select_shape, lower=_select_lowering)
+
+
+def select(pred, on_true, on_false):
+    on_true, on_false = scalars_to(common_dtype((on_true, on_false)), on_true, on_false)
+    return select_p.bind(pred, on_true, on_false)
 
 
 # clamp(min, x, max)
-clamp_p = primitive("clamp")
-
-
 def _clamp_shape(lo, x, hi):
     _same_dtype("clamp", [lo, x, hi])
     return ArrayType(_elementwise_shape("clamp", [lo, x, hi]), x.dtype, x.weak)
@@ -234,14 +249,11 @@ def _clamp_lowering(ctx, eqn, lo, x, hi):
     return ctx.op(f"stablehlo.clamp {lo}, {x}, {hi} : {_signature([out] * 3, out)}")
 
 
-shape_rules[clamp_p] = _clamp_shape
-lowering_rules[clamp_p] = _clamp_lowering
+clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering)
+clamp = _nary(clamp_p)
 
 
-# convert_element_type[new_dtype]
-convert_element_type_p = primitive("convert_element_type")
-
-
+# convert_element_type[new_dtype, weak_type]
 def _convert_shape(x, *, new_dtype, weak_type=False):
     return ArrayType(x.shape, np.dtype(new_dtype), weak_type)
 
@@ -256,14 +268,19 @@ def _convert_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.convert {x} : {_signature([src], dst)}")
 
 
-shape_rules[convert_element_type_p] = _convert_shape
-lowering_rules[convert_element_type_p] = _convert_lowering
+convert_element_type_p = define("convert_element_type", shape=_convert_shape,
+                                lower=_convert_lowering)
+
+
+def convert_element_type(x, new_dtype, weak_type=False):
+    new_dtype = dtypes.canonicalize(new_dtype)
+    t = type_of(x)
+    if t.dtype == new_dtype and t.weak == weak_type:
+        return unchanged(x)
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
 # bitcast_convert_type[new_dtype]: reinterpret bits of the same width.
-bitcast_convert_type_p = primitive("bitcast_convert_type")
-
-
 def _bitcast_shape(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
     if new_dtype.itemsize != x.dtype.itemsize:
@@ -278,6 +295,9 @@ def _bitcast_lowering(ctx, eqn, x):
                   f"{_signature([eqn.inputs[0].type], eqn.outputs[0].type)}")
 
 
-shape_rules[bitcast_convert_type_p] = _bitcast_shape
-lowering_rules[bitcast_convert_type_p] = _bitcast_lowering
+bitcast_convert_type_p = define("bitcast_convert_type", shape=_bitcast_shape,
+                                lower=_bitcast_lowering)
 
+
+def bitcast_convert_type(x, new_dtype):
+    return bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))

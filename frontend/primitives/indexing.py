@@ -6,9 +6,9 @@ slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices f
 from __future__ import annotations
 
 from .. import dtypes
-from ..core import lowering_rules, primitive, shape_rules
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
+from . import define
 
 
 def _field_list(name, dims):
@@ -17,9 +17,6 @@ def _field_list(name, dims):
 
 # gather[offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims,
 #        start_indices_batching_dims, index_vector_dim, slice_sizes] operand, indices
-gather_p = primitive("gather")
-
-
 def _gather_shape(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
                   operand_batching_dims, start_indices_batching_dims, index_vector_dim,
                   slice_sizes):
@@ -59,15 +56,25 @@ def _gather_lowering(ctx, eqn, operand, indices):
                            "indices_are_sorted": "false"})
 
 
-shape_rules[gather_p] = _gather_shape
-lowering_rules[gather_p] = _gather_lowering
+gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering)
+
+
+def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
+           slice_sizes, index_vector_dim, operand_batching_dims=(),
+           start_indices_batching_dims=()):
+    return gather_p.bind(
+        operand, indices, offset_dims=tuple(offset_dims),
+        collapsed_slice_dims=tuple(collapsed_slice_dims),
+        start_index_map=tuple(start_index_map),
+        operand_batching_dims=tuple(operand_batching_dims),
+        start_indices_batching_dims=tuple(start_indices_batching_dims),
+        index_vector_dim=index_vector_dim, slice_sizes=tuple(slice_sizes))
 
 
 # scatter[update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
 #         index_vector_dim, combiner] operand, indices, updates
 # combiner: 'set' (last write wins) | 'add' | 'mul' | 'min' | 'max'. Out-of-bounds
 # updates are dropped (XLA's semantics).
-scatter_p = primitive("scatter")
 _SCATTER_COMBINERS = {"add": "stablehlo.add", "mul": "stablehlo.multiply",
                       "min": "stablehlo.minimum", "max": "stablehlo.maximum"}
 
@@ -107,5 +114,13 @@ def _scatter_lowering(ctx, eqn, operand, indices, updates):
                            "indices_are_sorted": "false", "unique_indices": "false"}, [body])
 
 
-shape_rules[scatter_p] = _scatter_shape
-lowering_rules[scatter_p] = _scatter_lowering
+scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering)
+
+
+def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,
+            scatter_dims_to_operand_dims, index_vector_dim, combiner="set"):
+    return scatter_p.bind(
+        operand, indices, updates, update_window_dims=tuple(update_window_dims),
+        inserted_window_dims=tuple(inserted_window_dims),
+        scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
+        index_vector_dim=index_vector_dim, combiner=combiner)

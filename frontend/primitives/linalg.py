@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 from .. import dtypes
-from ..core import lowering_rules, primitive, shape_rules
+from ..core import type_of
 from ..ir import ArrayType
+from . import define
 
 # dot_general[dimension_numbers=((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))]
 # Result axes: batch, then lhs free axes, then rhs free axes (XLA's order).
-dot_general_p = primitive("dot_general")
-
-
 def _dot_general_shape(lhs, rhs, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     if lhs.dtype != rhs.dtype:
@@ -40,5 +38,15 @@ def _dot_general_lowering(ctx, eqn, lhs, rhs):
                        {"dot_dimension_numbers": f"#stablehlo.dot<{', '.join(fields)}>"})
 
 
-shape_rules[dot_general_p] = _dot_general_shape
-lowering_rules[dot_general_p] = _dot_general_lowering
+dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering)
+
+
+def dot_general(lhs, rhs, dimension_numbers):
+    (lc, rc), (lb, rb) = dimension_numbers
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=(
+        (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
+
+
+def dot(lhs, rhs):
+    """Matrix/vector product contracting lhs's last axis with rhs's first."""
+    return dot_general(lhs, rhs, (((type_of(lhs).ndim - 1,), (0,)), ((), ())))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core import lowering_rules, primitive, shape_rules
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
+from . import define
 from .elementwise import compare_type
 
 
@@ -44,13 +44,14 @@ def _reduced_shape(name, x, axes):
     return tuple(n for i, n in enumerate(x.shape) if i not in axes)
 
 
-def _define_reduce(kind, allowed):
-    prim = primitive(f"reduce_{kind}")
+def _reduce(kind, allowed):
+    """reduce_{kind}[axes] and its wrapper."""
+    name = f"reduce_{kind}"
 
     def shape_rule(x, *, axes):
         if not allowed(x.dtype):
-            raise TypeError(f"reduce_{kind} does not accept {dtypes.SHORT_NAMES[x.dtype]}")
-        return ArrayType(_reduced_shape(prim.name, x, axes), x.dtype, x.weak)
+            raise TypeError(f"{name} does not accept {dtypes.SHORT_NAMES[x.dtype]}")
+        return ArrayType(_reduced_shape(name, x, axes), x.dtype, x.weak)
 
     def lowering(ctx, eqn, x):
         dtype = eqn.inputs[0].type.dtype
@@ -60,9 +61,12 @@ def _define_reduce(kind, allowed):
                            {"dimensions": dims_attr(sorted(eqn.params["axes"]))},
                            [_scalar_body(ctx, kind, dtype)])
 
-    shape_rules[prim] = shape_rule
-    lowering_rules[prim] = lowering
-    return prim
+    prim = define(name, shape=shape_rule, lower=lowering)
+
+    def wrapper(x, axes):
+        return prim.bind(x, axes=tuple(sorted(axes)))
+    wrapper.__name__ = name
+    return prim, wrapper
 
 
 def _any(dtype):
@@ -73,24 +77,24 @@ def _intbool(dtype):
     return dtypes.is_int(dtype) or dtype == dtypes.bool_
 
 
-reduce_sum_p = _define_reduce("sum", _any)
-reduce_prod_p = _define_reduce("prod", _any)
-reduce_max_p = _define_reduce("max", _any)
-reduce_min_p = _define_reduce("min", _any)
-reduce_and_p = _define_reduce("and", _intbool)
-reduce_or_p = _define_reduce("or", _intbool)
+reduce_sum_p, reduce_sum = _reduce("sum", _any)
+reduce_prod_p, reduce_prod = _reduce("prod", _any)
+reduce_max_p, reduce_max = _reduce("max", _any)
+reduce_min_p, reduce_min = _reduce("min", _any)
+reduce_and_p, reduce_and = _reduce("and", _intbool)
+reduce_or_p, reduce_or = _reduce("or", _intbool)
 
 
-def _define_argminmax(kind):
+def _argminmax(kind):
     """argmax/argmin[axes=(axis,), index_dtype]: a variadic reduce over (value, index)
     that keeps the first extreme and propagates NaN, as NumPy does."""
-    prim = primitive(f"arg{kind}")
+    name = f"arg{kind}"
     direction = "GT" if kind == "max" else "LT"
 
     def shape_rule(x, *, axes, index_dtype):
         if len(axes) != 1:
             raise ValueError(f"arg{kind} reduces exactly one axis, got {tuple(axes)}")
-        shape = _reduced_shape(prim.name, x, axes)
+        shape = _reduced_shape(name, x, axes)
         if x.shape[axes[0]] == 0:
             raise ValueError(f"arg{kind} of an empty axis")
         return ArrayType(shape, np.dtype(index_dtype))
@@ -128,22 +132,25 @@ def _define_argminmax(kind):
                               {"dimensions": dims_attr([axis])}, [region])
         return results[1]
 
-    shape_rules[prim] = shape_rule
-    lowering_rules[prim] = lowering
-    return prim
+    prim = define(name, shape=shape_rule, lower=lowering)
+
+    def wrapper(x, axis: int, index_dtype=dtypes.int32):
+        return prim.bind(x, axes=(axis,), index_dtype=dtypes.canonicalize(index_dtype))
+    wrapper.__name__ = name
+    return prim, wrapper
 
 
-argmax_p = _define_argminmax("max")
-argmin_p = _define_argminmax("min")
+argmax_p, argmax = _argminmax("max")
+argmin_p, argmin = _argminmax("min")
 
 
-def _define_cumulative(kind):
+def _cumulative(kind):
     """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix."""
-    prim = primitive(f"cum{kind}")
+    name = f"cum{kind}"
 
     def shape_rule(x, *, axis, reverse):
         if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
-            raise ValueError(f"cum{kind}: axis {axis} out of range for {x}")
+            raise ValueError(f"{name}: axis {axis} out of range for {x}")
         return x
 
     def lowering(ctx, eqn, x):
@@ -161,12 +168,15 @@ def _define_cumulative(kind):
             "padding": f"dense<[{pad_text}]> : tensor<{t.ndim}x2xi64>"},
             [_scalar_body(ctx, kind, t.dtype)])
 
-    shape_rules[prim] = shape_rule
-    lowering_rules[prim] = lowering
-    return prim
+    prim = define(name, shape=shape_rule, lower=lowering)
+
+    def wrapper(x, axis: int = 0, reverse: bool = False):
+        return prim.bind(x, axis=axis, reverse=reverse)
+    wrapper.__name__ = name
+    return prim, wrapper
 
 
-cumsum_p = _define_cumulative("sum")
-cumprod_p = _define_cumulative("prod")
-cummax_p = _define_cumulative("max")
-cummin_p = _define_cumulative("min")
+cumsum_p, cumsum = _cumulative("sum")
+cumprod_p, cumprod = _cumulative("prod")
+cummax_p, cummax = _cumulative("max")
+cummin_p, cummin = _cumulative("min")

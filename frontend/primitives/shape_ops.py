@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core import lowering_rules, primitive, shape_rules
+from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
+from . import PY_SCALARS, define, scalars_to, unchanged
+from .elementwise import add, lt, select
 
 
 def _simple(ctx, eqn, name, operands, attrs=None):
@@ -21,9 +23,6 @@ def _check_axes(name, axes, ndim):
 
 
 # iota[dtype, shape, dimension]
-iota_p = primitive("iota")
-
-
 def _iota_shape(*, dtype, shape, dimension):
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension {dimension} out of range for shape {shape}")
@@ -35,14 +34,19 @@ def _iota_lowering(ctx, eqn):
                   f"{tensor_type(eqn.outputs[0].type)}")
 
 
-shape_rules[iota_p] = _iota_shape
-lowering_rules[iota_p] = _iota_lowering
+iota_p = define("iota", shape=_iota_shape, lower=_iota_lowering)
+
+
+def iota(dtype, size: int):
+    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=(size,), dimension=0)
+
+
+def broadcasted_iota(dtype, shape, dimension: int):
+    return iota_p.bind(dtype=dtypes.canonicalize(dtype), shape=tuple(shape),
+                       dimension=dimension)
 
 
 # broadcast_in_dim[shape, broadcast_dimensions]: operand dim i goes to result dim dims[i].
-broadcast_in_dim_p = primitive("broadcast_in_dim")
-
-
 def _broadcast_in_dim_shape(x, *, shape, broadcast_dimensions):
     dims = broadcast_dimensions
     if len(dims) != x.ndim or any(
@@ -58,8 +62,22 @@ def _broadcast_in_dim_lowering(ctx, eqn, x):
                          eqn.params["broadcast_dimensions"])
 
 
-shape_rules[broadcast_in_dim_p] = _broadcast_in_dim_shape
-lowering_rules[broadcast_in_dim_p] = _broadcast_in_dim_lowering
+broadcast_in_dim_p = define("broadcast_in_dim", shape=_broadcast_in_dim_shape,
+                            lower=_broadcast_in_dim_lowering)
+
+
+def broadcast_in_dim(x, shape, broadcast_dimensions):
+    shape, dims = tuple(shape), tuple(broadcast_dimensions)
+    if type_of(x).shape == shape and dims == tuple(range(len(shape))):
+        return unchanged(x)
+    return broadcast_in_dim_p.bind(x, shape=shape, broadcast_dimensions=dims)
+
+
+def broadcast(x, sizes):
+    """Prepend axes of the given sizes (lax.broadcast)."""
+    t = type_of(x)
+    return broadcast_in_dim(x, tuple(sizes) + t.shape,
+                            tuple(range(len(sizes), len(sizes) + t.ndim)))
 
 
 def _reshape_lowering(ctx, eqn, x):
@@ -68,22 +86,22 @@ def _reshape_lowering(ctx, eqn, x):
 
 
 # reshape[new_sizes]
-reshape_p = primitive("reshape")
-
-
 def _reshape_shape(x, *, new_sizes):
     if int(np.prod(new_sizes, dtype=np.int64)) != x.size or any(d < 0 for d in new_sizes):
         raise TypeError(f"cannot reshape {x} ({x.size} elements) to shape {tuple(new_sizes)}")
     return ArrayType(tuple(new_sizes), x.dtype, x.weak)
 
 
-shape_rules[reshape_p] = _reshape_shape
-lowering_rules[reshape_p] = _reshape_lowering
+reshape_p = define("reshape", shape=_reshape_shape, lower=_reshape_lowering)
+
+
+def reshape(x, new_sizes):
+    new_sizes = tuple(int(n) for n in new_sizes)
+    if type_of(x).shape == new_sizes:
+        return unchanged(x)
+    return reshape_p.bind(x, new_sizes=new_sizes)
 
 # squeeze[dimensions]: drop size-1 axes (a reshape, kept distinct so the IR reads as written).
-squeeze_p = primitive("squeeze")
-
-
 def _squeeze_shape(x, *, dimensions):
     _check_axes("squeeze", dimensions, x.ndim)
     if any(x.shape[d] != 1 for d in dimensions):
@@ -93,13 +111,13 @@ def _squeeze_shape(x, *, dimensions):
     return ArrayType(shape, x.dtype, x.weak)
 
 
-shape_rules[squeeze_p] = _squeeze_shape
-lowering_rules[squeeze_p] = _reshape_lowering
+squeeze_p = define("squeeze", shape=_squeeze_shape, lower=_reshape_lowering)
+
+
+def squeeze(x, dimensions):
+    return squeeze_p.bind(x, dimensions=tuple(sorted(dimensions)))
 
 # expand_dims[dimensions]: insert size-1 axes at these result positions.
-expand_dims_p = primitive("expand_dims")
-
-
 def _expand_dims_shape(x, *, dimensions):
     ndim = x.ndim + len(dimensions)
     _check_axes("expand_dims", dimensions, ndim)
@@ -108,13 +126,13 @@ def _expand_dims_shape(x, *, dimensions):
     return ArrayType(shape, x.dtype, x.weak)
 
 
-shape_rules[expand_dims_p] = _expand_dims_shape
-lowering_rules[expand_dims_p] = _reshape_lowering
+expand_dims_p = define("expand_dims", shape=_expand_dims_shape, lower=_reshape_lowering)
+
+
+def expand_dims(x, dimensions):
+    return expand_dims_p.bind(x, dimensions=tuple(sorted(dimensions)))
 
 # transpose[permutation]
-transpose_p = primitive("transpose")
-
-
 def _transpose_shape(x, *, permutation):
     if sorted(permutation) != list(range(x.ndim)):
         raise ValueError(f"transpose permutation {tuple(permutation)} is not a permutation of "
@@ -127,13 +145,16 @@ def _transpose_lowering(ctx, eqn, x):
                    {"permutation": dims_attr(eqn.params["permutation"])})
 
 
-shape_rules[transpose_p] = _transpose_shape
-lowering_rules[transpose_p] = _transpose_lowering
+transpose_p = define("transpose", shape=_transpose_shape, lower=_transpose_lowering)
+
+
+def transpose(x, permutation):
+    permutation = tuple(permutation)
+    if permutation == tuple(range(len(permutation))):
+        return unchanged(x)
+    return transpose_p.bind(x, permutation=permutation)
 
 # rev[dimensions]: reverse the order of elements along these axes.
-rev_p = primitive("rev")
-
-
 def _rev_shape(x, *, dimensions):
     _check_axes("rev", dimensions, x.ndim)
     return x
@@ -144,13 +165,13 @@ def _rev_lowering(ctx, eqn, x):
                    {"dimensions": dims_attr(eqn.params["dimensions"])})
 
 
-shape_rules[rev_p] = _rev_shape
-lowering_rules[rev_p] = _rev_lowering
+rev_p = define("rev", shape=_rev_shape, lower=_rev_lowering)
+
+
+def rev(x, dimensions):
+    return rev_p.bind(x, dimensions=tuple(dimensions))
 
 # concatenate[dimension]
-concatenate_p = primitive("concatenate")
-
-
 def _concatenate_shape(*xs, dimension):
     if not xs:
         raise ValueError("concatenate needs at least one operand")
@@ -172,13 +193,15 @@ def _concatenate_lowering(ctx, eqn, *xs):
                    {"dimension": f"{eqn.params['dimension']} : i64"})
 
 
-shape_rules[concatenate_p] = _concatenate_shape
-lowering_rules[concatenate_p] = _concatenate_lowering
+concatenate_p = define("concatenate", shape=_concatenate_shape, lower=_concatenate_lowering)
+
+
+def concatenate(operands, dimension: int):
+    if len(operands) == 1:
+        return unchanged(operands[0])
+    return concatenate_p.bind(*operands, dimension=dimension)
 
 # pad[padding_config=((low, high, interior), ...)] operand, padding_value (rank 0)
-pad_p = primitive("pad")
-
-
 def _pad_shape(x, value, *, padding_config):
     if value.shape != () or value.dtype != x.dtype or len(padding_config) != x.ndim:
         raise TypeError(f"pad needs a rank-0 padding value of the operand's dtype and one "
@@ -202,13 +225,14 @@ def _pad_lowering(ctx, eqn, x, value):
         "interior_padding": dims_attr([c[2] for c in cfg])})
 
 
-shape_rules[pad_p] = _pad_shape
-lowering_rules[pad_p] = _pad_lowering
+pad_p = define("pad", shape=_pad_shape, lower=_pad_lowering)
+
+
+def pad(x, padding_value, padding_config):
+    (padding_value,) = scalars_to(type_of(x).dtype, padding_value)
+    return pad_p.bind(x, padding_value, padding_config=tuple(tuple(c) for c in padding_config))
 
 # slice[start_indices, limit_indices, strides]
-slice_p = primitive("slice")
-
-
 def _slice_shape(x, *, start_indices, limit_indices, strides):
     if not len(start_indices) == len(limit_indices) == len(strides) == x.ndim:
         raise TypeError(f"slice of {x} needs {x.ndim} start, limit and stride values")
@@ -228,13 +252,23 @@ def _slice_lowering(ctx, eqn, x):
         "strides": dims_attr(p["strides"])})
 
 
-shape_rules[slice_p] = _slice_shape
-lowering_rules[slice_p] = _slice_lowering
+slice_p = define("slice", shape=_slice_shape, lower=_slice_lowering)
+
+
+def slice(x, start_indices, limit_indices, strides=None):
+    strides = tuple(strides) if strides is not None else (1,) * len(start_indices)
+    return slice_p.bind(x, start_indices=tuple(start_indices),
+                        limit_indices=tuple(limit_indices), strides=strides)
+
+
+def slice_in_dim(x, start: int, limit: int, axis: int = 0):
+    t = type_of(x)
+    starts = [0] * t.ndim
+    limits = list(t.shape)
+    starts[axis], limits[axis] = start, limit
+    return slice(x, starts, limits)
 
 # dynamic_slice[slice_sizes] operand, *start_indices (rank-0 integers; clamped into range)
-dynamic_slice_p = primitive("dynamic_slice")
-
-
 def _check_start_indices(name, x, indices):
     if len(indices) != x.ndim or any(i.shape != () or not dtypes.is_int(i.dtype)
                                      for i in indices):
@@ -253,13 +287,29 @@ def _dynamic_slice_lowering(ctx, eqn, x, *indices):
                    {"slice_sizes": dims_attr(eqn.params["slice_sizes"])})
 
 
-shape_rules[dynamic_slice_p] = _dynamic_slice_shape
-lowering_rules[dynamic_slice_p] = _dynamic_slice_lowering
+dynamic_slice_p = define("dynamic_slice", shape=_dynamic_slice_shape,
+                         lower=_dynamic_slice_lowering)
+
+
+def _start_indices(indices, shape):
+    """Rank-0 start indices; negative ones count from the end, as in JAX
+    (allow_negative_indices), and then clamp into range like any other."""
+    out = []
+    for i, n in zip(indices, shape):
+        if isinstance(i, PY_SCALARS):
+            out.extend(scalars_to(dtypes.int32, i + n if i < 0 else i))
+        elif dtypes.is_unsigned(type_of(i).dtype):
+            out.append(i)
+        else:
+            out.append(select(lt(i, 0), add(i, n), i))
+    return out
+
+
+def dynamic_slice(x, start_indices, slice_sizes):
+    return dynamic_slice_p.bind(x, *_start_indices(start_indices, type_of(x).shape),
+                                slice_sizes=tuple(slice_sizes))
 
 # dynamic_update_slice operand, update, *start_indices
-dynamic_update_slice_p = primitive("dynamic_update_slice")
-
-
 def _dynamic_update_slice_shape(x, update, *indices):
     _check_start_indices("dynamic_update_slice", x, indices)
     if update.dtype != x.dtype or update.ndim != x.ndim or any(
@@ -272,5 +322,10 @@ def _dynamic_update_slice_lowering(ctx, eqn, x, update, *indices):
     return _simple(ctx, eqn, "stablehlo.dynamic_update_slice", [x, update, *indices])
 
 
-shape_rules[dynamic_update_slice_p] = _dynamic_update_slice_shape
-lowering_rules[dynamic_update_slice_p] = _dynamic_update_slice_lowering
+dynamic_update_slice_p = define("dynamic_update_slice", shape=_dynamic_update_slice_shape,
+                                lower=_dynamic_update_slice_lowering)
+
+
+def dynamic_update_slice(x, update, start_indices):
+    return dynamic_update_slice_p.bind(x, update,
+                                       *_start_indices(start_indices, type_of(x).shape))

@@ -4,15 +4,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core import lowering_rules, primitive, shape_rules
+from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
+from . import define
 from .elementwise import compare_type
 
 # sort[dimension, num_keys] *operands -> sorted operands (the same shapes)
-sort_p = primitive("sort", multiple_results=True)
-
-
 def _sort_shape(*xs, dimension, num_keys):
     if not xs or any(x.shape != xs[0].shape for x in xs):
         raise TypeError("sort operands must all have one shape: " + ", ".join(map(str, xs)))
@@ -65,5 +63,13 @@ def _sort_lowering(ctx, eqn, *xs):
     return results if isinstance(results, list) else [results]
 
 
-shape_rules[sort_p] = _sort_shape
-lowering_rules[sort_p] = _sort_lowering
+sort_p = define("sort", shape=_sort_shape, lower=_sort_lowering, multiple_results=True)
+
+
+def sort(operands, dimension: int = -1, num_keys: int = 1):
+    single = not isinstance(operands, (list, tuple))
+    operands = [operands] if single else list(operands)
+    ndim = type_of(operands[0]).ndim
+    dimension = dimension % ndim if ndim else dimension  # rank 0: the shape rule says why
+    out = sort_p.bind(*operands, dimension=dimension, num_keys=num_keys)
+    return out[0] if single else out
