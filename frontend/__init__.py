@@ -6,7 +6,7 @@
     print(f.lower(x).stablehlo)                 # StableHLO
 """
 # importing the primitive families registers every primitive's rules
-from .primitives import elementwise, indexing, linalg, reductions, shape_ops, sort  # noqa: F401
+from .primitives import elementwise, indexing, linalg, reductions, shape_ops, sort
 from .config import config
 from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
                    TracerBoolConversionError)
@@ -19,3 +19,11 @@ from .verify import verify
 __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
            "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
            "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify"]
+
+del elementwise, indexing, linalg, reductions, shape_ops, sort
+
+
+def __dir__():
+    """The public API only: Python's import system also sets every implementation module
+    imported so far (core, ir, runtime, ...) as an attribute of the package."""
+    return __all__

@@ -11,6 +11,8 @@ import numpy as _np
 from .. import dtypes, lax
 from ..core import Tracer, at_user_line, type_of
 from .. import numpy as tnp
+from ._sorting import _wrap_negative
+from ._util import _broadcast_shapes
 
 
 def _is_int_scalar(i) -> bool:
@@ -123,8 +125,8 @@ def _advanced_plan(x, entries):
             raise IndexError(at_user_line(
                 "only integers, slices, None, ..., and integer or boolean arrays are valid "
                 f"indices (got {dtypes.SHORT_NAMES.get(type_of(idx).dtype, '?')})"))
-        arrays.append(tnp._wrap_negative(idx, x.shape[k]))
-    batch = tnp._broadcast_shapes(*[tnp.shape(a) for a in arrays])
+        arrays.append(_wrap_negative(idx, x.shape[k]))
+    batch = _broadcast_shapes(*[tnp.shape(a) for a in arrays])
     arrays = [tnp.astype(tnp.broadcast_to(a, batch), tnp.int32) for a in arrays]
     stacked = tnp.stack(arrays, axis=-1) if arrays else None
     contiguous = axes == list(range(axes[0], axes[0] + len(axes)))
@@ -252,7 +254,7 @@ def _scatter_flat(x, entries, values, combiner):
     entries, padding = list(entries), [(0, 0, 0)] * x.ndim
     for k, (i, n) in enumerate(zip(entries, x.shape)):
         if _is_array_index(i):
-            i = tnp._wrap_negative(i, n)
+            i = _wrap_negative(i, n)
             entries[k] = tnp.where(tnp.logical_and(tnp.greater_equal(i, 0), tnp.less(i, n)),
                                    i, n)
             padding[k] = (0, 1, 0)

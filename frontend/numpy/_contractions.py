@@ -1,0 +1,199 @@
+"""Contractions (dot, matmul, tensordot, einsum, trace): the linear algebra that is
+not numpy.linalg, all through lax.dot_general."""
+from __future__ import annotations
+
+import builtins
+import string
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import at_user_line
+from ._util import (
+    _broadcast_shapes, _canon_axis, _operand, _promote_no_broadcast, _shape, _t,
+    broadcast_to, ndim)
+from ._ufuncs import multiply
+from ._shapes import diagonal, expand_dims, ravel, reshape, squeeze
+from ._reductions import sum
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _dot_general(a, b, dimension_numbers, name):
+    """lax.dot_general with the contracted sizes checked at the user's line; bool
+    operands contract as ints and the result is `any(a and b)`, as in NumPy/JAX."""
+    (lc, rc), (lb, rb) = dimension_numbers
+    sa, sb = _shape(a), _shape(b)
+    if [sa[i] for i in lc + lb] != [sb[i] for i in rc + rb]:
+        raise ValueError(at_user_line(
+            f"{name}: shapes {sa} and {sb} not aligned: axes {tuple(lc + lb)} of the first "
+            f"(sizes {tuple(sa[i] for i in lc + lb)}) != axes {tuple(rc + rb)} of the "
+            f"second (sizes {tuple(sb[i] for i in rc + rb)})"))
+    if _t(a).dtype != _dtypes.bool_:
+        return lax.dot_general(a, b, dimension_numbers)
+    a, b = (lax.convert_element_type(x, _dtypes.int32) for x in (a, b))
+    return lax.ne(lax.dot_general(a, b, dimension_numbers), 0)
+
+
+def dot(a, b):
+    a, b = _promote_no_broadcast([_operand(a), _operand(b)])
+    if ndim(a) == 0 or ndim(b) == 0:
+        return multiply(a, b)
+    contract_b = 0 if ndim(b) == 1 else ndim(b) - 2
+    return _dot_general(a, b, (((ndim(a) - 1,), (contract_b,)), ((), ())), "dot")
+
+
+def matmul(a, b):
+    a, b = _promote_no_broadcast([_operand(a), _operand(b)])
+    if ndim(a) == 0 or ndim(b) == 0:
+        raise ValueError(at_user_line("matmul: input operand does not have enough "
+                                      "dimensions (use * for scalars)"))
+    a_vec, b_vec = ndim(a) == 1, ndim(b) == 1
+    if a_vec:
+        a = expand_dims(a, 0)
+    if b_vec:
+        b = expand_dims(b, 1)
+    if _shape(a)[-1] != _shape(b)[-2]:
+        raise ValueError(at_user_line(
+            f"matmul: shapes {_shape(a)} and {_shape(b)} are not aligned: "
+            f"{_shape(a)[-1]} (last axis of the first) != {_shape(b)[-2]} "
+            "(second-to-last axis of the second)"))
+    if ndim(b) == 2:  # a batch of rows times one matrix: no batch axes, no broadcast
+        out = _dot_general(a, b, (((ndim(a) - 1,), (0,)), ((), ())), "matmul")
+    elif ndim(a) == 2:  # one matrix times a batch: contract, then move the batch first
+        out = _dot_general(a, b, (((1,), (ndim(b) - 2,)), ((), ())), "matmul")
+        nb = ndim(b) - 2
+        out = lax.transpose(out, tuple(range(1, nb + 1)) + (0, nb + 1))
+    else:
+        batch = _broadcast_shapes(_shape(a)[:-2], _shape(b)[:-2])
+        a = broadcast_to(a, batch + _shape(a)[-2:])
+        b = broadcast_to(b, batch + _shape(b)[-2:])
+        nb = len(batch)
+        out = _dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                           "matmul")
+    if a_vec:
+        out = squeeze(out, -2)
+    if b_vec:
+        out = squeeze(out, -1)
+    return out
+
+
+def vdot(a, b):
+    return dot(ravel(_operand(a)), ravel(_operand(b)))
+
+
+def inner(a, b):
+    a, b = _promote_no_broadcast([_operand(a), _operand(b)])
+    if ndim(a) == 0 or ndim(b) == 0:
+        return multiply(a, b)
+    return _dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())), "inner")
+
+
+def outer(a, b):
+    a, b = ravel(_operand(a)), ravel(_operand(b))
+    return multiply(reshape(a, (-1, 1)), reshape(b, (1, -1)))
+
+
+def tensordot(a, b, axes=2):
+    a, b = _promote_no_broadcast([_operand(a), _operand(b)])
+    if isinstance(axes, int):
+        ca = tuple(range(ndim(a) - axes, ndim(a)))
+        cb = tuple(range(axes))
+    else:
+        ca, cb = axes
+        ca = (ca,) if isinstance(ca, int) else tuple(ca)
+        cb = (cb,) if isinstance(cb, int) else tuple(cb)
+        ca = tuple(_canon_axis(x, ndim(a)) for x in ca)
+        cb = tuple(_canon_axis(x, ndim(b)) for x in cb)
+    return _dot_general(a, b, ((ca, cb), ((), ())), "tensordot")
+
+
+def einsum(subscripts, *operands, optimize=False, precision=None):
+    """Contract operands left to right with dot_general (no contraction-order search)."""
+    operands = _promote_no_broadcast([_operand(o) for o in operands])
+    inputs, output = _parse_einsum(subscripts, [ndim(o) for o in operands])
+    sizes = {}  # a label's size; size-1 axes broadcast (as ... axes do in NumPy)
+    for spec, op in zip(inputs, operands):
+        for c, n in zip(spec, _shape(op)):
+            m = sizes.setdefault(c, n)
+            if m != n and 1 not in (m, n):
+                raise ValueError(at_user_line(
+                    f"einsum: size mismatch for label {c!r}: {m} != {n}"))
+            sizes[c] = builtins.max(m, n)
+    operands = [broadcast_to(op, tuple(sizes[c] for c in spec))
+                for spec, op in zip(inputs, operands)]
+    counts = {}
+    for spec in inputs:
+        for c in spec:
+            counts[c] = counts.get(c, 0) + 1
+    ops = []
+    for spec, op in zip(inputs, operands):
+        op, spec = _einsum_diagonals(op, spec)
+        # sum out labels that appear nowhere else
+        lonely = [i for i, c in enumerate(spec) if counts[c] == 1 and c not in output]
+        if lonely:
+            op = lax.reduce_sum(op, lonely)
+            for c in (spec[i] for i in lonely):
+                counts[c] -= 1
+            spec = "".join(c for i, c in enumerate(spec) if i not in lonely)
+        ops.append((op, spec))
+    op, spec = ops[0]
+    for other, ospec in ops[1:]:
+        for c in spec + ospec:
+            counts[c] -= 1
+        keep = set(output) | {c for c, k in counts.items() if k > 0}
+        batch = [c for c in spec if c in ospec and c in keep]
+        contract = [c for c in spec if c in ospec and c not in keep]
+        dims = (((tuple(spec.index(c) for c in contract), tuple(ospec.index(c) for c in contract)),
+                 (tuple(spec.index(c) for c in batch), tuple(ospec.index(c) for c in batch))))
+        op = _dot_general(op, other, dims, "einsum")
+        spec = "".join(batch) + "".join(c for c in spec if c not in batch and c not in contract) \
+            + "".join(c for c in ospec if c not in batch and c not in contract)
+        for c in spec:
+            counts[c] = counts.get(c, 0) + 1
+    extra = [i for i, c in enumerate(spec) if c not in output]
+    if extra:
+        op = lax.reduce_sum(op, extra)
+        spec = "".join(c for c in spec if c in output)
+    return lax.transpose(op, [spec.index(c) for c in output])
+
+
+def _parse_einsum(subscripts, ranks):
+    subscripts = subscripts.replace(" ", "")
+    lhs, arrow, rhs = subscripts.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(ranks):
+        raise ValueError(at_user_line(f"einsum: {len(inputs)} input specs for "
+                                      f"{len(ranks)} operands"))
+    if "..." in subscripts:
+        unused = [c for c in string.ascii_letters if c not in subscripts]
+        ell = builtins.max((r - len(s.replace("...", "")) for s, r in zip(inputs, ranks)
+                   if "..." in s), default=0)
+        fill = "".join(unused[:ell])
+        inputs = [s.replace("...", fill[ell - (r - len(s.replace("...", ""))):])
+                  for s, r in zip(inputs, ranks)]
+        if arrow:
+            rhs = rhs.replace("...", fill)
+    for s, r in zip(inputs, ranks):
+        if len(s) != r:
+            raise ValueError(at_user_line(f"einsum: spec {s!r} has {len(s)} labels for an "
+                                          f"operand of rank {r}"))
+    if not arrow:
+        counts = {}
+        for c in "".join(inputs):
+            counts[c] = counts.get(c, 0) + 1
+        rhs = "".join(sorted(c for c, k in counts.items() if k == 1))
+        if "..." in subscripts:
+            rhs = fill + "".join(c for c in rhs if c not in fill)
+    return inputs, rhs
+
+
+def _einsum_diagonals(op, spec):
+    """Repeated labels in one operand ('ii->i'): keep the diagonal."""
+    while len(set(spec)) != len(spec):
+        c = next(c for c in spec if spec.count(c) > 1)
+        i, j = spec.index(c), spec.index(c, spec.index(c) + 1)
+        op = diagonal(op, 0, i, j)
+        spec = "".join(x for k, x in enumerate(spec) if k not in (i, j)) + c
+    return op, spec

@@ -1,0 +1,120 @@
+"""Array creation: full/zeros/ones/eye/arange/linspace and the triangles."""
+from __future__ import annotations
+
+import builtins
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import Literal, at_user_line
+from ._util import (
+    _as_dtype, _is_array, _operand, _shape, _shape_arg, _static, _t, asarray, astype, bool_,
+    broadcast_to, where)
+
+
+def _new_shape(shape_):
+    """The shape of a new array: checked here, since XLA would reject it without a line."""
+    shape_ = _shape_arg(shape_)
+    if builtins.any(n < 0 for n in shape_):
+        raise ValueError(at_user_line(f"negative dimensions are not allowed: {shape_}"))
+    return shape_
+
+
+def full(shape_, fill_value, dtype=None):
+    shape_ = _new_shape(shape_)
+    if dtype is None:
+        dt = _t(fill_value).dtype if _is_array(fill_value) else \
+            _dtypes.canonicalize(_dtypes.python_scalar_dtype(fill_value)) if isinstance(
+                fill_value, (bool, int, float, complex)) else _dtypes.canonicalize(
+                _np.asarray(fill_value).dtype)
+    else:
+        dt = _dtypes.canonicalize(dtype)
+    value = _as_dtype(fill_value, dt) if isinstance(fill_value, (bool, int, float, complex)) \
+        else astype(_operand(fill_value), dt)
+    if _shape(value) == shape_ and not isinstance(value, Literal):
+        return value
+    return broadcast_to(value, shape_) if _shape(value) else \
+        lax.broadcast_in_dim(value, shape_, ()) if shape_ else asarray(value.value) \
+        if isinstance(value, Literal) else value
+
+
+def zeros(shape_, dtype=None):
+    return full(shape_, 0, dtype or _dtypes.default_float())
+
+
+def ones(shape_, dtype=None):
+    return full(shape_, 1, dtype or _dtypes.default_float())
+
+
+def empty(shape_, dtype=None):
+    return zeros(shape_, dtype)
+
+
+def full_like(a, fill_value, dtype=None, shape=None):
+    return full(_shape(a) if shape is None else shape, fill_value,
+                dtype if dtype is not None else _t(a).dtype)
+
+
+def zeros_like(a, dtype=None, shape=None):
+    return full_like(a, 0, dtype, shape)
+
+
+def ones_like(a, dtype=None, shape=None):
+    return full_like(a, 1, dtype, shape)
+
+
+def empty_like(a, dtype=None, shape=None):
+    return zeros_like(a, dtype, shape)
+
+
+def arange(start, stop=None, step=None, dtype=None):
+    start, stop, step = (_static(v, "arange's bounds") for v in (start, stop, step))
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    values = _np.arange(start, stop, step)
+    dt = _dtypes.canonicalize(dtype if dtype is not None else
+                              (_dtypes.default_int() if values.dtype.kind in "iu" else
+                               _dtypes.default_float()))
+    if start == 0 and step == 1:
+        return lax.iota(dt, values.size)  # iota reads better in the IR than a constant
+    return asarray(values.astype(dt))
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    start, stop = _static(start, "linspace's start"), _static(stop, "linspace's stop")
+    values, step = _np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
+    out = asarray(values.astype(_dtypes.canonicalize(dtype or _dtypes.default_float())))
+    return (out, step) if retstep else out
+
+
+def eye(N, M=None, k=0, dtype=None):
+    N, M = _new_shape((N, N if M is None else M))
+    dt = _dtypes.canonicalize(dtype or _dtypes.default_float())
+    rows = lax.broadcasted_iota(_dtypes.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(_dtypes.int32, (N, M), 1)
+    return lax.convert_element_type(lax.eq(lax.add(rows, k), cols), dt)
+
+
+def identity(n, dtype=None):
+    return eye(n, dtype=dtype)
+
+
+def tri(N, M=None, k=0, dtype=None):
+    N, M = _new_shape((N, N if M is None else M))
+    rows = lax.broadcasted_iota(_dtypes.int32, (N, M), 0)
+    cols = lax.broadcasted_iota(_dtypes.int32, (N, M), 1)
+    return lax.convert_element_type(lax.le(cols, lax.add(rows, k)),
+                                     _dtypes.canonicalize(dtype or _dtypes.default_float()))
+
+
+def tril(m, k=0):
+    m = _operand(m)
+    mask = tri(*_shape(m)[-2:], k=k, dtype=bool_)
+    return where(mask, m, zeros_like(m))
+
+
+def triu(m, k=0):
+    m = _operand(m)
+    mask = tri(*_shape(m)[-2:], k=k - 1, dtype=bool_)
+    return where(mask, zeros_like(m), m)

@@ -1,0 +1,176 @@
+"""Reductions and scans, with JAX's accumulation dtypes."""
+from __future__ import annotations
+
+import builtins
+import math
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import at_user_line
+from ._util import (
+    _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _shape, _t, _to_bool, asarray,
+    broadcast_to, ndim, where)
+from ._creation import full_like
+from ._ufuncs import maximum, minimum
+from ._shapes import ravel
+
+
+def _reduction_dtype(x, dtype, promote_ints):
+    if dtype is not None:
+        return _dtypes.canonicalize(dtype)
+    dt = _t(x).dtype
+    if promote_ints and (dt == _dtypes.bool_ or (_dtypes.is_int(dt) and dt.itemsize <
+                                                  _dtypes.default_int().itemsize)):
+        return _dtypes.uint32 if _dtypes.is_unsigned(dt) and not \
+            _dtypes.config.enable_x64 else _dtypes.default_int()
+    return dt
+
+
+def _keepdims(out, axes, in_shape):
+    """Reinsert reduced axes as size 1 with broadcast_in_dim (as JAX's expand_dims):
+    it fuses with what follows, where a reshape would not."""
+    return lax.broadcast_in_dim(out, [1 if i in axes else n for i, n in enumerate(in_shape)],
+                                [i for i in range(len(in_shape)) if i not in axes])
+
+
+def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=None,
+            identity=None):
+    """promote_ints (sum, prod): small ints and bool accumulate in int32, half floats
+    in float32 (JAX's dtypes)."""
+    x = _operand(x)
+    x = asarray(x) if not _is_array(x) or isinstance(x, (bool, int, float, complex)) else x
+    axes = _canon_axes(axis, ndim(x))
+    dt = _reduction_dtype(x, dtype, promote_ints)
+    x = lax.convert_element_type(x, dt)
+    if where_ is not None:
+        x = where(where_, x, full_like(x, identity))
+    if not axes:
+        out = x
+    elif promote_ints and dt in (_dtypes.float16, _dtypes.bfloat16):
+        # sums and products of half floats accumulate in float32, as in JAX
+        out = lax.convert_element_type(
+            lax_fn(lax.convert_element_type(x, _dtypes.float32), axes), dt)
+    else:
+        out = lax_fn(x, axes)
+    return _keepdims(out, axes, _shape(x)) if keepdims else out
+
+
+def sum(a, axis=None, dtype=None, keepdims=False, where=None):
+    return _reduce(lax.reduce_sum, a, axis, keepdims, dtype, True, where, 0)
+
+
+def prod(a, axis=None, dtype=None, keepdims=False, where=None):
+    return _reduce(lax.reduce_prod, a, axis, keepdims, dtype, True, where, 1)
+
+
+def _extreme(lax_fn, combine, name, a, axis, keepdims, initial, where_):
+    """max/min: without `initial` there is no identity, so empty axes and where= masks
+    are errors (NumPy and JAX)."""
+    a = _operand(a)
+    if initial is None:
+        if where_ is not None:
+            raise ValueError(at_user_line(
+                f"reduction operation {name} does not have an identity, so to use a where "
+                "mask one has to specify 'initial'"))
+        if builtins.any(_shape(a)[i] == 0 for i in _canon_axes(axis, ndim(a))):
+            raise ValueError(at_user_line(
+                f"zero-size array to reduction operation {name} which has no identity"))
+    out = _reduce(lax_fn, a, axis, keepdims, where_=where_, identity=initial)
+    return out if initial is None else combine(out, initial)
+
+
+def max(a, axis=None, keepdims=False, initial=None, where=None):
+    return _extreme(lax.reduce_max, maximum, "max", a, axis, keepdims, initial, where)
+
+
+def min(a, axis=None, keepdims=False, initial=None, where=None):
+    return _extreme(lax.reduce_min, minimum, "min", a, axis, keepdims, initial, where)
+
+
+amax, amin = max, min
+
+
+def all(a, axis=None, keepdims=False):
+    return _reduce(lax.reduce_and, _to_bool(a), axis, keepdims)
+
+
+def any(a, axis=None, keepdims=False):
+    return _reduce(lax.reduce_or, _to_bool(a), axis, keepdims)
+
+
+def _count(a, axis):
+    return math.prod(_shape(a)[i] for i in _canon_axes(axis, ndim(a)))
+
+
+def mean(a, axis=None, dtype=None, keepdims=False):
+    a = _operand(a)
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else (
+        _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _dtypes.default_float())
+    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims)
+    return lax.div(total, _as_dtype(_count(a, axis), dt))
+
+
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    a = _operand(a)
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else (
+        _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _dtypes.default_float())
+    a = lax.convert_element_type(a, dt)
+    centered = lax.sub(a, broadcast_to(mean(a, axis, keepdims=True), _shape(a)))
+    sq = lax.mul(centered, centered)
+    dof = _count(a, axis) - ddof  # none left: NaN, as JAX
+    return lax.div(sum(sq, axis=axis, keepdims=keepdims),
+                   _as_dtype(dof if dof > 0 else _np.nan, dt))
+
+
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    return lax.sqrt(var(a, axis, dtype, ddof, keepdims))
+
+
+def _arg_reduce(lax_fn, a, axis, keepdims):
+    a = _operand(a)
+    in_shape = _shape(a)
+    kept = tuple(range(len(in_shape))) if axis is None else None
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _canon_axis(axis, ndim(a))
+    if _shape(a)[axis] == 0:
+        raise ValueError(at_user_line(f"attempt to get {lax_fn.__name__} of an empty sequence"))
+    out = lax_fn(a, axis, _dtypes.default_int())
+    return _keepdims(out, kept or (axis,), in_shape) if keepdims else out
+
+
+def argmax(a, axis=None, keepdims=False):
+    return _arg_reduce(lax.argmax, a, axis, keepdims)
+
+
+def argmin(a, axis=None, keepdims=False):
+    return _arg_reduce(lax.argmin, a, axis, keepdims)
+
+
+def _cumulative(lax_fn, a, axis, dtype, bool_to_int):
+    """Scans keep small int dtypes (unlike sum, as in JAX); bool counts as int."""
+    a = _operand(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    axis = _canon_axis(axis, ndim(a))
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else _dtypes.default_int() \
+        if bool_to_int and _t(a).dtype == _dtypes.bool_ else _t(a).dtype
+    return lax_fn(lax.convert_element_type(a, dt), axis)
+
+
+def cumsum(a, axis=None, dtype=None):
+    return _cumulative(lax.cumsum, a, axis, dtype, True)
+
+
+def cumprod(a, axis=None, dtype=None):
+    return _cumulative(lax.cumprod, a, axis, dtype, True)
+
+
+def _cum_extreme(lax_fn):
+    def fn(a, axis=None):
+        return _cumulative(lax_fn, a, axis, None, False)
+    return fn
+
+
+cummax, cummin = _cum_extreme(lax.cummax), _cum_extreme(lax.cummin)

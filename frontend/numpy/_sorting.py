@@ -1,0 +1,123 @@
+"""Sorting and index-based selection (take, take_along_axis) under JAX's index modes."""
+from __future__ import annotations
+
+import builtins
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import at_user_line
+from ._util import (
+    _as_dtype, _canon_axis, _operand, _shape, _t, broadcast_to, ndim, size, where)
+from ._ufuncs import greater_equal, less, logical_and, remainder
+
+
+def sort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
+    a = _operand(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (size(a),)), 0
+    axis = _canon_axis(axis, ndim(a))
+    out = lax.sort(a, axis)
+    return lax.rev(out, (axis,)) if descending else out
+
+
+def argsort(a, axis=-1, kind=None, order=None, stable=True, descending=False):
+    """Stable; descending sorts the reversed array and reverses the result, as JAX
+    does, so ties keep their order and NaNs come first."""
+    a = _operand(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (size(a),)), 0
+    axis = _canon_axis(axis, ndim(a))
+    idx = lax.broadcasted_iota(_dtypes.default_int(), _shape(a), axis)
+    if descending:
+        a, idx = lax.rev(a, (axis,)), lax.rev(idx, (axis,))
+    out = lax.sort([a, idx], axis, num_keys=1)[1]
+    return lax.rev(out, (axis,)) if descending else out
+
+
+def _int_indices(idx):
+    idx = _operand(idx)
+    if not _dtypes.is_int(_t(idx).dtype):
+        raise TypeError(at_user_line(f"indices must be integers, got "
+                                     f"{_dtypes.SHORT_NAMES[_t(idx).dtype]}"))
+    return idx
+
+
+def _wrap_negative(idx, n):
+    idx = _int_indices(idx)
+    if _dtypes.is_unsigned(_t(idx).dtype):
+        return idx
+    zero = _as_dtype(0, _t(idx).dtype)
+    return lax.select(lax.lt(idx, zero), lax.add(idx, _as_dtype(n, _t(idx).dtype)), idx)
+
+
+def _fill_value(dtype):
+    """What mode='fill' puts at out-of-bounds indices (JAX's defaults)."""
+    if _dtypes.is_inexact(dtype):
+        return _np.nan
+    if dtype == _dtypes.bool_:
+        return True
+    info = _np.iinfo(dtype)
+    return int(info.max if _dtypes.is_unsigned(dtype) else info.min)
+
+
+def _gather_along(a, indices, axis, mode, wrap_before_clip, gather):
+    """gather(a, in-range indices) under a JAX index mode. XLA's gather clamps;
+    'fill' (the default) masks out-of-bounds indices instead, 'wrap' takes them mod n."""
+    mode = "fill" if mode is None else mode
+    n = _shape(a)[axis]
+    if mode == "wrap":
+        return gather(a, remainder(indices, n))
+    if mode == "clip":
+        return gather(a, _wrap_negative(indices, n) if wrap_before_clip else indices)
+    if mode not in ("fill", "promise_in_bounds"):
+        raise ValueError(at_user_line(f"invalid index mode {mode!r}: expected 'fill', 'clip', "
+                                      "'wrap' or 'promise_in_bounds'"))
+    indices = _wrap_negative(indices, n)
+    out = gather(a, indices)
+    if mode == "promise_in_bounds":
+        return out
+    valid = logical_and(greater_equal(indices, 0), less(indices, n))
+    valid = valid if ndim(valid) == ndim(out) else \
+        lax.expand_dims(valid, tuple(range(axis)) + tuple(range(axis + ndim(valid), ndim(out))))
+    return where(valid, out, _fill_value(_t(a).dtype))
+
+
+def take(a, indices, axis=None, mode=None):
+    """NumPy's take with JAX's index modes (default 'fill': NaN / INT_MIN / True out
+    of bounds; NumPy's 'raise' needs concrete indices and is not supported)."""
+    a = _operand(a)
+    if axis is None:
+        a, axis = lax.reshape(a, (size(a),)), 0
+    axis = _canon_axis(axis, ndim(a))
+    indices = _int_indices(indices)
+    ishape = _shape(indices)
+    offset_dims = tuple(range(axis)) + tuple(range(axis + len(ishape), ndim(a) + len(ishape) - 1))
+    slice_sizes = tuple(1 if i == axis else n for i, n in enumerate(_shape(a)))
+    return _gather_along(a, indices, axis, mode, False, lambda a, i: lax.gather(
+        a, i, offset_dims=offset_dims, collapsed_slice_dims=(axis,), start_index_map=(axis,),
+        slice_sizes=slice_sizes, index_vector_dim=len(ishape)))
+
+
+def take_along_axis(arr, indices, axis, mode=None):
+    arr = _operand(arr)
+    indices = _int_indices(indices)
+    if axis is None:
+        arr, axis = lax.reshape(arr, (size(arr),)), 0
+    axis = _canon_axis(axis, ndim(arr))
+    if ndim(indices) != ndim(arr):
+        raise ValueError(at_user_line("take_along_axis: indices and arr must have the same "
+                                      "number of dimensions"))
+    out_shape = tuple(n if i == axis else builtins.max(n, m) for i, (n, m) in
+                      enumerate(zip(_shape(indices), _shape(arr))))
+    indices = broadcast_to(indices, out_shape)
+    shp = _shape(arr)
+    other = tuple(i for i in range(ndim(arr)) if i != axis)
+    arr = broadcast_to(arr, tuple(shp[axis] if i == axis else out_shape[i]
+                                  for i in range(ndim(arr))))
+    # batch over the other axes; gather only along `axis`
+    return _gather_along(arr, indices, axis, mode, True, lambda a, i: lax.gather(
+        a, lax.expand_dims(i, (ndim(i),)), offset_dims=(), collapsed_slice_dims=(axis,),
+        start_index_map=(axis,), operand_batching_dims=other,
+        start_indices_batching_dims=other, slice_sizes=(1,) * len(shp),
+        index_vector_dim=len(shp)))

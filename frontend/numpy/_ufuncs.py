@@ -1,0 +1,370 @@
+"""Elementwise functions (NumPy's ufuncs) with JAX's promotion and edge values."""
+from __future__ import annotations
+
+import builtins
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import Literal, at_user_line
+from ._util import (
+    _array, _as_dtype, _is_array, _operand, _promote, _t, _to_bool, astype, bool_, where)
+from ._creation import full_like, ones_like
+
+
+def _unary(op, to_inexact=False, name=None):
+    def fn(x):
+        (x,) = _promote(x, to_inexact=to_inexact)
+        return op(x)
+    fn.__name__ = name or op.__name__
+    return fn
+
+
+def _binary(op, to_inexact=False, name=None):
+    def fn(x1, x2):
+        return op(*_promote(x1, x2, to_inexact=to_inexact))
+    fn.__name__ = name or op.__name__
+    return fn
+
+
+sin, cos, tan = (_unary(f, True) for f in (lax.sin, lax.cos, lax.tan))
+arcsin, arccos, arctan = (_unary(f, True, n) for f, n in
+                          ((lax.asin, "arcsin"), (lax.acos, "arccos"), (lax.atan, "arctan")))
+sinh, cosh, tanh = (_unary(f, True) for f in (lax.sinh, lax.cosh, lax.tanh))
+arcsinh, arccosh, arctanh = (_unary(f, True, n) for f, n in (
+    (lax.asinh, "arcsinh"), (lax.acosh, "arccosh"), (lax.atanh, "arctanh")))
+exp, exp2, log, log1p, expm1 = (_unary(f, True) for f in (lax.exp, lax.exp2, lax.log,
+                                                          lax.log1p, lax.expm1))
+sqrt, cbrt = _unary(lax.sqrt, True), _unary(lax.cbrt, True)
+negative = _unary(lax.neg, name="negative")
+
+
+def sign(x):
+    (x,) = _promote(x)
+    if _dtypes.is_unsigned(_t(x).dtype):  # stablehlo.sign takes signed types only
+        return lax.convert_element_type(lax.ne(x, _as_dtype(0, _t(x).dtype)), _t(x).dtype)
+    return lax.sign(x)
+
+
+arctan2 = _binary(lax.atan2, True, "arctan2")
+add, subtract, multiply = _binary(lax.add, name="add"), _binary(lax.sub, name="subtract"), \
+    _binary(lax.mul, name="multiply")
+true_divide = divide = _binary(lax.div, True, "divide")
+nextafter = _binary(lax.nextafter, True, "nextafter")
+
+
+def log2(x):
+    (x,) = _promote(x, to_inexact=True)
+    return lax.div(lax.log(x), _np.log(2))
+
+
+def log10(x):
+    (x,) = _promote(x, to_inexact=True)
+    return lax.div(lax.log(x), _np.log(10))
+
+
+def rsqrt(x):
+    (x,) = _promote(x, to_inexact=True)
+    return lax.rsqrt(x)
+
+
+def absolute(x):
+    (x,) = _promote(x)
+    if _dtypes.is_unsigned(_t(x).dtype) or _t(x).dtype == _dtypes.bool_:
+        return _array(x)
+    return lax.abs(x)
+
+
+abs = absolute
+
+
+def floor(x):
+    (x,) = _promote(x)
+    return lax.floor(x) if _dtypes.is_inexact(_t(x).dtype) else _array(x)
+
+
+def ceil(x):
+    (x,) = _promote(x)
+    return lax.ceil(x) if _dtypes.is_inexact(_t(x).dtype) else _array(x)
+
+
+def round(x, decimals=0):
+    (x,) = _promote(x)
+    if not _dtypes.is_inexact(_t(x).dtype):
+        if decimals < 0:
+            raise NotImplementedError(at_user_line(
+                "round of integers to decimals < 0 is not implemented (as in JAX)"))
+        return _array(x)
+    if decimals == 0:
+        return lax.round(x, "to_nearest_even")
+    factor = 10.0 ** decimals
+    return lax.div(lax.round(lax.mul(x, factor), "to_nearest_even"), factor)
+
+
+around = round
+
+
+def trunc(x):
+    (x,) = _promote(x)
+    if not _dtypes.is_inexact(_t(x).dtype):
+        return _array(x)
+    return where(lax.lt(x, 0), lax.ceil(x), lax.floor(x))
+
+
+def _numeric(x):
+    """bool counts as int in arithmetic that has no bool form (JAX's promote_args_numeric)."""
+    return astype(x, _dtypes.default_int()) if _t(x).dtype == _dtypes.bool_ else x
+
+
+def square(x):
+    (x,) = _promote(x)
+    x = _numeric(x)
+    return lax.mul(x, x)
+
+
+def _abs_square(x):
+    """|x|^2: the summand of 2-norms."""
+    (x,) = _promote(x)
+    return lax.mul(x, x)
+
+
+def reciprocal(x):
+    (x,) = _promote(x, to_inexact=True)
+    return lax.div(_as_dtype(1, _t(x).dtype), x)
+
+
+def maximum(x1, x2):
+    """NaN-propagating, as NumPy's maximum (XLA's max propagates NaN too)."""
+    return lax.max(*_promote(x1, x2))
+
+
+def minimum(x1, x2):
+    return lax.min(*_promote(x1, x2))
+
+
+def _int_pow(x, n: int):
+    """x ** n for a static integer n by repeated squaring (JAX's integer_pow)."""
+    if n == 0:
+        return ones_like(x)
+    result, base, k = None, x, builtins.abs(n)
+    while k:
+        if k & 1:
+            result = base if result is None else lax.mul(result, base)
+        k >>= 1
+        if k:
+            base = lax.mul(base, base)
+    if n < 0:
+        if not _dtypes.is_inexact(_t(x).dtype):
+            raise ValueError(at_user_line("integers to negative integer powers are not allowed"))
+        result = lax.div(_as_dtype(1, _t(x).dtype), result)
+    return result
+
+
+def power(x1, x2):
+    if isinstance(x2, int) and not isinstance(x2, bool) and _is_array(x1) and builtins.abs(x2) <= 64:
+        return _int_pow(_numeric(_promote(x1, x2)[0]), x2)
+    x1, x2 = _promote(x1, x2)
+    if _t(x1).dtype == _dtypes.bool_:
+        raise TypeError(at_user_line("power is not defined for bool arrays"))
+    return lax.pow(x1, x2)
+
+
+pow = power
+
+
+def float_power(x1, x2):
+    x1, x2 = _promote(x1, x2, to_inexact=True)
+    return lax.pow(x1, x2)
+
+
+def remainder(x1, x2):
+    """NumPy's mod: the result takes the sign of the divisor."""
+    x1, x2 = _promote(x1, x2)
+    if _dtypes.is_int(_t(x2).dtype):  # x % 0 is 0, as in JAX (XLA's rem would give x)
+        x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
+    r = lax.rem(x1, x2)
+    if _dtypes.is_unsigned(_t(r).dtype):
+        return r
+    zero = _as_dtype(0, _t(r).dtype)
+    fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
+    return lax.select(fix, lax.add(r, x2), r)
+
+
+mod = remainder
+
+
+def fmod(x1, x2):
+    return lax.rem(*_promote(x1, x2))
+
+
+def floor_divide(x1, x2):
+    x1, x2 = _promote(x1, x2)
+    dt = _t(x1).dtype
+    if _dtypes.is_unsigned(dt):
+        return lax.div(x1, x2)
+    if _dtypes.is_int(dt):
+        q = lax.div(x1, x2)
+        zero = _as_dtype(0, dt)
+        adjust = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)),
+                                 lax.ne(lax.rem(x1, x2), zero))
+        return lax.select(adjust, lax.sub(q, _as_dtype(1, dt)), q)
+    return _float_divmod(x1, x2)[0]
+
+
+def _float_divmod(x1, x2):
+    """CPython's float_divmod (as JAX): exact at multiples, inf for x / 0."""
+    dt = _t(x1).dtype
+    mod = lax.rem(x1, x2)
+    div = lax.div(_where_zero(x2, x1, lax.sub(x1, mod)), x2)
+    fix = lax.bitwise_and(lax.ne(mod, _as_dtype(0, dt)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    return (lax.round(lax.select(fix, lax.sub(div, _as_dtype(1, dt)), div), "to_nearest_even"),
+            lax.select(fix, lax.add(mod, x2), mod))
+
+
+def _where_zero(x, if_zero, otherwise):
+    """where(x == 0, if_zero, otherwise), decided while tracing when x is a literal."""
+    if isinstance(x, Literal):
+        return if_zero if x.value == 0 else otherwise
+    return where(lax.eq(x, _as_dtype(0, _t(x).dtype)), if_zero, otherwise)
+
+
+def divmod(x1, x2):
+    return floor_divide(x1, x2), remainder(x1, x2)
+
+
+def _compare(lax_fn, name):
+    def fn(x1, x2):
+        return lax_fn(*_promote(x1, x2))
+    fn.__name__ = name
+    return fn
+
+
+equal, not_equal = _compare(lax.eq, "equal"), _compare(lax.ne, "not_equal")
+less, less_equal = _compare(lax.lt, "less"), _compare(lax.le, "less_equal")
+greater, greater_equal = _compare(lax.gt, "greater"), _compare(lax.ge, "greater_equal")
+
+
+def _bitwise(lax_fn, name):
+    def fn(x1, x2):
+        x1, x2 = _promote(x1, x2)
+        if _dtypes.is_inexact(_t(x1).dtype):
+            raise TypeError(at_user_line(f"{name} needs integer or bool arrays, got "
+                                         f"{_dtypes.SHORT_NAMES[_t(x1).dtype]}"))
+        return lax_fn(x1, x2)
+    fn.__name__ = name
+    return fn
+
+
+bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and")
+bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or")
+bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor")
+left_shift = _bitwise(lax.shift_left, "left_shift")
+
+
+def right_shift(x1, x2):
+    x1, x2 = _promote(x1, x2)
+    shift = lax.shift_right_logical if _dtypes.is_unsigned(_t(x1).dtype) else \
+        lax.shift_right_arithmetic
+    return shift(x1, x2)
+
+
+def invert(x):
+    (x,) = _promote(x)
+    return lax.bitwise_not(x)
+
+
+bitwise_not = invert
+
+
+def logical_and(x1, x2):
+    return lax.bitwise_and(*_promote(_to_bool(x1), _to_bool(x2)))
+
+
+def logical_or(x1, x2):
+    return lax.bitwise_or(*_promote(_to_bool(x1), _to_bool(x2)))
+
+
+def logical_xor(x1, x2):
+    return lax.bitwise_xor(*_promote(_to_bool(x1), _to_bool(x2)))
+
+
+def logical_not(x):
+    (x,) = _promote(_to_bool(x))
+    return lax.bitwise_not(x)
+
+
+def isfinite(x):
+    (x,) = _promote(x)
+    if not _dtypes.is_inexact(_t(x).dtype):
+        return full_like(x, True, dtype=bool_)
+    return lax.is_finite(x)
+
+
+def isinf(x):
+    (x,) = _promote(x)
+    if not _dtypes.is_inexact(_t(x).dtype):
+        return full_like(x, False, dtype=bool_)
+    return lax.eq(lax.abs(x), _as_dtype(_np.inf, _t(x).dtype))
+
+
+def isnan(x):
+    (x,) = _promote(x)
+    if not _dtypes.is_inexact(_t(x).dtype):
+        return full_like(x, False, dtype=bool_)
+    return lax.ne(x, x)
+
+
+def clip(a, a_min=None, a_max=None):
+    if a_min is not None:
+        a = maximum(a, a_min)
+    if a_max is not None:
+        a = minimum(a, a_max)
+    return _array(_operand(a))
+
+
+def copysign(x1, x2):
+    x1, x2 = _promote(x1, x2, to_inexact=True)
+    return where(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
+
+
+def signbit(x):
+    (x,) = _promote(x)
+    dt = _t(x).dtype
+    if _dtypes.is_inexact(dt):
+        bits = lax.bitcast_convert_type(x, _np.dtype(f"i{dt.itemsize}"))
+        return lax.lt(bits, 0)
+    return lax.lt(x, 0)
+
+
+def deg2rad(x):
+    (x,) = _promote(x, to_inexact=True)
+    return lax.mul(x, _np.pi / 180)
+
+
+def rad2deg(x):
+    (x,) = _promote(x, to_inexact=True)
+    return lax.mul(x, 180 / _np.pi)
+
+
+radians, degrees = deg2rad, rad2deg
+
+
+def hypot(x1, x2):
+    x1, x2 = _promote(x1, x2, to_inexact=True)
+    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+
+
+def logaddexp(x1, x2):
+    x1, x2 = _promote(x1, x2, to_inexact=True)
+    amax = maximum(x1, x2)
+    delta = subtract(x1, x2)
+    return where(isnan(delta), add(x1, x2),
+                 add(amax, log1p(exp(negative(absolute(delta))))))
+
+
+def conj(x):
+    return x
+
+
+def real(x):
+    return x

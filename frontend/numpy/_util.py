@@ -1,0 +1,227 @@
+"""dtypes, constants, and the conversion and promotion helpers every tracehlo.numpy
+module (and nn, linalg, indexing) builds on: NumPy broadcasting with JAX's dtype and
+weak-type promotion."""
+from __future__ import annotations
+
+import builtins
+import operator
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import (
+    ConcretizationError, Literal, Tracer, at_user_line, concrete_value, current_builder,
+    type_of)
+from ..ir import ArrayType
+
+
+bool_ = _np.bool_
+int8, int16, int32, int64 = _np.int8, _np.int16, _np.int32, _np.int64
+uint8, uint16, uint32, uint64 = _np.uint8, _np.uint16, _np.uint32, _np.uint64
+float16, float32, float64 = _np.float16, _np.float32, _np.float64
+bfloat16 = _dtypes.bfloat16.type
+complex64, complex128 = _np.complex64, _np.complex128
+dtype = _np.dtype
+pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
+iinfo, finfo = _dtypes.iinfo, _dtypes.finfo
+
+
+def _is_array(x) -> bool:
+    return isinstance(x, (Tracer, Literal)) or hasattr(x, "shape") and hasattr(x, "dtype")
+
+
+def _t(x) -> ArrayType:
+    return type_of(x)
+
+
+def _shape(x) -> tuple:
+    return _t(x).shape
+
+
+def ndim(x) -> int:
+    return len(_shape(x))
+
+
+def shape(x) -> tuple:
+    return _shape(x)
+
+
+def size(x) -> int:
+    return _t(x).size
+
+
+def result_type(*args):
+    return _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) if not isinstance(a, (type, _np.dtype))
+                                 else (_np.dtype(a), False) for a in args])[0]
+
+
+def _static_int(value, what):
+    """A static integer argument (an axis, a dimension), named at the user's line."""
+    try:
+        return operator.index(value)
+    except ConcretizationError:
+        raise
+    except TypeError:
+        raise TypeError(at_user_line(f"{what} must be an integer, got {value!r}")) from None
+
+
+def _canon_axis(axis, ndim_, name="axis"):
+    axis = _static_int(axis, name)
+    if not -ndim_ <= axis < ndim_:
+        raise ValueError(at_user_line(f"{name} {axis} is out of bounds for an array of "
+                                      f"dimension {ndim_}"))
+    return axis % ndim_
+
+
+def _canon_axes(axis, ndim_):
+    if axis is None:
+        return tuple(range(ndim_))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    out = tuple(_canon_axis(a, ndim_) for a in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(at_user_line(f"repeated axis in {axis}"))
+    return out
+
+
+def asarray(a, dtype=None):
+    """An array from `a`: traced values pass through; host data becomes a constant
+    inside a trace and a device array outside."""
+    if isinstance(a, (list, tuple)) and _contains_tracer(a):
+        from ._shapes import stack  # _shapes builds on this module
+        return stack([asarray(x, dtype) for x in a])
+    if isinstance(a, Tracer):
+        return a if dtype is None else lax.convert_element_type(a, dtype)
+    value = concrete_value(a) if dtype is None else _np.asarray(
+        a, dtype=_dtypes.canonicalize(dtype))
+    builder = current_builder()
+    if builder is not None:
+        return builder.constant_tracer(value)
+    from .. import runtime
+    if dtype is None and runtime.is_device_array(a):
+        return a
+    return runtime.to_device(value, runtime.device())
+
+
+def _contains_tracer(a) -> bool:
+    if isinstance(a, Tracer):
+        return True
+    return isinstance(a, (list, tuple)) and builtins.any(_contains_tracer(x) for x in a)
+
+
+def array(a, dtype=None, copy=True):
+    return asarray(a, dtype)
+
+
+def astype(x, dtype):
+    return lax.convert_element_type(_operand(x), dtype)
+
+
+def _operand(x):
+    """An operand for lax: Python scalars stay (weak); lists become arrays; outside a
+    trace host arrays move to the device, so eager results are jax.Arrays even when a
+    function returns its operand unchanged (tnp.floor of ints)."""
+    if isinstance(x, (bool, int, float, complex, Tracer, Literal)):
+        return x
+    if _is_array(x):
+        return x if current_builder() is not None else asarray(x)
+    if isinstance(x, (list, tuple)):
+        return asarray(x)
+    raise TypeError(at_user_line(f"{type(x).__name__} is not an array or a Python scalar"))
+
+
+def _array(x):
+    """x as an array to return to the user: a Literal or Python scalar that passed
+    through a no-op (tnp.floor(3)) must not escape as one."""
+    if isinstance(x, Literal):
+        return asarray(x.value)
+    return asarray(x) if isinstance(x, (bool, int, float, complex)) else x
+
+
+def _as_dtype(x, dtype, weak=False):
+    """x converted to dtype; Python scalars become weak literals (inline in the IR)."""
+    if isinstance(x, (bool, int, float, complex)):
+        value = _np.asarray(x).astype(dtype) if not isinstance(x, complex) or \
+            _dtypes.is_complex(dtype) else _np.asarray(x.real, dtype)
+        return Literal(value, ArrayType((), _np.dtype(dtype), weak))
+    return lax.convert_element_type(x, dtype, weak_type=weak)
+
+
+def _broadcast_shapes(*shapes):
+    try:
+        return tuple(_np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ValueError(at_user_line(
+            "shapes " + ", ".join(str(tuple(s)) for s in shapes) +
+            " cannot be broadcast together (NumPy broadcasting rules)")) from None
+
+
+def broadcast_to(x, shape):
+    x = _operand(x)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    xs = _shape(x)
+    if xs == shape:
+        return _array(x)
+    if len(shape) < len(xs) or builtins.any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
+        raise ValueError(at_user_line(f"cannot broadcast an array of shape {xs} to {shape}"))
+    if isinstance(x, (bool, int, float, complex)):
+        x = _as_dtype(x, _t(x).dtype, True)
+    # broadcast_in_dim expands size-1 axes itself: no reshape, which fuses badly
+    lead = len(shape) - len(xs)
+    return lax.broadcast_in_dim(x, shape, [lead + i for i in range(len(xs))])
+
+
+def _promote(*args, to_inexact=False):
+    """NumPy broadcasting + JAX promotion. Rank-0 operands stay rank 0 (the primitives
+    broadcast them), so `x * 2.` reads `mul %x, 2.0:f32[]` in the IR."""
+    args = [_operand(a) for a in args]
+    types = [_t(a) for a in args]
+    dt, weak = _dtypes.result_type(*[(t.dtype, t.weak) for t in types])
+    if to_inexact and not _dtypes.is_inexact(dt):
+        dt, weak = _dtypes.default_float(), weak
+    out_shape = _broadcast_shapes(*[t.shape for t in types])
+    out = []
+    for a, t in zip(args, types):
+        a = _as_dtype(a, dt, weak) if t.dtype != dt or isinstance(a, (bool, int, float,
+                                                                       complex)) else a
+        if t.shape != out_shape and t.shape != ():
+            a = broadcast_to(a, out_shape)
+        out.append(a)
+    return out
+
+
+def _to_bool(x):
+    x = _operand(x)
+    return x if _t(x).dtype == _dtypes.bool_ else lax.ne(*_promote(x, 0))
+
+
+def where(condition, x=None, y=None):
+    if x is None or y is None:
+        raise ValueError(at_user_line(
+            "where(condition) with one argument has a data-dependent shape; pass x and y"))
+    cond = _to_bool(condition)
+    x, y = _promote(x, y)
+    shape_ = _broadcast_shapes(_shape(cond), _shape(x), _shape(y))
+    cond, x, y = (a if _shape(a) in ((), shape_) else broadcast_to(a, shape_)
+                  for a in (cond, x, y))
+    if shape_ and builtins.all(_shape(a) == () for a in (x, y)):
+        x = broadcast_to(x, shape_)
+    return lax.select(cond, x, y)
+
+
+def _shape_arg(shape_):
+    shape_ = (shape_,) if _np.ndim(shape_) == 0 else tuple(shape_)
+    return tuple(_static_int(n, "an array dimension") for n in shape_)
+
+
+def _static(x, what):
+    if isinstance(x, Tracer):
+        raise ConcretizationError(at_user_line(
+            f"{what} must be a concrete (static) value, but it is traced; pass it as a "
+            "Python number or mark the argument static (static_argnums/static_argnames)"))
+    return x
+
+
+def _promote_no_broadcast(arrays):
+    arrays = [asarray(a) if isinstance(a, (bool, int, float, complex)) else a for a in arrays]
+    dt, _ = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in arrays])
+    return [lax.convert_element_type(a, dt) for a in arrays]
