@@ -1,5 +1,9 @@
 """tracehlo.lax against jax.lax (values and dtypes), eager and jitted, and lax's
 strictness: operands must agree in dtype; errors name the user's line."""
+import subprocess
+import sys
+import textwrap
+
 import jax.lax
 import numpy as np
 import pytest
@@ -49,6 +53,33 @@ def test_binary():
     x = np.array([7, -7, 7, -7, -1, 255], np.int32)
     y = np.array([2, 2, -2, -3, 1, 4], np.int32)
     lax_check(lambda lax, x, y: tuple(getattr(lax, n)(x, y) for n in INT_BINARY), x, y)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8, np.uint32])
+def test_integer_div_rem_by_zero_and_overflow(dtype):
+    """XLA's run-time results on non-constant operands: x / 0 = -1 (all ones), x % 0 = x,
+    INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0."""
+    info = np.iinfo(dtype)
+    x = np.array([7, info.max, info.min, info.min, 5, 0], dtype)
+    y = np.array([0, 0, -1 if info.min else 3, 0, 2, 0], dtype)
+    lax_check(lambda lax, x, y: (lax.div(x, y), lax.rem(x, y)), x, y)
+
+
+def test_integer_div_rem_of_constants_keeps_the_process_alive():
+    """Constant zero divisors (and INT_MIN / -1) used to reach XLA's constant folder,
+    which dies of SIGFPE: the child process must exit normally with XLA's values."""
+    code = textwrap.dedent("""
+        import numpy as np, tracehlo, tracehlo.lax as tl
+        z = np.zeros(3, np.int32)
+        m = np.full(3, np.iinfo(np.int32).min, np.int32)
+        print(*[np.asarray(r).tolist() for r in tracehlo.jit(lambda: (
+            tl.rem(z, z), tl.div(z, z), tl.div(m, -1), tl.rem(m, -1)))()])
+    """)
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.split() == ["[0,", "0,", "0]", "[-1,", "-1,", "-1]",
+                                    "[-2147483648,", "-2147483648,", "-2147483648]",
+                                    "[0,", "0,", "0]"]
 
 
 def test_bitwise_unary_and_bool():

@@ -71,7 +71,7 @@ def _signature(in_types, out_type) -> str:
 
 def _shape_rule(name, arity, allowed, out_dtype=lambda dtype: dtype):
     """The shape rule of an elementwise primitive. `out_dtype` maps the operands' dtype
-    to the result's; a bool result is never weak."""
+    to the result's; the result is weak when all operands are (a bool one too, as in JAX)."""
 
     def shape_rule(*types):
         if len(types) != arity:
@@ -79,8 +79,7 @@ def _shape_rule(name, arity, allowed, out_dtype=lambda dtype: dtype):
         dtype = _same_dtype(name, types)
         _check_dtype(name, dtype, allowed)
         out = np.dtype(out_dtype(dtype))
-        return ArrayType(_elementwise_shape(name, types), out,
-                         all(t.weak for t in types) and out != dtypes.bool_)
+        return ArrayType(_elementwise_shape(name, types), out, all(t.weak for t in types))
     return shape_rule
 
 
@@ -146,8 +145,6 @@ population_count_p, population_count = _elementwise("population_count", "stableh
 add_p, add = _elementwise("add", "stablehlo.add", 2, "any")
 sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number")
 mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any")
-div_p, div = _elementwise("div", "stablehlo.divide", 2, "number")
-rem_p, rem = _elementwise("rem", "stablehlo.remainder", 2, "real number")
 pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number")
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any")
 min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any")
@@ -204,6 +201,48 @@ exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_low
 exp2 = _nary(exp2_p)
 
 
+# div and rem. XLA's constant folder dies (SIGFPE) on an integer division by zero or of
+# INT_MIN by -1, so no such divisor reaches it: it becomes 1, and the result is what XLA
+# computes at run time: x / 0 = -1 (all ones), x % 0 = x, INT_MIN / -1 = INT_MIN (= x / 1),
+# INT_MIN % -1 = 0 (= x % 1).
+def _division_lowering(mlir_op, remainder):
+    def lowering(ctx, eqn, x, y):
+        x, y = _operands_broadcast(ctx, eqn, (x, y))
+        t = eqn.outputs[0].type
+        tt = tensor_type(t)
+        if not dtypes.is_int(t.dtype):
+            return ctx.op(f"{mlir_op} {x}, {y} : {tt}")
+        b = ArrayType(t.shape, dtypes.bool_)
+        tb = tensor_type(b)
+
+        def const(value):
+            return ctx.constant(np.asarray(value).astype(t.dtype), t.dtype, t.shape)
+
+        def equal(a, value):
+            return ctx.op(f"stablehlo.compare EQ, {a}, {const(value)}, "
+                          f"{compare_type(t.dtype)} : {_signature([t, t], b)}")
+
+        by_zero = unsafe = equal(y, 0)
+        if t.dtype.kind == "i":
+            overflow = ctx.op(f"stablehlo.and {equal(x, np.iinfo(t.dtype).min)}, "
+                              f"{equal(y, -1)} : {tb}")
+            unsafe = ctx.op(f"stablehlo.or {by_zero}, {overflow} : {tb}")
+        select_type = f"({tb}, {tt}, {tt}) -> {tt}"
+        y = ctx.op(f"stablehlo.select {unsafe}, {const(1)}, {y} : {select_type}")
+        result = ctx.op(f"{mlir_op} {x}, {y} : {tt}")
+        return ctx.op(f"stablehlo.select {by_zero}, {x if remainder else const(-1)}, "
+                      f"{result} : {select_type}")
+    return lowering
+
+
+div_p = define("div", shape=_shape_rule("div", 2, "number"),
+               lower=_division_lowering("stablehlo.divide", remainder=False))
+div = _nary(div_p)
+rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
+               lower=_division_lowering("stablehlo.remainder", remainder=True))
+rem = _nary(rem_p)
+
+
 # sign: stablehlo.sign takes no unsigned type, where the sign is min(x, 1).
 def _sign_lowering(ctx, eqn, x):
     t = eqn.outputs[0].type
@@ -249,7 +288,7 @@ def _compare_shape(x, y, *, direction):
     if dtypes.is_complex(dtype) and direction not in ("EQ", "NE"):
         raise TypeError(f"compare {direction} does not accept complex operands: they have "
                         "no order (compare their real parts or absolute values)")
-    return ArrayType(_elementwise_shape("compare", [x, y]), dtypes.bool_)
+    return ArrayType(_elementwise_shape("compare", [x, y]), dtypes.bool_, x.weak and y.weak)
 
 
 def compare_type(dtype) -> str:
