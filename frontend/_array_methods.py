@@ -32,6 +32,8 @@ def install():
     Tracer.__getitem__ = getitem
     Tracer.at = property(lambda self: _AtIndexer(self, IndexUpdateRef))
     Tracer.T = property(lambda self: tnp.transpose(self))
+    Tracer.real = property(tnp.real)
+    Tracer.imag = property(tnp.imag)
     Tracer.mT = property(lambda self: tnp.swapaxes(self, -1, -2))
     Tracer.astype = tnp.astype
     Tracer.reshape = lambda self, *shape, order="C": tnp.reshape(
@@ -41,7 +43,7 @@ def install():
     for name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
                  "squeeze", "var", "std", "cumsum", "cumprod", "ravel", "flatten",
                  "swapaxes", "take", "clip", "round", "dot", "trace", "diagonal", "sort",
-                 "argsort", "repeat", "conj"):
+                 "argsort", "repeat", "conj", "conjugate", "ptp"):
         fn = getattr(tnp, "ravel" if name == "flatten" else name, None)
         if fn is not None:
             setattr(Tracer, name, fn)

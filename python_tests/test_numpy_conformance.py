@@ -113,7 +113,7 @@ class Pool:
 
 # ---------------------------------------------------------------- the table
 
-UNARY = ["sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+UNARY = ["conjugate", "imag", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
          "arcsinh", "arccosh", "arctanh", "exp", "exp2", "log", "log1p", "expm1", "sqrt",
          "cbrt", "negative", "sign", "log2", "log10", "absolute", "abs", "floor", "ceil",
          "round", "around", "trunc", "square", "reciprocal", "invert", "bitwise_not",

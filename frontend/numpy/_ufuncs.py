@@ -116,6 +116,10 @@ def _numeric(x):
     return astype(x, _dtypes.default_int()) if _t(x).dtype == _dtypes.bool_ else x
 
 
+def _promote_numeric(*args):
+    return [_numeric(a) for a in _promote(*args)]
+
+
 def square(x):
     (x,) = _promote(x)
     x = _numeric(x)
@@ -123,8 +127,10 @@ def square(x):
 
 
 def _abs_square(x):
-    """|x|^2: the summand of 2-norms."""
+    """|x|^2, real for complex x: the summand of 2-norms."""
     (x,) = _promote(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        return lax.real(lax.mul(x, lax.conj(x)))
     return lax.mul(x, x)
 
 
@@ -161,12 +167,11 @@ def _int_pow(x, n: int):
 
 
 def power(x1, x2):
+    """A static integer exponent raises x1 alone (JAX's integer_pow): `bool_array ** 2`
+    is int32, not weak."""
     if isinstance(x2, int) and not isinstance(x2, bool) and _is_array(x1) and builtins.abs(x2) <= 64:
-        return _int_pow(_numeric(_promote(x1, x2)[0]), x2)
-    x1, x2 = _promote(x1, x2)
-    if _t(x1).dtype == _dtypes.bool_:
-        raise TypeError(at_user_line("power is not defined for bool arrays"))
-    return lax.pow(x1, x2)
+        return _int_pow(_numeric(_promote(x1)[0]), x2)
+    return lax.pow(*_promote_numeric(x1, x2))
 
 
 pow = power
@@ -179,7 +184,7 @@ def float_power(x1, x2):
 
 def remainder(x1, x2):
     """NumPy's mod: the result takes the sign of the divisor."""
-    x1, x2 = _promote(x1, x2)
+    x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x2).dtype):  # x % 0 is 0, as in JAX (XLA's rem would give x)
         x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
     r = lax.rem(x1, x2)
@@ -194,18 +199,23 @@ mod = remainder
 
 
 def fmod(x1, x2):
-    return lax.rem(*_promote(x1, x2))
+    """C's fmod: the sign of the dividend; an integer x % 0 is 0, as in JAX."""
+    x1, x2 = _promote_numeric(x1, x2)
+    if _dtypes.is_int(_t(x2).dtype):
+        x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
+    return lax.rem(x1, x2)
 
 
 def floor_divide(x1, x2):
-    x1, x2 = _promote(x1, x2)
+    """Integers: JAX's quotient fix-up by signs, so x // 0 is what jax.numpy gives."""
+    x1, x2 = _promote_numeric(x1, x2)
     dt = _t(x1).dtype
     if _dtypes.is_unsigned(dt):
         return lax.div(x1, x2)
     if _dtypes.is_int(dt):
         q = lax.div(x1, x2)
         zero = _as_dtype(0, dt)
-        adjust = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)),
+        adjust = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
                                  lax.ne(lax.rem(x1, x2), zero))
         return lax.select(adjust, lax.sub(q, _as_dtype(1, dt)), q)
     return _float_divmod(x1, x2)[0]
@@ -350,8 +360,19 @@ radians, degrees = deg2rad, rad2deg
 
 
 def hypot(x1, x2):
+    """Scaled by the larger magnitude (as JAX), so x1*x1 cannot overflow: hypot(1e25,
+    1e25) is finite in f32."""
     x1, x2 = _promote(x1, x2, to_inexact=True)
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    dt = _t(x1).dtype
+    inf = _as_dtype(_np.inf, dt)
+    either_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
+    big, small = lax.max(x1, x2), lax.min(x1, x2)
+    zero, one = _as_dtype(0, dt), _as_dtype(1, dt)
+    big_is_zero = lax.eq(big, zero)
+    ratio = lax.div(small, where(big_is_zero, one, big))
+    scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    return where(either_inf, inf, where(big_is_zero, big, scaled))
 
 
 def logaddexp(x1, x2):
@@ -363,8 +384,20 @@ def logaddexp(x1, x2):
 
 
 def conj(x):
-    return x
+    (x,) = _promote(x)
+    return lax.conj(x) if _dtypes.is_complex(_t(x).dtype) else _array(x)
+
+
+conjugate = conj
 
 
 def real(x):
-    return x
+    (x,) = _promote(x)
+    return lax.real(x) if _dtypes.is_complex(_t(x).dtype) else _array(x)
+
+
+def imag(x):
+    (x,) = _promote(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        return lax.imag(x)
+    return lax.convert_element_type(full_like(x, 0), _t(x).dtype, weak_type=_t(x).weak)
