@@ -268,11 +268,17 @@ def _bitwise(lax_fn, name):
 bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and")
 bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor")
-left_shift = _bitwise(lax.shift_left, "left_shift")
+def left_shift(x1, x2):
+    """Shifts of bool count as int (JAX's promote_args_numeric)."""
+    x1, x2 = _promote_numeric(x1, x2)
+    if _dtypes.is_inexact(_t(x1).dtype):
+        raise TypeError(at_user_line(f"left_shift needs integer or bool arrays, got "
+                                     f"{_dtypes.SHORT_NAMES[_t(x1).dtype]}"))
+    return lax.shift_left(x1, x2)
 
 
 def right_shift(x1, x2):
-    x1, x2 = _promote(x1, x2)
+    x1, x2 = _promote_numeric(x1, x2)
     shift = lax.shift_right_logical if _dtypes.is_unsigned(_t(x1).dtype) else \
         lax.shift_right_arithmetic
     return shift(x1, x2)
