@@ -254,9 +254,9 @@ less, less_equal = _compare(lax.lt, "less"), _compare(lax.le, "less_equal")
 greater, greater_equal = _compare(lax.gt, "greater"), _compare(lax.ge, "greater_equal")
 
 
-def _bitwise(lax_fn, name):
+def _bitwise(lax_fn, name, promote=_promote):
     def fn(x1, x2):
-        x1, x2 = _promote(x1, x2)
+        x1, x2 = promote(x1, x2)
         if _dtypes.is_inexact(_t(x1).dtype):
             raise TypeError(at_user_line(f"{name} needs integer or bool arrays, got "
                                          f"{_dtypes.SHORT_NAMES[_t(x1).dtype]}"))
@@ -268,13 +268,7 @@ def _bitwise(lax_fn, name):
 bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and")
 bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor")
-def left_shift(x1, x2):
-    """Shifts of bool count as int (JAX's promote_args_numeric)."""
-    x1, x2 = _promote_numeric(x1, x2)
-    if _dtypes.is_inexact(_t(x1).dtype):
-        raise TypeError(at_user_line(f"left_shift needs integer or bool arrays, got "
-                                     f"{_dtypes.SHORT_NAMES[_t(x1).dtype]}"))
-    return lax.shift_left(x1, x2)
+left_shift = _bitwise(lax.shift_left, "left_shift", _promote_numeric)  # bool shifts as int
 
 
 def right_shift(x1, x2):
