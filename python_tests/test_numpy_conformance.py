@@ -48,9 +48,12 @@ def _jnp_with(**overrides):
 
 
 def _cumulative(lax_fn):
+    """jnp has no cummax/cummin: lax's, with bool scanned as int (lax refuses bool)."""
     def fn(a, axis=None):
         a = jnp.asarray(a)
-        return lax_fn(a.ravel(), 0) if axis is None else lax_fn(a, axis % a.ndim)
+        b = a.astype(jnp.int32) if a.dtype == jnp.bool_ else a
+        out = lax_fn(b.ravel(), 0) if axis is None else lax_fn(b, axis % b.ndim)
+        return out.astype(a.dtype)
     return fn
 
 

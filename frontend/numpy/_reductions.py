@@ -12,7 +12,7 @@ from ._util import (
     _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _shape, _t, _to_bool, asarray,
     broadcast_to, ndim, where)
 from ._creation import full_like
-from ._ufuncs import maximum, minimum
+from ._ufuncs import _abs_square, maximum, minimum
 from ._shapes import ravel
 
 
@@ -148,15 +148,21 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _no_out(out)
     a = _operand(a)
     dt = _stat_dtype(a, dtype)
+    if _dtypes.is_complex(_t(a).dtype) and not _dtypes.is_complex(dt):
+        raise ValueError(at_user_line(
+            "jax.numpy.var does not yet support real dtype parameters when computing the "
+            "variance of an array of complex values"))
     a = lax.convert_element_type(a, dt)
     centered = lax.sub(a, broadcast_to(mean(a, axis, dt, keepdims=True, where=where),
                                        _shape(a)))
-    total = sum(lax.mul(centered, centered), axis=axis, keepdims=keepdims, where=where)
+    # |centered|^2: the variance of complex values is real
+    total = sum(_abs_square(centered), axis=axis, keepdims=keepdims, where=where)
+    out_dt = _t(total).dtype
     if where is not None:
-        return lax.div(total, lax.sub(_count_where(a, axis, where, dt, keepdims),
-                                      _as_dtype(ddof, dt)))
+        return lax.div(total, lax.sub(_count_where(a, axis, where, out_dt, keepdims),
+                                      _as_dtype(ddof, out_dt)))
     dof = _count(a, axis) - ddof  # none left: NaN, as JAX
-    return lax.div(total, _as_dtype(dof if dof > 0 else _np.nan, dt))
+    return lax.div(total, _as_dtype(dof if dof > 0 else _np.nan, out_dt))
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):

@@ -90,6 +90,9 @@ def ceil(x):
 
 def round(x, decimals=0):
     (x,) = _promote(x)
+    if _t(x).dtype == _dtypes.bool_:
+        raise ValueError(at_user_line("round of a bool array: data type bool is not inexact "
+                                      "(convert it first, as in JAX)"))
     if not _dtypes.is_inexact(_t(x).dtype):
         if decimals < 0:
             raise NotImplementedError(at_user_line(
@@ -186,11 +189,11 @@ def remainder(x1, x2):
     """NumPy's mod: the result takes the sign of the divisor."""
     x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x2).dtype):  # x % 0 is 0, as in JAX (XLA's rem would give x)
-        x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
+        x2 = _where_zero(x2, _like(1, x2), x2)
     r = lax.rem(x1, x2)
     if _dtypes.is_unsigned(_t(r).dtype):
         return r
-    zero = _as_dtype(0, _t(r).dtype)
+    zero = _like(0, r)
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
     return lax.select(fix, lax.add(r, x2), r)
 
@@ -202,7 +205,7 @@ def fmod(x1, x2):
     """C's fmod: the sign of the dividend; an integer x % 0 is 0, as in JAX."""
     x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x2).dtype):
-        x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
+        x2 = _where_zero(x2, _like(1, x2), x2)
     return lax.rem(x1, x2)
 
 
@@ -214,20 +217,19 @@ def floor_divide(x1, x2):
         return lax.div(x1, x2)
     if _dtypes.is_int(dt):
         q = lax.div(x1, x2)
-        zero = _as_dtype(0, dt)
+        zero = _like(0, q)
         adjust = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
                                  lax.ne(lax.rem(x1, x2), zero))
-        return lax.select(adjust, lax.sub(q, _as_dtype(1, dt)), q)
+        return lax.select(adjust, lax.sub(q, _like(1, q)), q)
     return _float_divmod(x1, x2)[0]
 
 
 def _float_divmod(x1, x2):
     """CPython's float_divmod (as JAX): exact at multiples, inf for x / 0."""
-    dt = _t(x1).dtype
     mod = lax.rem(x1, x2)
     div = lax.div(_where_zero(x2, x1, lax.sub(x1, mod)), x2)
-    fix = lax.bitwise_and(lax.ne(mod, _as_dtype(0, dt)), lax.ne(lax.sign(x2), lax.sign(mod)))
-    return (lax.round(lax.select(fix, lax.sub(div, _as_dtype(1, dt)), div), "to_nearest_even"),
+    fix = lax.bitwise_and(lax.ne(mod, _like(0, mod)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    return (lax.round(lax.select(fix, lax.sub(div, _like(1, div)), div), "to_nearest_even"),
             lax.select(fix, lax.add(mod, x2), mod))
 
 
@@ -235,7 +237,12 @@ def _where_zero(x, if_zero, otherwise):
     """where(x == 0, if_zero, otherwise), decided while tracing when x is a literal."""
     if isinstance(x, Literal):
         return if_zero if x.value == 0 else otherwise
-    return where(lax.eq(x, _as_dtype(0, _t(x).dtype)), if_zero, otherwise)
+    return where(lax.eq(x, _like(0, x)), if_zero, otherwise)
+
+
+def _like(value, x):
+    """A Python number as a rank-0 operand of x's dtype and weak type."""
+    return _as_dtype(value, _t(x).dtype, _t(x).weak)
 
 
 def divmod(x1, x2):
@@ -324,7 +331,13 @@ def isnan(x):
     return lax.ne(x, x)
 
 
-def clip(a, a_min=None, a_max=None):
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    """JAX's clip: bounds as a_min/a_max or min=/max=; complex values refused."""
+    a_min, a_max = a_min if min is None else min, a_max if max is None else max
+    if builtins.any(_dtypes.is_complex(_t(_operand(v)).dtype)
+                    for v in (a, a_min, a_max) if v is not None):
+        raise ValueError(at_user_line("Clip received a complex value either through the input "
+                                      "or the min/max keywords; complex values have no order"))
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
@@ -363,6 +376,9 @@ def hypot(x1, x2):
     """Scaled by the larger magnitude (as JAX), so x1*x1 cannot overflow: hypot(1e25,
     1e25) is finite in f32."""
     x1, x2 = _promote(x1, x2, to_inexact=True)
+    if _dtypes.is_complex(_t(x1).dtype):
+        raise ValueError(at_user_line("jnp.hypot is not well defined for complex-valued inputs; "
+                                      "use abs() of each first"))
     x1, x2 = lax.abs(x1), lax.abs(x2)
     dt = _t(x1).dtype
     inf = _as_dtype(_np.inf, dt)
