@@ -314,6 +314,8 @@ def isfinite(x):
     (x,) = _promote(x)
     if not _dtypes.is_inexact(_t(x).dtype):
         return full_like(x, True, dtype=bool_)
+    if _dtypes.is_complex(_t(x).dtype):  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
@@ -321,6 +323,8 @@ def isinf(x):
     (x,) = _promote(x)
     if not _dtypes.is_inexact(_t(x).dtype):
         return full_like(x, False, dtype=bool_)
+    if _dtypes.is_complex(_t(x).dtype):  # either part infinite
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     return lax.eq(lax.abs(x), _as_dtype(_np.inf, _t(x).dtype))
 
 
@@ -353,6 +357,9 @@ def copysign(x1, x2):
 def signbit(x):
     (x,) = _promote(x)
     dt = _t(x).dtype
+    if _dtypes.is_complex(dt):
+        raise ValueError(at_user_line("signbit does not support complex-valued inputs "
+                                      "(as in JAX)"))
     if _dtypes.is_inexact(dt):
         bits = lax.bitcast_convert_type(x, _np.dtype(f"i{dt.itemsize}"))
         return lax.lt(bits, 0)
