@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import builtins
+import math
+
 import numpy as _np
 
 from .. import dtypes as _dtypes
@@ -17,6 +19,9 @@ def _new_shape(shape_):
     shape_ = _shape_arg(shape_)
     if builtins.any(n < 0 for n in shape_):
         raise ValueError(at_user_line(f"negative dimensions are not allowed: {shape_}"))
+    if math.prod(shape_) >= 2 ** 63:
+        raise ValueError(at_user_line(f"an array of shape {shape_} has {math.prod(shape_)} "
+                                      "elements, more than int64 can count"))
     return shape_
 
 
