@@ -69,10 +69,12 @@ class Compiled:
         except runtime.XlaCompileError as e:
             if self.fused is None:
                 raise
-            # XLA rejected our fused module (its simplifier can still break a fusion):
-            # the program must run all the same, so let XLA choose the kernels.
+            # XLA rejected our fused module: a bug in the passes (check_backend promises
+            # XLA compiles what they emit), but the program must run all the same, so
+            # XLA chooses the kernels, and the report and a warning say so.
+            self._report.fallback = f"XLA rejected the fused module: {e}"
             logger.warning("%s: XLA rejected the fused module, compiling with XLA's own "
-                           "fusion instead: %s", fn_name(fn), e)
+                           "fusion instead (a tracehlo bug, please report it): %s", fn_name(fn), e)
             self.fusion = "xla"
             self._exe = runtime.compile(self.stablehlo, out_types, backend, xla_fusion=True)
         times["xla_compile"] = time.perf_counter() - t0

@@ -59,7 +59,7 @@ class InstructionFusion(FusionPass):
                 and all(u in root_of and n in root_of[u].members for u in graph.users[n]))
 
     def _grow(self, graph: Graph, root: int, read: set[int], ctx: PassContext) -> Group:
-        group = Group({root})
+        grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx))
         # users come after producers, so visiting candidates from the last one
         # back sees every user that will join before the producer itself
         candidates = set(graph.operands[root])
@@ -68,22 +68,20 @@ class InstructionFusion(FusionPass):
             candidates.remove(p)
             # sole: every reader is an owned member, so the original dies after fusion
             sole = (not graph.is_returned(p) and p not in read
-                    and all(u in group.owned for u in graph.users[p]))
-            reason = self._problem(graph, group, sole, p, ctx)
+                    and all(u in grown.owned for u in graph.users[p]))
+            reason = self._problem(graph, grown, sole, p, ctx)
             if self.record(ctx, graph, [p, root], reason,
                            "all users in this fusion" if sole else "cheap producer copied"):
-                group.members.add(p)
-                if not sole:
-                    group.copies.add(p)
+                grown.add(p, owned=sole)
                 candidates.update(graph.operands[p])
-        return group
+        return Group(grown.members, copies=grown.members - grown.owned)
 
     @staticmethod
     def _written_anyway(graph: Graph, p: int, ctx: PassContext) -> bool:
         return graph.is_returned(p) or any(
             legality.node_problem(graph, u, ctx.backend) for u in graph.users[p])
 
-    def _problem(self, graph: Graph, group: Group, sole: bool, p: int,
+    def _problem(self, graph: Graph, grown: legality.GrowingGroup, sole: bool, p: int,
                  ctx: PassContext) -> str | None:
         if not sole and opinfo.is_expensive(graph.nodes[p]):
             return (f"expensive {graph.name(p)} has users outside this fusion: "
@@ -92,14 +90,10 @@ class InstructionFusion(FusionPass):
             # the original stays for other readers: a copy pays if its operands cost
             # less to read than its result; as much, only if the original may die
             # (no reader that no fusion can hold, such as a dot, keeps it written)
-            already = set(graph.inputs(group.members))
-            extra = sum(read_bytes(graph, v) for v in graph.reads[p] if v not in already)
+            extra = sum(read_bytes(graph, v) for v in graph.reads[p] if v not in grown.inputs)
             result = sum(opinfo.type_bytes(r.type) for r in graph.results(p))
             if extra > result or extra == result and self._written_anyway(graph, p, ctx):
                 return (f"a copy would read {extra} bytes of operands instead of its "
                         f"{result}-byte result, which stays written for other users")
-        consumers = {u for u in graph.users[p] if u in group.members}
-        owned = group.owned | {p} if sole else group.owned
-        return (legality.reuse_problem(graph, p, consumers)
-                or legality.group_problem(graph, group.members | {p}, ctx.backend,
-                                          self.max_operands(ctx), owned=owned))
+        consumers = {u for u in graph.users[p] if u in grown.members}
+        return legality.reuse_problem(graph, p, consumers) or grown.problem(p, owned=sole)

@@ -52,6 +52,8 @@ class FusionReport:
     backend: str
     fusions: list[FusionInfo] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
+    # why the fused module did not run (tracehlo.jit then compiles with XLA's fusion)
+    fallback: str | None = None
 
     def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
         decision = Decision(pass_name, fused, tuple(describe(op) for op in ops), reason)
@@ -73,6 +75,8 @@ class FusionReport:
     def __str__(self) -> str:
         lines = [f"fusion report ({self.backend}): {len(self.fusions)} fusions, "
                  f"{self.bytes_saved} bytes saved"]
+        if self.fallback:
+            lines.append(f"NOT USED, XLA's fusion ran instead: {self.fallback}")
         lines += [f"  {f}" for f in self.fusions]
         lines += ["decisions:"] + [f"  {d}" for d in self.decisions]
         return "\n".join(lines)

@@ -23,6 +23,7 @@ _TAG = "tracehlo_fusion"
 _COMPUTATION = re.compile(r"^(?:ENTRY )?%?([\w.\-]+) .*\{$|^(?:ENTRY )?%?([\w.\-]+) \{$")
 _INSTRUCTION = re.compile(r"^\s*(ROOT )?%?([\w.\-]+) = (.*?) ([a-z][\w\-]*)\((.*)$")
 _LAYOUT = re.compile(r"\{[^{}]*\}")
+_NAME = re.compile(r"[\w.\-]+")
 
 
 def folded_fusions(fusions: list) -> dict[int, str]:
@@ -91,15 +92,13 @@ def _problems(hlo: str) -> dict[int, str]:
 
 
 def _fused_problem(instructions: list[tuple], fusion_shape: str) -> str | None:
-    for root, name, shape, opcode, rest in instructions:
+    read = {token for *_, rest in instructions for token in _NAME.findall(rest)}
+    for root, name, shape, opcode, _ in instructions:
         if root and _LAYOUT.sub("", shape) != _LAYOUT.sub("", fusion_shape):
             return (f"XLA's import folds the fused ops to a {_LAYOUT.sub('', shape)} "
                     f"result, not the fusion's {_LAYOUT.sub('', fusion_shape)}")
-        if opcode == "parameter" and not root and not any(
-                re.search(rf"[(, ]%?{re.escape(name)}[,)]", "(" + other[4])
-                for other in instructions):
+        if opcode == "parameter" and not root and name not in read:
             return ("XLA's import folds the fused ops that read one of its operands "
                     "(an op with a constant that decides its result, such as or(x, true)), "
                     "leaving a fused parameter unread")
     return None
-

@@ -121,3 +121,30 @@ def test_sibling_min_max_of_bf16_stay_two_reduces():
     assert compiled.fusion == "tracehlo"
     assert any(d.pass_name == "sibling-fusion" and "multi-result reduce of bf16" in d.reason
                for d in compiled.fusion_report().rejected)
+
+
+def test_a_fallback_to_xla_fusion_is_in_the_report(monkeypatch, caplog):
+    """Should XLA still reject a fused module, the program runs with XLA's fusion,
+    and fusion_report() says so (not only a log line)."""
+    real_compile = runtime.compile
+
+    def reject_fused(text, *args, xla_fusion=True, **kwargs):
+        if not xla_fusion:
+            raise runtime.XlaCompileError("XLA could not compile the program: simulated")
+        return real_compile(text, *args, xla_fusion=xla_fusion, **kwargs)
+
+    monkeypatch.setattr(runtime, "compile", reject_fused)
+    x = np.arange(4, dtype=np.float32)
+    compiled = tracehlo.compile(lambda x: tnp.exp(x) + 1, (x,))
+    np.testing.assert_allclose(np.asarray(compiled(x)), np.exp(x) + 1, rtol=1e-6)
+    assert compiled.fusion == "xla"
+    report = compiled.fusion_report()
+    assert report.fallback == "XLA rejected the fused module: XLA could not compile the program: simulated"
+    assert "NOT USED, XLA's fusion ran instead" in str(report)
+    assert "XLA rejected the fused module" in caplog.text
+
+
+def test_no_fallback_without_a_rejection():
+    x = np.arange(4, dtype=np.float32)
+    compiled = tracehlo.compile(lambda x: tnp.exp(x) + 1, (x,))
+    assert compiled.fusion == "tracehlo" and compiled.fusion_report().fallback is None

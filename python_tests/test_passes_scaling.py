@@ -1,0 +1,53 @@
+"""Pass work grows linearly with program size (issue 8: a 1000-op chain took 24 s,
+quadratic in its length). Counted, not timed: legality queries per program."""
+import pytest
+
+from tracehlo import passes
+from tracehlo.passes import legality
+
+
+def chain(n: int) -> str:
+    """n elementwise ops, each reading the one before."""
+    ops = ["stablehlo.sine", "stablehlo.negate", "stablehlo.abs"]
+    body = [f"  %v{k + 1} = {ops[k % 3]} %v{k} : tensor<16xf32>" for k in range(n)]
+    return ("func.func public @main(%v0: tensor<16xf32>) -> tensor<16xf32> {\n"
+            + "\n".join(body) + f"\n  return %v{n} : tensor<16xf32>\n}}")
+
+
+def ladder(n: int) -> str:
+    """x ** (2^n - 1) by repeated squaring: y = y * y, acc = acc * y, every rung
+    and the accumulator read by a sort."""
+    t = "tensor<16xf32>"
+    body = []
+    for k in range(n):
+        body.append(f"  %a{k + 1} = stablehlo.multiply %a{k}, %y{k} : {t}")
+        body.append(f"  %y{k + 1} = stablehlo.multiply %y{k}, %y{k} : {t}")
+    operands = [f"%y{k}" for k in range(1, n + 1)] + [f"%a{n}"]
+    types = ", ".join([t] * len(operands))
+    args = ", ".join(f"%p{k}: tensor<f32>, %q{k}: tensor<f32>" for k in range(len(operands)))
+    sort = (f'  %s:{len(operands)} = "stablehlo.sort"({", ".join(operands)}) ({{\n'
+            f"  ^bb0({args}):\n"
+            "    %lt = stablehlo.compare LT, %p0, %q0 : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+            "    stablehlo.return %lt : tensor<i1>\n"
+            f"  }}) {{dimension = 0 : i64}} : ({types}) -> ({types})\n")
+    return (f"func.func public @main(%y0: {t}) -> {t} {{\n  %a0 = stablehlo.abs %y0 : {t}\n"
+            + "\n".join(body) + "\n" + sort + f"  return %s#0 : {t}\n}}")
+
+
+@pytest.mark.parametrize("program", [chain, ladder])
+def test_legality_queries_grow_linearly(program, monkeypatch):
+    calls = {"n": 0}
+    node_problem = legality.node_problem
+
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        return node_problem(*args, **kwargs)
+
+    monkeypatch.setattr(legality, "node_problem", counted)
+    counts = []
+    for n in (50, 100, 200):
+        calls["n"] = 0
+        passes.fuse(program(n))
+        counts.append(calls["n"])
+    assert counts[0] > 0
+    assert counts[2] <= 2.3 * counts[1] and counts[1] <= 2.3 * counts[0], counts
