@@ -33,13 +33,16 @@ fusion of elementwise ops only is compiled without XLA's reshape-mover
 (FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
 is left to it (library.py).
-Each pass first folds idempotent op(x, x) and erases dead code, as XLA would
-after us. Ops the passes do not know (CHLO, calls, control flow, custom calls,
+Each pass first folds idempotent op(x, x), makes zero-element values constants and
+erases dead code, as XLA would after us. Last, each fusion is converted as XLA's
+import converts it (xla_import.py): one its folders would leave with an unread
+parameter is undone, and check_backend refuses it. Ops the passes do not know (CHLO, calls, control flow, custom calls,
 other dialects) are left alone, never fused.
 
 Modules: graph (dataflow view), ops (what each op is), legality (XLA's rules),
 cost (bytes, flops, launches), capability (per-backend limits and
-check_backend), library (what XLA CPU's library kernels take), rewrite (groups -> mhlo.fusion), framework (pass base class),
+check_backend), library (what XLA CPU's library kernels take), xla_import (what XLA's import
+folds in a fusion), rewrite (groups -> mhlo.fusion), framework (pass base class),
 one module per pass, pipeline (pass manager, fuse), report, mlir_io.
 
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.

@@ -17,6 +17,7 @@ from jaxlib.mlir import ir
 from . import ops as opinfo
 from .cost import COST_PARAMS, CostParams
 from .mlir_io import parse
+from .xla_import import folded_fusions
 
 
 # Fused ops whose emitters need layouts, which XLA assigns only after its own fusion
@@ -104,13 +105,20 @@ class Backend:
                     "its fused emitter does not support it")
         results = op.operation.results
         if opinfo.name(op) == opinfo.REDUCE and len(results) > 1:
-            bad = {str(r.type.element_type) for r in results} & self.variadic_reduce_unfusible_types
-            if bad:
-                return (f"a multi-result reduce of {', '.join(sorted(bad))}: XLA {self.name} "
-                        "widens it to f32 after fusion and aborts (convert without layout)")
+            reason = self.variadic_reduce_problem([r.type for r in results])
+            if reason:
+                return reason
         if unfusible is None and not self.layout_sensitive_ops:
             return layout_problem(op)
         return unfusible
+
+    def variadic_reduce_problem(self, result_types) -> str | None:
+        """Why a fused reduce with these results (more than one) cannot compile here."""
+        bad = {str(t.element_type) for t in result_types} & self.variadic_reduce_unfusible_types
+        if bad:
+            return (f"a multi-result reduce of {', '.join(sorted(bad))}: XLA {self.name} "
+                    "widens it to f32 after fusion and aborts (convert without layout)")
+        return None
 
     def fusion_kind(self, roots_are_reduce: bool) -> str:
         return "kInput" if roots_are_reduce and "kInput" in self.kinds else "kLoop"
@@ -187,10 +195,13 @@ def check_backend(module, backend: str = "cpu") -> None:
     if isinstance(module, str):
         module = parse(module)
     target = get_backend(backend)
-    for fusion in all_fusions(module):
+    fusions = all_fusions(module)
+    for fusion in fusions:
         problem = fusion_problem(fusion, target)
         if problem is not None:
             raise UnsupportedFusionError(f"{fusion.location}: {problem}")
+    for k, problem in folded_fusions(fusions).items():
+        raise UnsupportedFusionError(f"{fusions[k].location}: {problem}")
 
 
 def all_fusions(module: ir.Module) -> list:

@@ -48,6 +48,11 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
     reduces = [r for i in group for r in reduces_in(graph, i)]
     if len(reduces) > reduce_heroes:
         return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
+    if reduce_heroes > 1 and len(reduces) > 1:  # sibling reduces become one variadic reduce
+        reason = backend.variadic_reduce_problem([r.type for op in reduces
+                                                  for r in op.operation.results])
+        if reason:
+            return reason
     if owned == group and len(group) > 1 and graph.creates_cycle(group, planned):
         return "would create a cycle: a path leaves the group and comes back"
     if any(not graph.users[i] and not graph.is_returned(i) for i in owned):

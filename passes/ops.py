@@ -28,6 +28,10 @@ EXPENSIVE_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """
 CHEAP_SHAPE = frozenset(f"stablehlo.{n}" for n in """
     broadcast broadcast_in_dim concatenate iota pad reshape reverse slice transpose""".split())
 
+# Ops the passes understand; none has an effect, so an unread one is dead code.
+KNOWN = (CHEAP_ELEMENTWISE | EXPENSIVE_ELEMENTWISE | CHEAP_SHAPE
+         | {"stablehlo.reduce", "stablehlo.constant", "mhlo.fusion"})
+
 # op(x, x) that XLA's simplifier folds to x (select(p, x, x) too) or to a
 # constant; x * x it keeps
 IDEMPOTENT = frozenset(f"stablehlo.{n}" for n in "and maximum minimum or select".split())
@@ -131,8 +135,7 @@ def unfusible_reason(op) -> str | None:
         return f"{n} stays its own kernel"
     if n == FUSION:
         return None
-    if not (n in CHEAP_ELEMENTWISE or n in EXPENSIVE_ELEMENTWISE or n in CHEAP_SHAPE
-            or n in (REDUCE, "stablehlo.constant")):
+    if n not in KNOWN:
         return f"{n} is not an op the fusion passes understand"
     types = [v.type for v in op.operation.operands] + [r.type for r in op.operation.results]
     if not all(static_tensor(t) for t in types):

@@ -8,7 +8,7 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from . import ops as opinfo
-from .capability import check_backend, get_backend, xla_passes_to_disable
+from .capability import all_fusions, check_backend, get_backend, xla_passes_to_disable
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, PassContext
@@ -17,7 +17,9 @@ from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .multi_output_fusion import ProducerConsumerFusion
 from .report import FusionInfo, FusionReport, short_loc
+from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
+from .xla_import import folded_fusions
 
 PASSES: dict[str, type[FusionPass]] = {
     cls.name: cls for cls in (InstructionFusion, FusionMerger, SiblingFusion,
@@ -27,20 +29,37 @@ DEFAULT_PIPELINE = "instruction-fusion,fusion-merger,sibling-fusion,producer-con
 
 def parse_pipeline(pipeline: str) -> list[FusionPass]:
     """`a,b{opt=1 other=2},c` -> pass instances; ValueError names what is wrong."""
-    passes, depth, start = [], 0, 0
-    pieces = []
+    pieces, depth, start = [], 0, 0
     for k, ch in enumerate(pipeline + ","):
         depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth not in (0, 1):
+            raise ValueError(f"pipeline {pipeline!r}: unbalanced '{ch}' at offset {k}")
         if ch == "," and depth == 0:
             pieces.append(pipeline[start:k].strip())
             start = k + 1
-    for piece in filter(None, pieces):
-        name, _, opts = piece.partition("{")
-        if name not in PASSES:
-            raise ValueError(f"unknown pass {name!r}; passes: {', '.join(PASSES)}")
-        options = dict(kv.split("=", 1) for kv in opts.rstrip("}").split() if "=" in kv)
-        passes.append(PASSES[name](**options))
-    return passes
+    if depth:
+        raise ValueError(f"pipeline {pipeline!r}: '{{' without its '}}'")
+    if pieces == [""]:
+        return []
+    return [_parse_pass(piece, pipeline) for piece in pieces]
+
+
+def _parse_pass(piece: str, pipeline: str) -> FusionPass:
+    name, brace, opts = piece.partition("{")
+    name = name.strip()
+    if not name:
+        raise ValueError(f"pipeline {pipeline!r}: a pass name is missing")
+    if name not in PASSES:
+        raise ValueError(f"unknown pass {name!r}; passes: {', '.join(PASSES)}")
+    if brace and not opts.endswith("}"):
+        raise ValueError(f"pass {name!r}: text after its options: {piece!r}")
+    options = {}
+    for kv in opts[:-1].split() if brace else ():
+        key, eq, value = kv.partition("=")
+        if not eq or not value:
+            raise ValueError(f"pass {name!r}: option {key!r} needs a value ({key}=...)")
+        options[key] = value
+    return PASSES[name](**options)
 
 
 class PassManager:
@@ -61,8 +80,19 @@ class PassManager:
             verify(module, f"<after {p.name}>")
             if self.after_pass:
                 self.after_pass(p.name, module)
+        unfuse_what_xla_folds(module, ctx.report)
         ctx.report.fusions = describe_fusions(module)
         return ctx.report
+
+
+def unfuse_what_xla_folds(module: ir.Module, report: FusionReport) -> None:
+    """Undo the fusions XLA's import would fold into an invalid module (xla_import.py):
+    their ops run as separate kernels, and the report says why."""
+    with module.context:
+        fusions = all_fusions(module)
+        for k, reason in folded_fusions(fusions).items():
+            report.record("xla-import", False, opinfo.fusion_body(fusions[k]), reason)
+            unfuse(fusions[k])
 
 
 def describe_fusions(module: ir.Module) -> list[FusionInfo]:

@@ -79,7 +79,8 @@ def clone_into(op, mapping: dict, ip: ir.InsertionPoint) -> None:
     if opinfo.name(op) == opinfo.FUSION:
         body = op.operation.regions[0].blocks[0]
         inner = dict(mapping)
-        inner.update((arg, mapping[v]) for arg, v in zip(body.arguments, op.operation.operands))
+        inner.update((arg, mapping.get(v, v))
+                     for arg, v in zip(body.arguments, op.operation.operands))
         for o in opinfo.fusion_body(op):
             clone_into(o, inner, ip)
         for r, v in zip(op.operation.results, opinfo.fusion_roots(op)):
@@ -92,6 +93,15 @@ def clone_into(op, mapping: dict, ip: ir.InsertionPoint) -> None:
     mapping.update(zip(op.operation.results, new.results))
 
 
+def unfuse(fusion) -> None:
+    """Put a fusion's ops back in its place: each runs as its own kernel again."""
+    mapping = {}
+    clone_into(fusion, mapping, ir.InsertionPoint(fusion))
+    for r in fusion.results:
+        r.replace_all_uses_with(mapping[r])
+    fusion.erase()
+
+
 def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
     roots_are_reduce = any(not isinstance(v.owner, ir.Block)
                            and opinfo.name(v.owner) == opinfo.REDUCE for v in roots)
@@ -100,23 +110,39 @@ def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
 
 def canonicalize(block: ir.Block) -> None:
     """Fold op(x, x) = x for idempotent ops, turn a float divide by a broadcast into
-    a multiply by the broadcast reciprocal, then erase the ops we understand whose
-    results nothing reads. XLA's simplifier does all three after us, but never
+    a multiply by the broadcast reciprocal, replace a zero-element result by a
+    constant, then erase the ops we understand whose results nothing reads. XLA's
+    simplifier does all four after us, but never
     inside a fusion: a fusion output only dead code read vanishes under its feet
     (XLA CPU aborts, found by the random-program test), and a fused divide stays a
     divide per element. So the passes see, and fuse, the program XLA would see."""
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.divide":
             _multiply_by_reciprocal(op)
+        _empty_to_constant(op)
     for op in list(block.operations)[:-1]:
         operands = list(op.operation.operands)
         if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
             op.operation.results[0].replace_all_uses_with(operands[-1])
     for op in reversed(list(block.operations)[:-1]):
-        if ((opinfo.name(op) == opinfo.FUSION or opinfo.unfusible_reason(op) is None
-             or opinfo.name(op) in opinfo.IDEMPOTENT)
-                and not any(list(r.uses) for r in op.operation.results)):
+        if opinfo.name(op) in opinfo.KNOWN and not any(list(r.uses) for r in op.operation.results):
             op.operation.erase()
+
+
+def _empty_to_constant(op) -> None:
+    """A zero-element result holds nothing: XLA makes it a constant, and what only
+    it read dies under XLA's feet (found by random programs: a sibling reduce read
+    only through a zero-element slice made XLA CPU abort, "has_layout()")."""
+    operation = op.operation
+    if (opinfo.name(op) not in opinfo.KNOWN or opinfo.name(op) == "stablehlo.constant"
+            or len(operation.results) != 1 or not opinfo.static_tensor(operation.results[0].type)
+            or opinfo.num_elements(operation.results[0].type)):
+        return
+    result = operation.results[0]
+    with op.location, ir.InsertionPoint(op):
+        empty = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
+            "value": ir.Attribute.parse(f"dense<> : {result.type}")})
+    result.replace_all_uses_with(empty.results[0])
 
 
 def _multiply_by_reciprocal(divide) -> None:

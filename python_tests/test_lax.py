@@ -4,6 +4,7 @@ import jax.lax
 import numpy as np
 import pytest
 
+import tracehlo
 import tracehlo.lax as tlax
 from numpy_helpers import bools, check, check_raises, f32, i32
 
@@ -95,6 +96,9 @@ def test_bitcast_convert_type():
     lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.int32),
               np.array([1.0, -0.0, np.inf], np.float32))
     lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32), i32(3))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.uint8), f32(3))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32),
+              np.arange(8, dtype=np.int16).reshape(2, 4)[:, :2])
 
 
 SHAPE_OPS = [
@@ -199,6 +203,25 @@ def test_gather_scatter():
     lax_check(scatter_add, x, np.array([[2], [2], [7]], np.int32), upd, rtol=1e-6)
 
 
+def test_complex():
+    """real, imag, conj, complex, and abs of a complex number (its real magnitude)."""
+    z = (f32(2, 3) + 1j * f32(2, 3)).astype(np.complex64)
+    lax_check(lambda lax, z: (lax.real(z), lax.imag(z), lax.conj(z), lax.abs(z)), z,
+              rtol=1e-6)
+    lax_check(lambda lax, x, y: (lax.complex(x, y), lax.conj(x)), f32(3), f32(3))
+    lax_check(lambda lax, z: lax.abs(z), np.complex64(3 - 4j))
+    lax_raises(lambda lax, x: lax.real(x), f32(2), exc=TypeError,
+               match="real does not accept f32")
+    lax_raises(lambda lax, z: lax.lt(z, z), z, exc=TypeError, match="complex operands")
+    lax_raises(lambda lax, z: lax.floor(z), z, exc=TypeError, match="floor does not accept c64")
+
+
+def test_namespace_holds_jax_lax_names_only():
+    assert sorted(n for n in dir(tracehlo.lax) if not n.startswith("__")) == \
+        sorted(tracehlo.lax.__all__)
+    assert [n for n in tracehlo.lax.__all__ if not hasattr(jax.lax, n)] == []
+
+
 # ------------------------------------------------------------- strictness and errors
 
 def test_errors_name_the_user_line():
@@ -230,5 +253,5 @@ def test_errors_name_the_user_line():
                match="out of range")
     lax_raises(lambda lax, x: lax.round(x, "up"), f32(2), exc=ValueError,
                match="round method")
-    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int8), f32(2), exc=TypeError,
-               match="different widths")
+    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int32), np.int8([1, 2]),
+               exc=TypeError, match="needs a minor axis of size 4")

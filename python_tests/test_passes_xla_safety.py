@@ -1,0 +1,123 @@
+"""Whatever the passes emit, XLA compiles: one regression test per class of failure
+that random programs found (issue 8). Where XLA could abort, the program runs in a
+subprocess, so a regression is a failed test, not a dead test run."""
+import subprocess
+import sys
+import textwrap
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import tracehlo
+import tracehlo.numpy as tnp
+from tracehlo import passes, runtime
+
+# Each body reads %x only through an op XLA's import (MHLO's folders) folds away.
+FOLDED_BY_XLA_IMPORT = {
+    "or_true": """
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %b = stablehlo.broadcast_in_dim %t, dims = [] : (tensor<i1>) -> tensor<8xi1>
+  %n = stablehlo.not %x : tensor<8xi1>
+  %r = stablehlo.or %n, %b : tensor<8xi1>""",
+    "and_false": """
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<i1>) -> tensor<8xi1>
+  %n = stablehlo.not %x : tensor<8xi1>
+  %r = stablehlo.and %n, %b : tensor<8xi1>""",
+    # x - 0 folds to x, then x == x to true (found on jax-lowered random programs)
+    "compare_after_subtract_zero": """
+  %i = stablehlo.convert %x : (tensor<8xi1>) -> tensor<8xi32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %b = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<i32>) -> tensor<8xi32>
+  %s = stablehlo.subtract %i, %b : tensor<8xi32>
+  %r = stablehlo.compare EQ, %i, %s, SIGNED : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi1>""",
+}
+
+
+def unfused(body):
+    return f"""
+func.func public @main(%x: tensor<8xi1>) -> tensor<8xi1> {{{body}
+  return %r : tensor<8xi1>
+}}"""
+
+
+def fused_by_hand(body):
+    return f"""
+func.func public @main(%a: tensor<8xi1>) -> tensor<8xi1> {{
+  %0 = "mhlo.fusion"(%a) ({{
+  ^bb0(%x: tensor<8xi1>):{body}
+    stablehlo.return %r : tensor<8xi1>
+  }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<8xi1>) -> tensor<8xi1>
+  return %0 : tensor<8xi1>
+}}"""
+
+
+@pytest.mark.parametrize("name", sorted(FOLDED_BY_XLA_IMPORT))
+def test_check_backend_refuses_a_fusion_xla_import_folds(name):
+    text = fused_by_hand(FOLDED_BY_XLA_IMPORT[name])
+    with pytest.raises(runtime.XlaCompileError, match="must have users"):
+        runtime.compile(text, [((8,), np.bool_)], xla_fusion=False)
+    with pytest.raises(passes.UnsupportedFusionError, match="fused parameter unread"):
+        passes.check_backend(text)
+
+
+@pytest.mark.parametrize("name", sorted(FOLDED_BY_XLA_IMPORT))
+def test_fusions_xla_import_would_fold_are_undone(name):
+    text = unfused(FOLDED_BY_XLA_IMPORT[name])
+    result = passes.fuse_with_report(text)
+    assert '"mhlo.fusion"' not in result.text
+    assert any(d.pass_name == "xla-import" for d in result.report.rejected)
+    x = np.array([True, False] * 4)
+    out = []
+    for program, xla_fusion in ((result.text, False), (text, True)):
+        exe = runtime.compile(program, [((8,), np.bool_)], xla_fusion=xla_fusion)
+        out.append(np.asarray(exe([runtime.to_device(x, exe.device)])[0]))
+    np.testing.assert_array_equal(out[0], out[1])
+
+
+# A sibling reduce read only through a zero-element slice: XLA makes the slice a
+# constant, the fusion output dies under it, and XLA CPU aborted ("has_layout()").
+ZERO_ELEMENT_READER = """
+func.func public @main(%x: tensor<5xf32>) -> (tensor<f32>, tensor<0xf32>, tensor<1xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %sq = stablehlo.multiply %x, %x : tensor<5xf32>
+  %s0 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<5xf32>, tensor<f32>) -> tensor<f32>
+  %s1 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<5xf32>, tensor<f32>) -> tensor<f32>
+  %p = stablehlo.reduce(%x init: %one) applies stablehlo.multiply across dimensions = [0] : (tensor<5xf32>, tensor<f32>) -> tensor<f32>
+  %b0 = stablehlo.broadcast_in_dim %s0, dims = [] : (tensor<f32>) -> tensor<1xf32>
+  %empty = stablehlo.slice %b0 [1:1] : (tensor<1xf32>) -> tensor<0xf32>
+  %bp = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<f32>) -> tensor<1xf32>
+  return %s1, %empty, %bp : tensor<f32>, tensor<0xf32>, tensor<1xf32>
+}"""
+
+RUN_FUSED = textwrap.dedent("""
+    import sys, numpy as np
+    from tracehlo import passes, runtime
+    result = passes.fuse_with_report(sys.stdin.read())
+    exe = runtime.compile(result.text, [((), np.float32), ((0,), np.float32), ((1,), np.float32)],
+                          xla_fusion=False, passes_off=result.xla_passes_off)
+    x = np.arange(1, 6, dtype=np.float32)
+    outs = [np.asarray(o) for o in exe([runtime.to_device(x, exe.device)])]
+    print(result.text.count('"mhlo.fusion"'), float(outs[0]), outs[1].shape, float(outs[2][0]))
+""")
+
+
+def test_a_sibling_reduce_read_only_by_zero_element_ops_is_dead_code():
+    proc = subprocess.run([sys.executable, "-c", RUN_FUSED], input=ZERO_ELEMENT_READER,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["1", "55.0", "(0,)", "120.0"]
+
+
+def test_sibling_min_max_of_bf16_stay_two_reduces():
+    """check_backend forbids a bf16 multi-result reduce: sibling fusion must not plan one."""
+    a = (np.arange(12, dtype=np.float32).reshape(3, 4) - 5).astype(ml_dtypes.bfloat16)
+    compiled = tracehlo.compile(lambda a: (tnp.min(a, 0), tnp.max(a, 0)), (a,))
+    lo, hi = compiled(a)
+    np.testing.assert_array_equal(np.asarray(lo), a.min(0))
+    np.testing.assert_array_equal(np.asarray(hi), a.max(0))
+    assert compiled.fusion == "tracehlo"
+    assert any(d.pass_name == "sibling-fusion" and "multi-result reduce of bf16" in d.reason
+               for d in compiled.fusion_report().rejected)
