@@ -377,13 +377,14 @@ def run_program(prog: dict, kind: str, report=lambda stage: None) -> list[dict]:
                 try:
                     jitted = tracehlo.jit(f, fusion=mode)
                     got = jitted(*args)
-                    fusion = jitted.lower(*args).fusion
+                    compiled = jitted.lower(*args)
                 except Exception as e:
                     failures.append(_exception(mode, e))
                     continue
-                if fusion != mode or warnings:
+                why = getattr(compiled.fusion_report(), "fallback", None)  # XLA's refusal
+                if compiled.fusion != mode or warnings or why:
                     failures.append(_failure("fallback", mode, " / ".join(warnings)[:2000]
-                                             or f"compiled with fusion={fusion}"))
+                                             or why or f"compiled with fusion={compiled.fusion}"))
                 failures += _compare_all(prog, mode, got, want)
             failures = _merge_modes(failures)
         else:
