@@ -299,7 +299,8 @@ def functions(prog: dict):
     import tracehlo.lax as tl
     import tracehlo.numpy as tnp
     scope = {"tnp": tnp, "tl": tl, "jnp": jnp, "lax": jax.lax}
-    exec(source(prog, "tnp", "tl", "f") + source(prog, "jnp", "lax", "f_jax"), scope)
+    code = source(prog, "tnp", "tl", "f") + source(prog, "jnp", "lax", "f_jax")
+    exec(compile(code, "fuzz_program.py", "exec"), scope)  # user lines name this file
     return scope["f"], scope["f_jax"]
 
 
@@ -376,13 +377,14 @@ def run_program(prog: dict, kind: str, report=lambda stage: None) -> list[dict]:
                 try:
                     jitted = tracehlo.jit(f, fusion=mode)
                     got = jitted(*args)
-                    fusion = jitted.lower(*args).fusion
+                    compiled = jitted.lower(*args)
                 except Exception as e:
                     failures.append(_exception(mode, e))
                     continue
-                if fusion != mode or warnings:
+                why = getattr(compiled.fusion_report(), "fallback", None)  # XLA's refusal
+                if compiled.fusion != mode or warnings or why:
                     failures.append(_failure("fallback", mode, " / ".join(warnings)[:2000]
-                                             or f"compiled with fusion={fusion}"))
+                                             or why or f"compiled with fusion={compiled.fusion}"))
                 failures += _compare_all(prog, mode, got, want)
             failures = _merge_modes(failures)
         else:
@@ -697,6 +699,17 @@ def summary(results: dict) -> collections.Counter:
                                for key in {class_key(f) for f in failures})
 
 
+def rates(results: dict) -> str:
+    """Programs and the share failing per class: the figures issue 8 tracks."""
+    count = len(results) or 1
+    line = [f"{len(results)} programs"]
+    for cls in ("crash", "timeout", "fallback", "xla-error", "internal-error", "refusal",
+                "mismatch", "weak-type"):
+        n = sum(any(f["class"] == cls for f in fs) for fs in results.values())
+        line.append(f"{cls} {n} ({100 * n / count:.1f}%)")
+    return ", ".join(line)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="fuzz", description=__doc__.splitlines()[0])
     ap.add_argument("--kind", choices=KINDS, default="jit")
@@ -729,7 +742,7 @@ def main(argv=None) -> int:
         results = fuzz(seeds, opts.kind, worker, report)
         classes = summary(results)
         print(f"\n{opts.kind}: {len(results)} programs in {time.monotonic() - t0:.0f} s, "
-              f"{sum(bool(f) for f in results.values())} failing")
+              f"{sum(bool(f) for f in results.values())} failing\n{rates(results)}")
         for key, count in classes.most_common():
             first = min(s for s, fs in results.items() if key in {class_key(f) for f in fs})
             print(f"{count:5d}  {key}  (first seed {first})")

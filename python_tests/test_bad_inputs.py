@@ -121,8 +121,6 @@ def test_hlo_opt_bad_pipeline(capsys, monkeypatch, pipeline, problem):
     assert problem in line
 
 
-@pytest.mark.xfail(strict=True, reason="passes helper: the pipeline parser ignores an unclosed "
-                   "'{', an option without a value and empty pass names (to-passes.md)")
 @pytest.mark.parametrize("pipeline", ["fusion-merger{max-operands=2", "fusion-merger{max-operands}",
                                       "fusion-merger,,sibling-fusion"])
 def test_hlo_opt_malformed_pipeline(capsys, monkeypatch, pipeline):
@@ -162,27 +160,22 @@ def test_api_accepts_what_jax_accepts():
     assert out.shape == (0, 3) and out.dtype == np.float32
 
 
-@pytest.mark.xfail(strict=True, reason="core helper: verify() of a string raises AttributeError "
-                   "(to-core.md)")
 def test_verify_of_text_says_it_takes_a_graph():
     with pytest.raises(TypeError, match="Graph"):
         tracehlo.verify("func @f() -> () {\n  return\n}\n")
 
 
-@pytest.mark.xfail(strict=True, reason="core helper: parse_ir takes dims above int64 or misreads "
-                   "them (to-core.md)")
 def test_parse_ir_refuses_dims_above_int64():
     text = tracehlo.make_ir(lambda x: x + 1)(np.ones(3, np.float32)).to_text()
     with pytest.raises(tracehlo.ir_parser.IRParseError, match="int64"):
         tracehlo.parse_ir(text.replace("f32[3]", "f32[99999999999999999999]"))
 
 
-@pytest.mark.xfail(strict=True, reason="core helper: big-endian NumPy arrays are refused; JAX "
-                   "converts them (to-core.md)")
 def test_big_endian_arrays_are_converted():
+    """(JAX 0.10 itself refuses them; the native-order copy is the oracle.)"""
     x = np.arange(3, dtype=">f4")
     np.testing.assert_array_equal(tracehlo.jit(lambda a: a + 1)(x), np.arange(3) + 1)
-    np.testing.assert_array_equal(tnp.sin(x), np.sin(np.arange(3, dtype=np.float32)))
+    np.testing.assert_allclose(tnp.sin(x), np.sin(np.arange(3, dtype=np.float32)), rtol=1e-6)
 
 
 @pytest.mark.xfail(strict=True, reason="numpy helper: item assignment on a tracer is Python's "

@@ -11,6 +11,17 @@ import pytest
 import fuzz
 
 SLICE = {"jit": range(1000, 1008), "hlo-opt": range(1000, 1008)}
+# Seeds that fail today, each with its class and owner, so a fix flips the mark.
+_SUBNORMAL = ("XLA itself: nextafter(0., 5.) is the smallest subnormal; XLA's fused kernels "
+              "flush it to 0, its unfused ones do not, so `0 != nextafter(0, 5)` differs between "
+              "jax.jit (XLA's fusion) and fusion='none'/'tracehlo'")
+KNOWN = {
+    ("jit", 1003): _SUBNORMAL,
+    ("hlo-opt", 1003): _SUBNORMAL,
+    ("jit", 1005): "prims helper: tl.slice_in_dim lacks JAX's stride argument (to-prims.md)",
+    ("jit", 1007): "prims helper: tl.select refuses a non-bool predicate jax.lax.select takes "
+                   "(to-prims.md)",
+}
 
 
 @pytest.fixture(scope="module")
@@ -19,7 +30,9 @@ def worker():
         yield w
 
 
-@pytest.mark.parametrize("kind,seed", [(k, s) for k, seeds in SLICE.items() for s in seeds])
+@pytest.mark.parametrize("kind,seed", [
+    pytest.param(k, s, marks=[pytest.mark.xfail(strict=True, reason=KNOWN[k, s])]
+                 if (k, s) in KNOWN else []) for k, seeds in SLICE.items() for s in seeds])
 def test_fast_slice(worker, kind, seed):
     failures = worker.run(fuzz.program(seed), kind)
     assert [f for f in failures if f["class"] != "invalid"] == [], \
