@@ -249,22 +249,6 @@ def test_dead_code_and_repeated_code_are_gone_from_the_ir():
     np.testing.assert_allclose(c(np.ones(3, np.float32)), 2 * np.sin(np.ones(3)), rtol=1e-6)
 
 
-def test_rejected_fused_module_falls_back_to_xla_fusion(monkeypatch, caplog):
-    from tracehlo import runtime
-    real_compile = runtime.compile
-
-    def refuse_fusions(text, *args, **kwargs):
-        if '"mhlo.fusion"' in text:
-            raise runtime.XlaCompileError("XLA could not compile the program: test")
-        return real_compile(text, *args, **kwargs)
-    monkeypatch.setattr(runtime, "compile", refuse_fusions)
-    x = np.ones((4, 8), np.float32)
-    with caplog.at_level(logging.WARNING, logger="tracehlo"):
-        c = tracehlo.compile(lambda a: tnp.sum(tnp.exp(a) * 2, axis=1), (x,))
-    assert c.fusion == "xla" and "compiling with XLA's own fusion instead" in caplog.text
-    np.testing.assert_allclose(c(x), np.sum(np.exp(x) * 2, axis=1), rtol=1e-6)
-
-
 def test_lower_and_call_share_one_compilation():
     calls = []
     jf = tracehlo.jit(lambda p, x: calls.append(1) or p["w"] * x)
