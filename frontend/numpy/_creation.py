@@ -6,7 +6,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import Literal, at_user_line
+from ..core import at_user_line
 from ._util import (
     _as_dtype, _is_array, _operand, _shape, _shape_arg, _static, _t, asarray, astype, bool_,
     broadcast_to, where)
@@ -31,11 +31,10 @@ def full(shape_, fill_value, dtype=None):
         dt = _dtypes.canonicalize(dtype)
     value = _as_dtype(fill_value, dt) if isinstance(fill_value, (bool, int, float, complex)) \
         else astype(_operand(fill_value), dt)
-    if _shape(value) == shape_ and not isinstance(value, Literal):
+    if _shape(value) == shape_:
         return value
     return broadcast_to(value, shape_) if _shape(value) else \
-        lax.broadcast_in_dim(value, shape_, ()) if shape_ else asarray(value.value) \
-        if isinstance(value, Literal) else value
+        lax.broadcast_in_dim(value, shape_, ())
 
 
 def zeros(shape_, dtype=None):
