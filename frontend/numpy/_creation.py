@@ -8,7 +8,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import Literal, Tracer, at_user_line
+from ..core import Tracer, at_user_line
 from ._util import (
     _as_dtype, _broadcast_shapes, _canon_axis, _is_array, _operand, _shape, _shape_arg, _static,
     _static_int, _t, asarray, astype, bool_, broadcast_to, result_type, where)
@@ -36,11 +36,10 @@ def full(shape_, fill_value, dtype=None):
         dt = _dtypes.canonicalize(dtype)
     value = _as_dtype(fill_value, dt) if isinstance(fill_value, (bool, int, float, complex)) \
         else astype(_operand(fill_value), dt)
-    if _shape(value) == shape_ and not isinstance(value, Literal):
+    if _shape(value) == shape_:
         return value
     return broadcast_to(value, shape_) if _shape(value) else \
-        lax.broadcast_in_dim(value, shape_, ()) if shape_ else asarray(value.value) \
-        if isinstance(value, Literal) else value
+        lax.broadcast_in_dim(value, shape_, ())
 
 
 def zeros(shape_, dtype=None):

@@ -6,7 +6,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import Literal, at_user_line
+from ..core import at_user_line, known_value
 from ._util import (
     _array, _as_dtype, _is_array, _operand, _promote, _t, _to_bool, astype, bool_, where)
 from ._creation import full_like, ones_like
@@ -234,9 +234,10 @@ def _float_divmod(x1, x2):
 
 
 def _where_zero(x, if_zero, otherwise):
-    """where(x == 0, if_zero, otherwise), decided while tracing when x is a literal."""
-    if isinstance(x, Literal):
-        return if_zero if x.value == 0 else otherwise
+    """where(x == 0, if_zero, otherwise), decided while tracing when x is known."""
+    known = known_value(x)
+    if known is not None and known.ndim == 0:
+        return if_zero if known == 0 else otherwise
     return where(lax.eq(x, _like(0, x)), if_zero, otherwise)
 
 

@@ -8,10 +8,8 @@ import operator
 import numpy as _np
 
 from .. import dtypes as _dtypes
-from .. import lax
-from ..core import (
-    ConcretizationError, Literal, Tracer, at_user_line, concrete_value, current_builder,
-    type_of)
+from .. import lax, runtime
+from ..core import ConcretizationError, Tracer, at_user_line, lift, type_of
 from ..ir import ArrayType
 
 
@@ -27,7 +25,7 @@ iinfo, finfo = _dtypes.iinfo, _dtypes.finfo
 
 
 def _is_array(x) -> bool:
-    return isinstance(x, (Tracer, Literal)) or hasattr(x, "shape") and hasattr(x, "dtype")
+    return isinstance(x, Tracer) or hasattr(x, "shape") and hasattr(x, "dtype")
 
 
 def _t(x) -> ArrayType:
@@ -91,15 +89,9 @@ def asarray(a, dtype=None):
         return stack([asarray(x, dtype) for x in a])
     if isinstance(a, Tracer):
         return a if dtype is None else lax.convert_element_type(a, dtype)
-    value = concrete_value(a) if dtype is None else _np.asarray(
-        a, dtype=_dtypes.canonicalize(dtype))
-    builder = current_builder()
-    if builder is not None:
-        return builder.constant_tracer(value)
-    from .. import runtime
     if dtype is None and runtime.is_device_array(a):
         return a
-    return runtime.to_device(value, runtime.device())
+    return lift(a, dtype)
 
 
 def _contains_tracer(a) -> bool:
@@ -120,29 +112,23 @@ def _operand(x):
     """An operand for lax: Python scalars stay (weak); lists become arrays; outside a
     trace host arrays move to the device, so eager results are jax.Arrays even when a
     function returns its operand unchanged (tnp.floor of ints)."""
-    if isinstance(x, (bool, int, float, complex, Tracer, Literal)):
+    if isinstance(x, (bool, int, float, complex, Tracer)):
         return x
-    if _is_array(x):
-        return x if current_builder() is not None else asarray(x)
-    if isinstance(x, (list, tuple)):
+    if _is_array(x) or isinstance(x, (list, tuple)):
         return asarray(x)
     raise TypeError(at_user_line(f"{type(x).__name__} is not an array or a Python scalar"))
 
 
 def _array(x):
-    """x as an array to return to the user: a Literal or Python scalar that passed
-    through a no-op (tnp.floor(3)) must not escape as one."""
-    if isinstance(x, Literal):
-        return asarray(x.value)
+    """x as an array to return to the user: a Python scalar that passed through a
+    no-op (tnp.floor(3)) must not escape as one."""
     return asarray(x) if isinstance(x, (bool, int, float, complex)) else x
 
 
 def _as_dtype(x, dtype, weak=False):
     """x converted to dtype; Python scalars become weak literals (inline in the IR)."""
     if isinstance(x, (bool, int, float, complex)):
-        value = _np.asarray(x).astype(dtype) if not isinstance(x, complex) or \
-            _dtypes.is_complex(dtype) else _np.asarray(x.real, dtype)
-        return Literal(value, ArrayType((), _np.dtype(dtype), weak))
+        return lift(x, dtype, weak)
     return lax.convert_element_type(x, dtype, weak_type=weak)
 
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import runtime
-from ..core import Literal, Primitive, Tracer, concrete_value, current_builder, primitive, \
-    shape_rules, type_of
-from ..ir import ArrayType
+from ..core import Primitive, Tracer, lift, primitive, shape_rules, type_of
 from ..lowering import lowering_rules
 
 PY_SCALARS = (bool, int, float, complex)
@@ -27,21 +25,16 @@ def define(name: str, *, shape, lower, multiple_results: bool = False) -> Primit
     return prim
 
 
-# The two places user-API code lifts host values itself; the trace will take this over.
-
 def unchanged(x):
-    """The result of a no-op: outside a trace a host operand still comes back as a
-    device array, as every eager result does."""
-    if current_builder() is None and not isinstance(x, (Tracer, Literal)) and \
-            not runtime.is_device_array(x):
-        return runtime.to_device(concrete_value(x), runtime.device())
-    return x
+    """The result of a no-op: a host operand still comes back as an array of the
+    current trace (a device array eagerly), as every result does."""
+    return x if isinstance(x, Tracer) or runtime.is_device_array(x) else lift(x)
 
 
 def scalars_to(dtype, *xs):
-    """Python scalars as weakly typed literals of `dtype`; other operands unchanged."""
-    return [Literal(np.asarray(x, dtype), ArrayType((), np.dtype(dtype), True))
-            if isinstance(x, PY_SCALARS) else x for x in xs]
+    """Python scalars as weakly typed arrays of `dtype` (inline literals in the IR);
+    other operands unchanged."""
+    return [lift(x, dtype, weak=True) if isinstance(x, PY_SCALARS) else x for x in xs]
 
 
 def common_dtype(xs):
