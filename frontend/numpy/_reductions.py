@@ -9,8 +9,8 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import at_user_line
 from ._util import (
-    _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _shape, _t, _to_bool, asarray,
-    broadcast_to, ndim, where)
+    _as_dtype, _canon_axes, _canon_axis, _inexact, _is_array, _operand, _shape, _t,
+    _to_bool, asarray, broadcast_to, ndim, where)
 from ._creation import full_like
 from ._ufuncs import _abs_square, maximum, minimum
 from ._shapes import ravel
@@ -131,7 +131,7 @@ def _count_where(a, axis, where_, dt, keepdims):
 
 def _stat_dtype(a, dtype):
     return _dtypes.canonicalize(dtype) if dtype is not None else (
-        _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _dtypes.default_float())
+        _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _inexact(_t(a).dtype))
 
 
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):

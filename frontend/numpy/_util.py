@@ -156,6 +156,13 @@ def broadcast_to(x, shape):
     return lax.broadcast_in_dim(x, shape, [lead + i for i in range(len(xs))])
 
 
+def _inexact(dt):
+    """The float an int or bool becomes in inexact arithmetic (JAX's to_inexact_dtype):
+    float32 up to 32 bits, float64 for 64-bit ints (which exist under x64 only)."""
+    return _dtypes.canonicalize(_dtypes.float64 if _np.dtype(dt).itemsize == 8 else
+                                _dtypes.float32)
+
+
 def _promote(*args, to_inexact=False):
     """NumPy broadcasting + JAX promotion. Rank-0 operands stay rank 0 (the primitives
     broadcast them), so `x * 2.` reads `mul %x, 2.0:f32[]` in the IR."""
@@ -163,7 +170,7 @@ def _promote(*args, to_inexact=False):
     types = [_t(a) for a in args]
     dt, weak = _dtypes.result_type(*[(t.dtype, t.weak) for t in types])
     if to_inexact and not _dtypes.is_inexact(dt):
-        dt, weak = _dtypes.default_float(), weak
+        dt = _inexact(dt)
     out_shape = _broadcast_shapes(*[t.shape for t in types])
     out = []
     for a, t in zip(args, types):
