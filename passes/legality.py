@@ -17,6 +17,19 @@ def reduces_in(graph: Graph, i: int) -> list:
     return [op] if opinfo.name(op) == opinfo.REDUCE else []
 
 
+def fused_size(graph: Graph, i: int) -> int:
+    """How many ops node `i` puts in a fusion."""
+    op = graph.nodes[i]
+    return len(opinfo.fusion_body(op)) if opinfo.name(op) == opinfo.FUSION else 1
+
+
+def _size_problem(size: int, backend: Backend) -> str | None:
+    if backend.max_fused_ops is not None and size > backend.max_fused_ops:
+        return (f"{size} ops in one fusion exceed XLA {backend.name}'s bound of "
+                f"{backend.max_fused_ops}")
+    return None
+
+
 def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
     """Why node `i` can join no fusion on `backend`."""
     op = graph.nodes[i]
@@ -45,6 +58,9 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
             return reason
     if len({graph.epoch[i] for i in group}) > 1:
         return "a side-effecting op lies between these ops"
+    reason = _size_problem(sum(fused_size(graph, i) for i in group), backend)
+    if reason:
+        return reason
     reduces = [r for i in group for r in reduces_in(graph, i)]
     if len(reduces) > reduce_heroes:
         return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
@@ -89,6 +105,7 @@ class GrowingGroup:
         self.n_outputs = len(graph.outputs({root}))
         self.reduces = len(reduces_in(graph, root))
         self.epoch = graph.epoch[root]
+        self.size = fused_size(graph, root)
         # members' readers outside the group: where a path that could come back leaves
         self.exits = set(graph.users[root])
         multi = self.n_outputs > 1 and not backend.multi_output and not _reduce_outputs(
@@ -105,6 +122,9 @@ class GrowingGroup:
         """Why producer `p` (owned: its original dies; else a copy) cannot join."""
         graph, backend = self.graph, self.backend
         reason = node_problem(graph, p, backend) or self.root_problem
+        if reason:
+            return reason
+        reason = _size_problem(self.size + fused_size(graph, p), backend)
         if reason:
             return reason
         if graph.epoch[p] != self.epoch:
@@ -157,6 +177,7 @@ class GrowingGroup:
             self.inputs.pop(r, None)
         self.inputs.update((v, None) for v in self.graph.reads[p])
         self.reduces += len(reduces_in(self.graph, p))
+        self.size += fused_size(self.graph, p)
 
 
 def _fused_reads(graph: Graph, i: int) -> list:

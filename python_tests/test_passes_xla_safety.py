@@ -148,3 +148,19 @@ def test_no_fallback_without_a_rejection():
     x = np.arange(4, dtype=np.float32)
     compiled = tracehlo.compile(lambda x: tnp.exp(x) + 1, (x,))
     assert compiled.fusion == "tracehlo" and compiled.fusion_report().fallback is None
+
+
+def test_a_long_chain_is_split_into_fusions_xla_cpu_can_emit():
+    """A 2,500-op chain fused whole made XLA CPU abort; it is split at the bound."""
+    from test_passes_scaling import chain
+    result = passes.fuse_with_report(chain(2500))
+    fusions = result.report.fusions
+    assert len(fusions) == 3 and max(len(f.ops) for f in fusions) <= 1000
+    assert any("exceed XLA cpu's bound of 1000" in d.reason for d in result.report.rejected)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys, numpy as np
+        from tracehlo import runtime
+        exe = runtime.compile(sys.stdin.read(), [((16,), np.float32)], xla_fusion=False)
+        print(np.asarray(exe([runtime.to_device(np.ones(16, np.float32), exe.device)])[0])[0])
+    """)], input=result.text, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
