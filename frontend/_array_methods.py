@@ -1,7 +1,7 @@
 """Python operators and NumPy-style methods on Tracers, mapped to tracehlo.numpy."""
 from __future__ import annotations
 
-from .core import Tracer
+from .core import Tracer, at_user_line
 
 
 def _swap(fn):
@@ -30,8 +30,11 @@ def install():
     Tracer.__invert__ = tnp.invert
     Tracer.__divmod__ = tnp.divmod
     Tracer.__getitem__ = getitem
+    Tracer.__setitem__ = _refuse_item_assignment
     Tracer.at = property(lambda self: _AtIndexer(self, IndexUpdateRef))
     Tracer.T = property(lambda self: tnp.transpose(self))
+    Tracer.real = property(tnp.real)
+    Tracer.imag = property(tnp.imag)
     Tracer.mT = property(lambda self: tnp.swapaxes(self, -1, -2))
     Tracer.astype = tnp.astype
     Tracer.reshape = lambda self, *shape, order="C": tnp.reshape(
@@ -41,10 +44,16 @@ def install():
     for name in ("sum", "mean", "max", "min", "prod", "argmax", "argmin", "all", "any",
                  "squeeze", "var", "std", "cumsum", "cumprod", "ravel", "flatten",
                  "swapaxes", "take", "clip", "round", "dot", "trace", "diagonal", "sort",
-                 "argsort", "repeat", "conj"):
+                 "argsort", "repeat", "conj", "conjugate", "ptp"):
         fn = getattr(tnp, "ravel" if name == "flatten" else name, None)
         if fn is not None:
             setattr(Tracer, name, fn)
+
+
+def _refuse_item_assignment(self, index, value):
+    raise TypeError(at_user_line(
+        "arrays are immutable (as in JAX), so a traced value does not support item "
+        "assignment: instead of x[idx] = y, use x = x.at[idx].set(y)"))
 
 
 class _AtIndexer:

@@ -6,15 +6,16 @@ execute (runtime). Each stage's output stays on the Compiled object as text.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
+import threading
 import time
 
 import jax.tree_util as tree_util
 
-from . import runtime
+from . import calls, core, eager, runtime  # noqa: F401  (eager: the evaluation trace)
+from .arguments import (Signature, as_tuple, donated_leaves, fn_name, leaf_type,
+                        trace)
 from .config import config
-from .core import GraphBuilder, Tracer, trace_stack, tracing, type_of
 from .ir import ArrayType
 from .lowering import lower_graph
 
@@ -22,121 +23,13 @@ logger = logging.getLogger("tracehlo")
 FUSION_MODES = ("tracehlo", "xla", "none")
 
 
-# ---------------------------------------------------------------- arguments
-
-class _Signature:
-    """How a function's arguments split into static values and traced leaves."""
-
-    def __init__(self, fn, static_argnums, static_argnames):
-        self.fn = fn
-        try:
-            self.params = inspect.signature(fn).parameters
-        except (TypeError, ValueError):
-            self.params = {}
-        names = list(self.params)
-        self.static_argnums = _as_tuple(static_argnums)
-        self.static_argnames = _as_tuple(static_argnames)
-        # static_argnums and static_argnames name the same parameters, as in JAX
-        self.static_argnames += tuple(names[i] for i in self.static_argnums
-                                      if i < len(names) and names[i] not in self.static_argnames)
-        self.static_argnums += tuple(names.index(n) for n in self.static_argnames
-                                     if n in names and names.index(n) not in self.static_argnums)
-        self.has_static = bool(self.static_argnums or self.static_argnames)
-
-    def split(self, args, kwargs):
-        """(dynamic args, dynamic kwargs, static key). The static key must be hashable."""
-        if not self.has_static:
-            return args, kwargs, ()
-        static = tuple((i, args[i]) for i in self.static_argnums if i < len(args))
-        static += tuple((k, kwargs[k]) for k in self.static_argnames if k in kwargs)
-        for where, value in static:
-            try:
-                hash(value)
-            except TypeError:
-                label = f"argument {where}" if isinstance(where, int) else f"argument {where!r}"
-                raise TypeError(
-                    f"static {label} of {_name(self.fn)} is unhashable "
-                    f"({type(value).__name__}): static arguments key the compilation cache. "
-                    "Pass a tuple instead of a list, or make it a traced argument.") from None
-        dyn_args = tuple(a for i, a in enumerate(args) if i not in self.static_argnums)
-        dyn_kwargs = {k: v for k, v in kwargs.items() if k not in self.static_argnames}
-        return dyn_args, dyn_kwargs, static
-
-    def merge(self, dyn_args, dyn_kwargs, static):
-        """The full call arguments again, with traced values in the dynamic positions."""
-        static = dict(static)
-        args, dyn = [], iter(dyn_args)
-        for i in range(len(dyn_args) + sum(isinstance(k, int) for k in static)):
-            args.append(static[i] if i in static else next(dyn))
-        kwargs = dict(dyn_kwargs)
-        kwargs.update({k: v for k, v in static.items() if isinstance(k, str)})
-        return args, kwargs
-
-    def leaf_names(self, dyn_args, dyn_kwargs, static) -> list[str]:
-        """Readable names of the traced leaves, like `x` or `params['w'][0]`."""
-        names = [n for i, n in enumerate(self.params) if i not in self.static_argnums]
-        paths, _ = tree_util.tree_flatten_with_path((dyn_args, dyn_kwargs))
-        out = []
-        for path, _ in paths:
-            (kind, *rest) = path
-            if kind.idx == 0:
-                pos = rest[0].idx
-                base = names[pos] if pos < len(names) and self.params[names[pos]].kind in (
-                    inspect.Parameter.POSITIONAL_ONLY,
-                    inspect.Parameter.POSITIONAL_OR_KEYWORD) else f"args[{pos}]"
-                rest = rest[1:]
-            else:
-                base, rest = rest[0].key, rest[1:]
-            out.append(base + "".join(str(k) for k in rest))
-        return out
-
-
-def _as_tuple(x):
-    if x is None:
-        return ()
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
-
-
-def _name(fn) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
-
-
-def _leaf_type(x) -> ArrayType:
-    try:
-        return type_of(x)
-    except TypeError:
-        raise TypeError(f"{type(x).__name__} is not a valid argument: traced arguments must "
-                        "be arrays or Python scalars (mark other values static with "
-                        "static_argnums/static_argnames)") from None
-
-
-# ---------------------------------------------------------------- tracing
-
-def _trace(sig: _Signature, args, kwargs):
-    """Trace sig.fn on these arguments: (Graph, input treedef, output treedef, leaf names)."""
-    dyn_args, dyn_kwargs, static = sig.split(args, kwargs)
-    leaves, in_tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    builder = GraphBuilder(_name(sig.fn))
-    with tracing(builder):
-        tracers = [builder.new_input(_leaf_type(x)) for x in leaves]
-        t_args, t_kwargs = tree_util.tree_unflatten(in_tree, tracers)
-        call_args, call_kwargs = sig.merge(t_args, t_kwargs, static)
-        out = sig.fn(*call_args, **call_kwargs)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        for leaf in out_leaves:
-            if not isinstance(leaf, Tracer):
-                _leaf_type(leaf)  # outputs must be arrays too; raises a clear error
-        graph = builder.build(out_leaves)
-    return graph, in_tree, out_tree, sig.leaf_names(dyn_args, dyn_kwargs, static)
-
-
 def make_ir(fn, static_argnums=(), static_argnames=()):
     """`make_ir(f)(*args)` -> the Graph that tracing f on these arguments records."""
-    sig = _Signature(fn, static_argnums, static_argnames)
+    sig = Signature(fn, static_argnums, static_argnames)
 
     @functools.wraps(fn)
     def traced(*args, **kwargs):
-        return _trace(sig, args, kwargs)[0]
+        return trace(sig, args, kwargs).graph
     return traced
 
 
@@ -151,12 +44,14 @@ class Compiled:
             raise ValueError(f"fusion must be one of {FUSION_MODES}, got {fusion!r}")
         times = {}
         t0 = time.perf_counter()
-        self.ir, self._in_tree, self._out_tree, self._leaf_names = _trace(sig, args, kwargs)
+        traced = trace(sig, args, kwargs)
+        self.ir, self._in_tree, self._out_tree = traced.graph, traced.in_tree, traced.out_tree
+        self._leaf_names = traced.leaf_names
         times["trace"] = time.perf_counter() - t0
         self._sig, self._static = sig, sig.split(args, kwargs)[2]
         t0 = time.perf_counter()
-        self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{_name(fn)}",
-                                     donated=_donated_leaves(sig, args, donate_argnums))
+        self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{fn_name(fn)}",
+                                     donated=donated_leaves(sig, args, donate_argnums))
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
         self.fused, self._report, passes_off = None, None, ()
@@ -179,7 +74,7 @@ class Compiled:
             # XLA chooses the kernels, and the report and a warning say so.
             self._report.fallback = f"XLA rejected the fused module: {e}"
             logger.warning("%s: XLA rejected the fused module, compiling with XLA's own "
-                           "fusion instead (a tracehlo bug, please report it): %s", _name(fn), e)
+                           "fusion instead (a tracehlo bug, please report it): %s", fn_name(fn), e)
             self.fusion = "xla"
             self._exe = runtime.compile(self.stablehlo, out_types, backend, xla_fusion=True)
         times["xla_compile"] = time.perf_counter() - t0
@@ -188,7 +83,7 @@ class Compiled:
         self._in_types = [v.type for v in self.ir.inputs]
         self._dtypes = [t.dtype for t in self._in_types]
         if config.log_compiles:
-            logger.warning("compiled %s for %s: %s", _name(fn), self.signature_text(),
+            logger.warning("compiled %s for %s: %s", fn_name(fn), self.signature_text(),
                            ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
 
     @property
@@ -225,7 +120,7 @@ class Compiled:
             raise TypeError(f"arguments have tree structure {tree}, but the function was "
                             f"compiled for {self._in_tree}")
         for name, leaf, expected in zip(self._leaf_names, leaves, self._in_types):
-            got = _leaf_type(leaf)
+            got = leaf_type(leaf)
             if got != expected:
                 what = "shape" if got.dtype == expected.dtype else (
                     "dtype" if got.shape == expected.shape else "shape and dtype")
@@ -254,19 +149,6 @@ class Compiled:
         return outs[0] if self._single_output else tree_util.tree_unflatten(self._out_tree, outs)
 
 
-def _donated_leaves(sig: _Signature, args, donate_argnums) -> set:
-    """Leaf indices of the positional arguments whose buffers the caller gives up."""
-    donated, leaf = set(), 0
-    for i, arg in enumerate(args):
-        if i in sig.static_argnums:
-            continue
-        count = len(tree_util.tree_leaves(arg))
-        if i in donate_argnums:
-            donated.update(range(leaf, leaf + count))
-        leaf += count
-    return donated
-
-
 def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
             static_argnames=(), donate_argnums=(), backend=None,
             fusion="tracehlo") -> Compiled:
@@ -278,9 +160,9 @@ def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
     jax.Array is deleted by the call, as in JAX."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
-    sig = _Signature(fn, static_argnums, static_argnames)
+    sig = Signature(fn, static_argnums, static_argnames)
     return Compiled(fn, sig, tuple(example_args), dict(example_kwargs or {}), backend,
-                    _as_tuple(donate_argnums), fusion)
+                    as_tuple(donate_argnums), fusion)
 
 
 # ---------------------------------------------------------------- jit
@@ -296,7 +178,7 @@ def _leaf_key(x):
     try:
         return (x.shape, x.dtype)
     except AttributeError:
-        return _leaf_type(x)  # lists and other array-likes: full conversion (rare, slow)
+        return leaf_type(x)  # lists and other array-likes: full conversion (rare, slow)
 
 
 def _needs_conversion(leaf_keys, dtypes) -> tuple:
@@ -315,18 +197,19 @@ class JitFunction:
         functools.update_wrapper(self, fn)
         self._fusion = fusion
         self._fn = fn
-        self._sig = _Signature(fn, static_argnums, static_argnames)
-        self._donate = _as_tuple(donate_argnums)
+        self._sig = Signature(fn, static_argnums, static_argnames)
+        self._donate = as_tuple(donate_argnums)
         self._backend = backend
         self._cache: dict = {}
         # Calls whose arguments are all jax.Arrays, positional: keyed by their avals alone,
         # skipping pytree flattening (the common case on the hot path).
         self._array_args_cache: dict = {}
         self._last_key = None
+        self._compile_lock = threading.RLock()  # concurrent first calls compile once
 
     def __call__(self, *args, **kwargs):
-        if trace_stack:  # called inside another trace: inline it
-            return self._fn(*args, **kwargs)
+        if core.tracing():  # called inside another trace: one call equation
+            return calls.call(self._sig, args, kwargs)
         if not kwargs:  # a None aval (not a jax.Array) never matches: no exception cost
             compiled = self._array_args_cache.get(tuple([getattr(a, "aval", None)
                                                          for a in args]))
@@ -351,17 +234,22 @@ class JitFunction:
         return (tree, static, *map(_leaf_key, leaves)), leaves
 
     def _compile_for(self, key, args, kwargs):
-        if config.explain_cache_misses:
-            logger.warning("%s", self.explain_miss(key))
-        compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate,
-                            self._fusion)
-        entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
-        self._cache[key] = entry
-        self._last_key = key
-        return entry
+        """The cache entry for key, compiled by the first of the threads that miss."""
+        with self._compile_lock:
+            entry = self._cache.get(key)
+            if entry is not None:
+                return entry
+            if config.explain_cache_misses:
+                logger.warning("%s", self.explain_miss(key))
+            compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate,
+                                self._fusion)
+            entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
+            self._cache[key] = entry
+            self._last_key = key
+            return entry
 
     def explain_miss(self, key) -> str:
-        name = _name(self._fn)
+        name = fn_name(self._fn)
         if self._last_key is None:
             return f"cache miss for {name}: first call, compiling"
         old, new = self._last_key, key

@@ -1,13 +1,19 @@
-"""Primitives, the rule tables keyed by them, and tracing: the one interception point.
+"""Primitives, the rule tables keyed by them, and the interpreters behind bind().
 
-Every operation ends in `bind(prim, *operands, **params)`. Inside a trace it records
-an equation in the current GraphBuilder and returns Tracers; outside, it runs the
-primitive eagerly (one compiled executable per primitive signature, cached).
+Every operation ends in `bind(prim, *operands, **params)`, which hands it to a Trace
+(JAX's design, as in Autodidax): the innermost trace among the operands' tracers, else
+the current dynamic one, which is a staging trace while a function is traced to a
+Graph and otherwise the evaluation trace that eager.py installs at the bottom. A new
+interpretation (jvp, vmap) is a new Trace, not a new case in bind. The trace stack is
+a context variable, so two threads never see each other's traces.
 Each primitive's rules are registered next to its definition in primitives/*.py,
 so a newcomer finds its shape rule and lowering by grepping its name.
 """
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import operator
 import os
 import sys
 
@@ -15,6 +21,7 @@ import numpy as np
 
 from . import dtypes
 from .ir import ArrayType, Eqn, Graph, Literal, Location, Var
+from .ir_passes import simplify
 
 
 class Primitive:
@@ -61,13 +68,21 @@ _SKIP_DIRS = (_PACKAGE_DIR + os.sep,
               os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
 
 
+_library_code: dict = {}  # code object -> whether it is ours (or NumPy's, or pytree helpers')
+
+
 def user_location() -> Location | None:
     """The innermost stack frame outside tracehlo (and NumPy/jax pytree helpers)."""
     frame = sys._getframe(1)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_SKIP_DIRS) and "/jax/_src/tree_util" not in filename:
-            return Location(filename, frame.f_lineno)
+        code = frame.f_code
+        library = _library_code.get(code)
+        if library is None:  # decided once per function: this runs for every equation
+            filename = code.co_filename
+            library = _library_code[code] = (filename.startswith(_SKIP_DIRS)
+                                             or "/jax/_src/tree_util" in filename)
+        if not library:
+            return Location(code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None
 
@@ -77,88 +92,18 @@ def at_user_line(message: str) -> str:
     return f"{loc}: {message}" if loc else message
 
 
-# ---------------------------------------------------------------- tracing
+# ---------------------------------------------------------------- host values and types
 
-class GraphBuilder:
-    """Records equations while a Python function runs on Tracers."""
-
-    def __init__(self, name: str):
-        self.name = "".join(c if c.isalnum() or c in "_." else "" for c in name) or "fn"
-        self.inputs: list[Var] = []
-        self.constants: list = []
-        self._const_ids: dict[int, Var] = {}
-        self._keep_alive: list = []  # constants' ids stay unique while we cache by id
-        self.eqns: list[Eqn] = []
-        self.next_id = 0
-
-    def new_var(self, type: ArrayType) -> Var:
-        var = Var(self.next_id, type)
-        self.next_id += 1
-        return var
-
-    def new_input(self, type: ArrayType) -> "Tracer":
-        var = self.new_var(type)
-        self.inputs.append(var)
-        return Tracer(self, var)
-
-    def atom(self, x):
-        """The IR operand for a bind() argument: a Var, a Literal, or a new constant."""
-        if isinstance(x, Tracer):
-            if x.builder is not self:
-                raise TracehloError(at_user_line(
-                    "a traced value escaped from the function that produced it (stored in a "
-                    "global or closed over by another traced function); pass it as an argument"))
-            return x.ir_var
-        if isinstance(x, Literal):
-            return x
-        value = concrete_value(x)
-        if value.ndim == 0:
-            return Literal(value, ArrayType((), value.dtype, isinstance(x, (int, float, bool, complex))))
-        var = self._const_ids.get(id(x))
-        if var is None:
-            var = self.new_var(ArrayType(value.shape, value.dtype))
-            self.constants.append((var, value))
-            self._const_ids[id(x)] = var
-            self._keep_alive.append(x)
-        return var
-
-    def constant_tracer(self, x) -> "Tracer":
-        """A concrete value staged into the graph as a constant (for asarray in a trace)."""
-        value = concrete_value(x)
-        var = self.new_var(ArrayType(value.shape, value.dtype))
-        self.constants.append((var, value))
-        return Tracer(self, var)
-
-    def add_eqn(self, prim, operands, params, out_types) -> list[Var]:
-        ins = [self.atom(x) for x in operands]  # constants get names before the results
-        outs = [self.new_var(t) for t in out_types]
-        self.eqns.append(Eqn(prim, ins, params, outs, user_location()))
-        return outs
-
-    def build(self, outputs) -> Graph:
-        return Graph(self.name, self.inputs, self.constants, self.eqns,
-                     [self.atom(x) for x in outputs], self.next_id)
-
-
-trace_stack: list[GraphBuilder] = []  # the innermost trace is last
-
-
-def current_builder() -> GraphBuilder | None:
-    return trace_stack[-1] if trace_stack else None
-
-
-class tracing:
-    """Context manager: bind() records into `builder` while active."""
-
-    def __init__(self, builder: GraphBuilder):
-        self.builder = builder
-
-    def __enter__(self):
-        trace_stack.append(self.builder)
-        return self.builder
-
-    def __exit__(self, *exc):
-        trace_stack.pop()
+def _device_dtype(dt) -> np.dtype:
+    """The dtype a host value of dtype `dt` gets on device: 64 bits narrowed unless x64,
+    big-endian NumPy data byte-swapped (as JAX converts it)."""
+    try:
+        return dtypes.canonicalize(dt)
+    except TypeError:
+        dt = np.dtype(dt)
+        if dt.isnative:
+            raise
+        return dtypes.canonicalize(dt.newbyteorder("="))
 
 
 def concrete_value(x) -> np.ndarray:
@@ -167,7 +112,7 @@ def concrete_value(x) -> np.ndarray:
         dtype = dtypes.python_scalar_dtype(x)
         return np.asarray(x, dtypes.canonicalize(dtype))
     value = np.asarray(x)
-    return value.astype(dtypes.canonicalize(value.dtype), copy=False)
+    return value.astype(_device_dtype(value.dtype), copy=False)
 
 
 def type_of(x) -> ArrayType:
@@ -177,7 +122,7 @@ def type_of(x) -> ArrayType:
     if isinstance(x, (bool, int, float, complex)):
         return ArrayType((), dtypes.canonicalize(dtypes.python_scalar_dtype(x)), True)
     if hasattr(x, "shape") and hasattr(x, "dtype"):
-        return ArrayType(tuple(x.shape), dtypes.canonicalize(x.dtype),
+        return ArrayType(tuple(x.shape), _device_dtype(x.dtype),
                          bool(getattr(getattr(x, "aval", None), "weak_type", False)))
     if isinstance(x, (list, tuple)):
         value = concrete_value(x)
@@ -187,42 +132,162 @@ def type_of(x) -> ArrayType:
         "Python scalars or nested lists of numbers"))
 
 
-def bind(prim: Primitive, operands, params: dict):
-    in_types = [type_of(x) for x in operands]
+def result_types(prim: Primitive, in_types: list, params: dict) -> list:
+    """The output types the primitive's shape rule gives, errors at the user's line."""
     try:
         out_types = shape_rules[prim](*in_types, **params)
     except (TypeError, ValueError) as e:  # ill-typed use: say where in the user's code
         if isinstance(e, TracehloError):
             raise
         raise type(e)(at_user_line(str(e))) from None
-    if not prim.multiple_results:
-        out_types = [out_types]
-    builder = trace_stack[-1] if trace_stack else None
-    if builder is not None:  # inside a trace everything is staged, concrete operands too
-        outs = [Tracer(builder, v) for v in builder.add_eqn(prim, operands, params, out_types)]
-    else:
-        from .eager import run_eagerly  # eager depends on lowering, which depends on us
-        outs = run_eagerly(prim, operands, in_types, params, out_types)
+    return out_types if prim.multiple_results else [out_types]
+
+
+# ---------------------------------------------------------------- traces
+
+class Trace:
+    """One interpretation of primitives. `level` is its depth in the trace stack."""
+    dynamic = False  # a dynamic trace takes every bind while it is the innermost one
+    level = 0
+
+    def process_primitive(self, prim: Primitive, operands, params: dict) -> list:
+        """Apply `prim` to operands (this trace's tracers, outer values, host values)."""
+        raise NotImplementedError
+
+    def lift(self, x, dtype, weak: bool):
+        """A host value, converted to dtype (None: its own), as a value of this trace."""
+        raise NotImplementedError
+
+    def known_value(self, tracer: "Tracer"):
+        """The value of one of this trace's tracers if known without computing, else None."""
+        return None
+
+    def concrete(self, tracer: "Tracer", what: str):
+        """The concrete value behind one of this trace's tracers, for a Python
+        conversion (`what`); a trace that has none (staging) says why not."""
+        if what == "bool()":
+            raise TracerBoolConversionError(at_user_line(
+                f"a Python `if`, `while`, `and`/`or` or bool() needs a concrete value, but "
+                f"this is a traced {tracer.type}. Use tracehlo.numpy.where(cond, a, b) to "
+                "choose values inside the function, or mark the argument static "
+                "(static_argnums/static_argnames)."))
+        raise ConcretizationError(at_user_line(
+            f"{what} needs a concrete value, but this is a traced {tracer.type}. Keep the "
+            "computation in tracehlo.numpy, or mark the argument static "
+            "(static_argnums/static_argnames)."))
+
+
+# (stack of active traces with the evaluation trace at index 0, innermost dynamic trace)
+_trace_state: contextvars.ContextVar = contextvars.ContextVar("tracehlo_trace_state")
+_base_state: tuple = ((), None)
+
+
+def install_evaluation_trace(trace: Trace) -> None:
+    """The bottom of every thread's trace stack: what bind does outside any trace."""
+    global _base_state
+    trace.level = 0
+    _base_state = ((trace,), trace)
+
+
+@contextlib.contextmanager
+def new_trace(trace: Trace):
+    """Make `trace` the innermost one in this thread (and context) while active."""
+    stack, dynamic = _trace_state.get(_base_state)
+    trace.level = len(stack)
+    token = _trace_state.set((stack + (trace,), trace if trace.dynamic else dynamic))
+    try:
+        yield trace
+    finally:
+        _trace_state.reset(token)
+
+
+def tracing() -> bool:
+    """Whether any trace besides evaluation is active (a call must then bind, not run)."""
+    return len(_trace_state.get(_base_state)[0]) > 1
+
+
+def _is_active(trace: Trace, stack: tuple) -> bool:
+    return trace.level < len(stack) and stack[trace.level] is trace
+
+
+def _escaped_error() -> TracehloError:
+    return TracehloError(at_user_line(
+        "a traced value escaped from the function that produced it (stored in a "
+        "global or closed over by another traced function); pass it as an argument"))
+
+
+def bind(prim: Primitive, operands, params: dict):
+    stack, trace = _trace_state.get(_base_state)
+    for x in operands:
+        if isinstance(x, Tracer) and x._trace is not trace:
+            trace = _innermost_trace(operands, trace, stack)
+            break
+    outs = trace.process_primitive(prim, operands, params)
     return outs if prim.multiple_results else outs[0]
 
 
-class Tracer:
-    """A value inside a trace: carries its type; Python operators map to tracehlo.numpy."""
-    __slots__ = ("builder", "ir_var")
-    __array_priority__ = 1000  # NumPy defers `ndarray + Tracer` to us
+def _innermost_trace(operands, trace: Trace, stack: tuple) -> Trace:
+    for x in operands:
+        if isinstance(x, Tracer) and x._trace.level >= trace.level and x._trace is not trace:
+            if not _is_active(x._trace, stack):
+                raise _escaped_error()
+            trace = x._trace
+    return trace
 
-    def __init__(self, builder: GraphBuilder, var: Var):
-        self.builder = builder
-        self.ir_var = var
+
+def lift(x, dtype=None, weak: bool = False):
+    """A host value (Python scalar, NumPy array or scalar, nested list), converted to
+    `dtype`, as an array of the current trace: a constant of the graph being staged
+    (a scalar as an inline literal, `2.0:f32[]`) or a device array when evaluating.
+    `weak` marks it weakly typed, as JAX types Python scalars."""
+    return _trace_state.get(_base_state)[1].lift(x, dtype, weak)
+
+
+def host_value(x, dtype=None) -> np.ndarray:
+    """A host value as a NumPy array of `dtype` (default: the dtype the device gives it).
+    A complex value keeps its real part for a real dtype, as astype does; a Python int
+    out of the dtype's range is an error, as in JAX."""
+    if dtype is None:
+        return concrete_value(x)
+    dtype = dtypes.canonicalize(dtype)
+    if isinstance(x, complex) and not dtypes.is_complex(dtype):
+        x = x.real
+    if isinstance(x, (bool, int, float, complex)):
+        try:
+            return np.asarray(x, dtype)
+        except OverflowError:
+            raise OverflowError(at_user_line(
+                f"Python int {x} is out of range for {dtypes.SHORT_NAMES[dtype]}")) from None
+    value = np.asarray(x)
+    if dtypes.is_complex(value.dtype) and not dtypes.is_complex(dtype):
+        value = value.real
+    return value.astype(dtype, copy=False)
+
+
+def known_value(x) -> np.ndarray | None:
+    """x's value if it is known without computing anything (a host value, or a
+    scalar staged inline), else None: lets a function decide a case while tracing."""
+    if isinstance(x, Tracer):
+        return x._trace.known_value(x)
+    if isinstance(x, (bool, int, float, complex, np.ndarray, np.generic, list, tuple)):
+        return concrete_value(x)
+    return None
+
+
+class Tracer:
+    """A value of a trace: carries its type; Python operators map to tracehlo.numpy.
+    Conversions to Python values ask the trace, which may know a concrete value."""
+    __slots__ = ("_trace",)
+    __array_priority__ = 1000  # NumPy defers `ndarray + Tracer` to us
 
     @property
     def type(self) -> ArrayType:
-        return self.ir_var.type
+        raise NotImplementedError
 
-    shape = property(lambda self: self.ir_var.type.shape)
-    dtype = property(lambda self: self.ir_var.type.dtype)
-    ndim = property(lambda self: len(self.ir_var.type.shape))
-    size = property(lambda self: self.ir_var.type.size)
+    shape = property(lambda self: self.type.shape)
+    dtype = property(lambda self: self.type.dtype)
+    ndim = property(lambda self: len(self.type.shape))
+    size = property(lambda self: self.type.size)
 
     def __len__(self):
         if not self.shape:
@@ -233,31 +298,23 @@ class Tracer:
         return f"Tracer<{self.type}>"
 
     def __bool__(self):
-        raise TracerBoolConversionError(at_user_line(
-            f"a Python `if`, `while`, `and`/`or` or bool() needs a concrete value, but this "
-            f"is a traced {self.type}. Use tracehlo.numpy.where(cond, a, b) to choose values "
-            "inside the function, or mark the argument static (static_argnums/static_argnames)."))
-
-    def _concrete(self, what):
-        raise ConcretizationError(at_user_line(
-            f"{what} needs a concrete value, but this is a traced {self.type}. Keep the "
-            "computation in tracehlo.numpy, or mark the argument static "
-            "(static_argnums/static_argnames)."))
+        return bool(self._trace.concrete(self, "bool()"))
 
     def __int__(self):
-        self._concrete("int()")
+        return int(self._trace.concrete(self, "int()"))
 
     def __float__(self):
-        self._concrete("float()")
+        return float(self._trace.concrete(self, "float()"))
 
     def __complex__(self):
-        self._concrete("complex()")
+        return complex(self._trace.concrete(self, "complex()"))
 
     def __index__(self):
-        self._concrete("using a traced value as a Python index")
+        return operator.index(self._trace.concrete(
+            self, "using a traced value as a Python index"))
 
-    def __array__(self, *args, **kwargs):
-        self._concrete("converting to a NumPy array")
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._trace.concrete(self, "converting to a NumPy array"), dtype)
 
     def __iter__(self):
         if not self.shape:
@@ -265,3 +322,165 @@ class Tracer:
         return (self[i] for i in range(self.shape[0]))
 
     __hash__ = None  # arrays are unhashable, as in NumPy and JAX
+
+
+# ---------------------------------------------------------------- staging
+
+class GraphBuilder:
+    """The state of a staging trace: the equations recorded so far, by IR atoms."""
+
+    def __init__(self, name: str):
+        self.name = "".join(c if c.isalnum() or c in "_." else "" for c in name) or "fn"
+        self.inputs: list[Var] = []
+        self.constants: list = []
+        self._const_ids: dict = {}  # (id, dtype) -> Var
+        self._keep_alive: list = []  # constants' ids stay unique while we cache by id
+        self.eqns: list[Eqn] = []
+        self.next_id = 0
+
+    def new_var(self, type: ArrayType) -> Var:
+        var = Var(self.next_id, type)
+        self.next_id += 1
+        return var
+
+    def new_constant(self, value: np.ndarray) -> Var:
+        var = self.new_var(ArrayType(value.shape, value.dtype))
+        self.constants.append((var, value))
+        return var
+
+    def host_atom(self, x, dtype=None, weak=None):
+        """A host value as an atom: a Literal if 0-d (weak as type_of says unless
+        given), else a constant, one per object and dtype."""
+        value = host_value(x, dtype)
+        if value.ndim == 0:
+            return Literal(value, ArrayType((), value.dtype,
+                                            type_of(x).weak if weak is None else weak))
+        key = (id(x), value.dtype)
+        var = self._const_ids.get(key)
+        if var is None:
+            var = self._const_ids[key] = self.new_constant(value)
+            self._keep_alive.append(x)
+        return var
+
+    def add_eqn(self, prim, ins: list, params: dict, out_types) -> list[Var]:
+        first = self.next_id
+        outs = [Var(first + i, t) for i, t in enumerate(out_types)]
+        self.next_id = first + len(outs)
+        self.eqns.append(Eqn(prim, ins, params, outs, user_location()))
+        return outs
+
+    def build(self, inputs: list, outputs: list) -> Graph:
+        """The Graph, simplified: what make_ir prints is what lowering emits."""
+        return simplify(Graph(self.name, inputs, self.constants, self.eqns, outputs,
+                              self.next_id))
+
+
+class StagingTrace(Trace):
+    """Records every primitive as an equation of a Graph instead of running it.
+
+    A tracer of an enclosing staging trace used here (closed over by a nested jit, a
+    future cond branch or scan body) becomes an extra input of this graph: the caller
+    passes the outer value in (closure conversion)."""
+    dynamic = True
+
+    def __init__(self, name: str):
+        self.builder = GraphBuilder(name)
+        self.captured: dict = {}  # outer Var -> (input Var here, the outer tracer)
+
+    def new_input(self, type: ArrayType) -> "StagingTracer":
+        var = self.builder.new_var(type)
+        self.builder.inputs.append(var)
+        return StagingTracer(self, var)
+
+    def process_primitive(self, prim, operands, params):
+        ins = [x.atom if x.__class__ is StagingTracer and x._trace is self else self.atom(x)
+               for x in operands]  # constants get names before the results
+        out_types = result_types(prim, [a.type for a in ins], params)
+        return [StagingTracer(self, v)
+                for v in self.builder.add_eqn(prim, ins, params, out_types)]
+
+    def lift(self, x, dtype, weak):
+        return StagingTracer(self, self.builder.host_atom(x, dtype, weak))
+
+    def known_value(self, tracer):
+        return tracer.atom.value if isinstance(tracer.atom, Literal) else None
+
+    def atom(self, x):
+        """The IR operand for a bind() argument: a Var, a Literal, or a new constant."""
+        if isinstance(x, Tracer):
+            return x.atom if x._trace is self else self._capture(x)
+        if isinstance(x, Literal):
+            return x
+        return self.builder.host_atom(x)
+
+    def _capture(self, tracer: "Tracer"):
+        outer = tracer._trace
+        if not isinstance(outer, StagingTrace) or outer.level >= self.level or \
+                not _is_active(outer, _trace_state.get(_base_state)[0]):
+            raise _escaped_error()
+        if isinstance(tracer.atom, Literal):
+            return tracer.atom
+        entry = self.captured.get(tracer.atom)
+        if entry is None:
+            entry = self.captured[tracer.atom] = (self.builder.new_var(tracer.type), tracer)
+        return entry[0]
+
+    def captured_values(self) -> list:
+        """The outer tracers this graph closed over, in the order of its extra inputs."""
+        return [tracer for _, tracer in self.captured.values()]
+
+    def build(self, outputs) -> Graph:
+        """The staged Graph: explicit inputs, then one input per captured outer value."""
+        inputs = self.builder.inputs + [var for var, _ in self.captured.values()]
+        return self.builder.build(inputs, [self.atom(x) for x in outputs])
+
+
+class StagingTracer(Tracer):
+    """A value of a graph being staged: a Var, or a Literal written inline."""
+    __slots__ = ("atom",)
+
+    def __init__(self, trace: StagingTrace, atom):
+        self._trace = trace
+        self.atom = atom
+
+    @property
+    def type(self) -> ArrayType:
+        return self.atom.type
+
+
+def staging(name: str):
+    """`with staging(name) as trace:` bind() records into a new Graph while active."""
+    return new_trace(StagingTrace(name))
+
+
+def eval_graph(graph: Graph, *args) -> list:
+    """Bind every equation of `graph` again, under whatever traces are active: on device
+    arrays it runs the graph, under a staging trace it copies it into that trace (and
+    later under jvp or vmap, transforms it). Constants are lifted at first use, so a
+    re-staged graph names its values as the original did."""
+    env = dict(zip(graph.inputs, args))
+    constants = dict(graph.constants)
+
+    def read(atom):
+        if isinstance(atom, Literal):
+            return lift(atom.value, atom.type.dtype, atom.type.weak)
+        value = env.get(atom)
+        if value is None:
+            value = env[atom] = lift(constants[atom])
+        return value
+
+    for eqn in graph.eqns:
+        outs = bind(eqn.prim, [read(a) for a in eqn.inputs], eqn.params)
+        env.update(zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]))
+    return [read(a) for a in graph.outputs]
+
+
+# Until lax.py and numpy/ call lift(): what they asked before the trace interface.
+def current_builder():
+    """The innermost staging trace, or None when evaluating."""
+    trace = _trace_state.get(_base_state)[1]
+    return trace if isinstance(trace, StagingTrace) else None
+
+
+StagingTrace.constant_tracer = lambda self, x: StagingTracer(
+    self, self.builder.new_constant(concrete_value(x)))

@@ -5,7 +5,6 @@ changes one line of the printout. The printed form parses back (see ir_parser.py
 """
 from __future__ import annotations
 
-import itertools
 from typing import NamedTuple
 
 import numpy as np
@@ -76,6 +75,16 @@ class Literal:
     def __repr__(self) -> str:
         return f"{format_scalar(self.value)}:{self.type}"
 
+    def _key(self):
+        return self.type.dtype, self.type.weak, self.value.tobytes()
+
+    # equal literals are one value: common-subexpression elimination compares operands
+    def __eq__(self, other):
+        return isinstance(other, Literal) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
 
 class Eqn:
     __slots__ = ("prim", "inputs", "params", "outputs", "loc")
@@ -98,11 +107,12 @@ class Graph:
         self.constants = constants    # [(Var, np.ndarray)]
         self.eqns = eqns              # [Eqn]
         self.outputs = outputs        # [Var | Literal]
-        self._ids = itertools.count(next_id)
+        self.next_id = next_id        # names below it are taken, used or not
 
     def new_var(self, type: ArrayType) -> Var:
         """A fresh name for a rewrite: never reuses or renumbers existing ones."""
-        return Var(next(self._ids), type)
+        self.next_id += 1
+        return Var(self.next_id - 1, type)
 
     @property
     def in_types(self) -> list:
@@ -161,12 +171,12 @@ def hex_bytes(value: np.ndarray) -> str:
     return "0x" + data.tobytes().hex().upper()
 
 
-def format_param(value, indent: str) -> str:
+def format_param(value, indent: str, locations: bool = False) -> str:
     if isinstance(value, Graph):
-        body = _graph_lines(value, False, indent + "    ")
-        return "\n".join(body)[len(indent) + 4:]
+        body = _graph_lines(value, locations, indent + "  ")  # its `}` under the equation's
+        return "\n".join(body)[len(indent) + 2:]
     if isinstance(value, tuple):
-        inner = ", ".join(format_param(v, indent) for v in value)
+        inner = ", ".join(format_param(v, indent, locations) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     if isinstance(value, np.dtype):
         return dtypes.SHORT_NAMES[value]
@@ -192,13 +202,14 @@ def _graph_lines(g: Graph, locations: bool, indent: str) -> list:
         outs = ", ".join(f"{v!r}: {v.type}" for v in eqn.outputs)
         params = ""
         if eqn.params:
-            params = "[" + ", ".join(f"{k}={format_param(v, inner)}"
+            params = "[" + ", ".join(f"{k}={format_param(v, inner, locations)}"
                                      for k, v in eqn.params.items()) + "]"
         ins = ", ".join(map(repr, eqn.inputs))
         line = f"{inner}{outs} = {eqn.prim.name}{params}{' ' + ins if ins else ''}"
         if locations and eqn.loc is not None:
             line += f'  loc("{eqn.loc.file}":{eqn.loc.line})'
         lines.append(line)
-    lines.append(f"{inner}return {', '.join(map(repr, g.outputs))}")
+    lines.append(f"{inner}return" + "".join(f"{',' if i else ''} {a!r}"
+                                            for i, a in enumerate(g.outputs)))
     lines.append(f"{indent}}}")
     return lines

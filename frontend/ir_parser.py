@@ -29,6 +29,9 @@ class IRParseError(ValueError):
     pass
 
 
+_MAX_DIM = 2**63 - 1  # StableHLO's dimension sizes are int64
+
+
 def _tokenize(text):
     tokens, pos = [], 0
     line = 1
@@ -82,7 +85,13 @@ class _Parser:
         self.expect("[")
         dims = []
         while not self.accept("]"):
-            dims.append(int(self.next()[1]))
+            kind, text, line = self.next()
+            if kind != "num" or not text.isdigit():
+                raise IRParseError(f"line {line}: expected a dimension size, got {text!r}")
+            if int(text) > _MAX_DIM:
+                raise IRParseError(f"line {line}: dimension {text} is larger than the "
+                                   "largest int64")
+            dims.append(int(text))
             self.accept(",")
         return ArrayType(tuple(dims), dtypes.FROM_SHORT_NAME[name])
 

@@ -7,11 +7,11 @@ Each function lives beside its primitive in tracehlo's primitives package.
 """
 from .primitives.elementwise import (
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and,
-    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, convert_element_type, cos, cosh,
-    digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt, is_finite, le,
-    lgamma, log, log1p, logistic, lt, max, min, mul, ne, neg, nextafter, population_count, pow,
-    rem, round, rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign,
-    sin, sinh, sqrt, sub, tan, tanh)
+    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex, conj,
+    convert_element_type, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1,
+    floor, ge, gt, imag, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne,
+    neg, nextafter, population_count, pow, real, rem, round, rsqrt, select, shift_left,
+    shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, sub, tan, tanh)
 from .primitives.indexing import gather, scatter
 from .primitives.linalg import dot, dot_general
 from .primitives.reductions import (
@@ -26,13 +26,14 @@ from .primitives.sort import sort
 __all__ = [
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
     "atanh", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast", "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp",
-    "concatenate", "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod",
-    "cumsum", "digamma", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice",
-    "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "gather",
-    "ge", "gt", "iota", "is_finite", "le", "lgamma", "log", "log1p", "logistic", "lt", "max",
-    "min", "mul", "ne", "neg", "nextafter", "pad", "population_count", "pow", "reduce_and",
-    "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem", "reshape",
-    "rev", "round", "rsqrt", "scatter", "select", "shift_left", "shift_right_arithmetic",
-    "shift_right_logical", "sign", "sin", "sinh", "slice", "slice_in_dim", "sort", "sqrt",
-    "squeeze", "sub", "tan", "tanh", "transpose"]
+    "broadcast", "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "complex",
+    "concatenate", "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin",
+    "cumprod", "cumsum", "digamma", "div", "dot", "dot_general", "dynamic_slice",
+    "dynamic_update_slice", "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims",
+    "expm1", "floor", "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log",
+    "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
+    "population_count", "pow", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
+    "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scatter",
+    "select", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
+    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "squeeze", "sub", "tan", "tanh",
+    "transpose"]

@@ -54,11 +54,36 @@ def mlir_loc(loc: Location | None) -> str:
     return f' loc("{loc.file}":{loc.line}:0)'
 
 
-class LoweringContext:
-    """Emits the ops of one function body; rules call `op` and get SSA names back."""
+class _Module:
+    """The functions of one StableHLO module: @main, then one private function per
+    called Graph."""
 
     def __init__(self, locations: bool):
         self.locations = locations
+        self.functions: list[str] = []
+        self.symbols: dict = {}  # id(Graph) -> symbol
+        self.graphs: list = []   # keeps each Graph (and so its id) alive while lowering
+
+    def symbol(self, graph: Graph) -> str:
+        """The private function computing `graph`, lowered the first time it is called."""
+        name = self.symbols.get(id(graph))
+        if name is None:
+            taken = {"main", *self.symbols.values()}
+            base = name = _symbol(graph.name)
+            while name in taken:
+                name = f"{base}_{len(taken)}"
+            self.symbols[id(graph)] = name
+            self.graphs.append(graph)
+            self.functions.append(_function_text(self, graph, name, "private", ()))
+        return name
+
+
+class LoweringContext:
+    """Emits the ops of one function body; rules call `op` and get SSA names back."""
+
+    def __init__(self, module: _Module):
+        self.module = module
+        self.locations = module.locations
         self.lines: list[str] = []
         self.indent = "    "
         self.loc: Location | None = None
@@ -95,6 +120,10 @@ class LoweringContext:
         if key is not None:
             self._scalar_constants[key] = name
         return name
+
+    def function(self, graph: Graph) -> str:
+        """The symbol of a private function of this module that computes `graph`."""
+        return self.module.symbol(graph)
 
     def region(self, arg_types: list, result_types: list, body) -> str:
         """A single-block region in generic syntax; `body(*arg_names)` returns results."""
@@ -139,52 +168,50 @@ def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = 
                 donated=()) -> str:
     """The StableHLO module for `graph` as its public @main function. Inputs whose
     index is in `donated` are marked buffer donors: XLA may reuse them for outputs."""
-    ctx = LoweringContext(locations)
-    env: dict = {}
+    module = _Module(locations)
+    main = _function_text(module, graph, "main", "public", donated)
+    name = module_name or graph.name
+    return "\n".join([
+        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, "
+        "mhlo.num_replicas = 1 : i32} {", main, *module.functions, "}", ""])
+
+
+def _function_text(module: _Module, graph: Graph, name: str, visibility: str,
+                   donated) -> str:
+    ctx = LoweringContext(module)
+    args = [f"%arg{i}" for i in range(len(graph.inputs))]
+    outs = lower_body(ctx, graph, args)
+    arg_decls = [f"{a}: {tensor_type(v.type)}"
+                 f"{' {jax.buffer_donor = true}' if i in donated else ''}"
+                 for i, (a, v) in enumerate(zip(args, graph.inputs))]
+    out_types = ", ".join(tensor_type(t) for t in graph.out_types)
+    ret = f"{ctx.indent}return {', '.join(outs)} : {out_types}" if outs else f"{ctx.indent}return"
+    return "\n".join([f"  func.func {visibility} @{name}({', '.join(arg_decls)}) -> "
+                      f"({out_types}) {{", *ctx.lines, ret, "  }"])
+
+
+def lower_body(ctx: LoweringContext, graph: Graph, args: list) -> list:
+    """Emit `graph`'s equations into ctx (a function body or a region of a
+    region-holding op) on operands `args`; returns the SSA names of its outputs."""
+    env = dict(zip(graph.inputs, args))
 
     def read(atom):
         if isinstance(atom, Literal):
             return ctx.constant(atom.value, atom.type.dtype)
         return env[atom]
 
-    args = []
-    for i, var in enumerate(graph.inputs):
-        name = f"%arg{i}"
-        env[var] = name
-        donor = " {jax.buffer_donor = true}" if i in donated else ""
-        args.append(f"{name}: {tensor_type(var.type)}{donor}")
     for var, value in graph.constants:
         env[var] = ctx.constant(value, var.type.dtype, var.type.shape)
-    for eqn in live_equations(graph):
+    outer_loc = ctx.loc
+    for eqn in graph.eqns:
         ctx.loc = eqn.loc
         rule = lowering_rules.get(eqn.prim)
         if rule is None:
             raise NotImplementedError(f"no StableHLO lowering for primitive {eqn.prim.name}")
         results = rule(ctx, eqn, *[read(a) for a in eqn.inputs])
-        results = results if isinstance(results, list) else [results]
-        env.update(zip(eqn.outputs, results))
-    ctx.loc = None
-    outs = [read(a) for a in graph.outputs]
-    out_types = ", ".join(tensor_type(t) for t in graph.out_types)
-    ret = f"{ctx.indent}return {', '.join(outs)} : {out_types}" if outs else f"{ctx.indent}return"
-    name = module_name or graph.name
-    return "\n".join([
-        f"module @{_symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, "
-        "mhlo.num_replicas = 1 : i32} {",
-        f"  func.func public @main({', '.join(args)}) -> ({out_types}) {{",
-        *ctx.lines, ret, "  }", "}", ""])
-
-
-def live_equations(graph: Graph) -> list:
-    """The equations some output depends on, in order: traced code that computes a
-    value nobody uses is not lowered (all our primitives are free of side effects)."""
-    live = {id(a) for a in graph.outputs}
-    kept = []
-    for eqn in reversed(graph.eqns):
-        if any(id(v) in live for v in eqn.outputs):
-            kept.append(eqn)
-            live.update(id(a) for a in eqn.inputs)
-    return kept[::-1]
+        env.update(zip(eqn.outputs, results if isinstance(results, list) else [results]))
+    ctx.loc = outer_loc
+    return [read(a) for a in graph.outputs]
 
 
 def _symbol(name: str) -> str:

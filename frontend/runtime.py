@@ -68,22 +68,23 @@ def _aval(shape: tuple, dtype: np.dtype, weak_type: bool = False):
 _X64_DTYPES = frozenset(map(np.dtype, ("int64", "uint64", "float64", "complex128")))
 
 
-def to_device(x, dev) -> jax.Array:
+def to_device(x, dev, weak: bool = False) -> jax.Array:
     """A NumPy array or scalar as a committed device buffer (copied: later mutation
-    of `x` by the caller must not show through)."""
+    of `x` by the caller must not show through); `weak` types it as JAX types Python
+    scalars."""
     x = np.asarray(x)
     if x.dtype in _X64_DTYPES and not jax.config.jax_enable_x64:
         # a 64-bit value reaches here only under tracehlo's enable_x64; jaxlib narrows
         # it to 32 bits (keeping the 64-bit type) unless JAX's own x64 is on
         with jax.enable_x64(True):
-            return _put(x, dev)
-    return _put(x, dev)
+            return _put(x, dev, weak)
+    return _put(x, dev, weak)
 
 
-def _put(x: np.ndarray, dev) -> jax.Array:
+def _put(x: np.ndarray, dev, weak: bool) -> jax.Array:
     try:
         return _jaxlib.batched_device_put(
-            _aval(x.shape, x.dtype), _sharding(dev), [x], [dev], True, True,
+            _aval(x.shape, x.dtype, weak), _sharding(dev), [x], [dev], True, True,
             _jaxlib.HostBufferSemantics.IMMUTABLE_ONLY_DURING_CALL)
     except Exception:  # jaxlib moved the fast path: fall back to the public API
         return jax.device_put(x, dev)

@@ -12,6 +12,11 @@ class VerificationError(ValueError):
 
 def verify(graph: Graph) -> Graph:
     """Raise VerificationError at the first ill-typed or ill-ordered equation."""
+    if not isinstance(graph, Graph):
+        raise TypeError(f"verify takes a Graph (from tracehlo.make_ir or tracehlo.parse_ir), "
+                        f"got {type(graph).__name__}"
+                        + ("; parse IR text with tracehlo.parse_ir first"
+                           if isinstance(graph, str) else ""))
     defined = set()
 
     def define(var, where):

@@ -236,17 +236,17 @@ def test_fusion_modes_choose_who_makes_the_kernels():
         tracehlo.jit(lambda a: a, fusion="fastest")
 
 
-def test_jit_inside_a_trace_is_inlined():
-    inner = tracehlo.jit(lambda a: a * 2)
-    g = tracehlo.make_ir(lambda a: inner(a) + 1)(np.ones(2, np.float32))
-    assert [e.prim.name for e in g.eqns] == ["mul", "add"]
-    np.testing.assert_allclose(tracehlo.jit(lambda a: inner(a) + 1)(np.ones(2, np.float32)),
-                               [3.0, 3.0])
-
-
-def test_dead_code_is_not_lowered():
-    c = tracehlo.compile(lambda a: (tnp.exp(a), a + 1)[1], (np.ones(3, np.float32),))
-    assert "exp" in str(c.ir) and "exponential" not in c.stablehlo
+def test_dead_code_and_repeated_code_are_gone_from_the_ir():
+    def f(a):
+        unused = tnp.exp(a) * np.arange(3, dtype=np.float32)
+        return (unused, tnp.sin(a) + tnp.sin(a))[1]
+    c = tracehlo.compile(f, (np.ones(3, np.float32),))
+    assert str(c.ir) == ("func @f(%0: f32[3]) -> (f32[3]) {\n"
+                         "  %4: f32[3] = sin %0\n"
+                         "  %6: f32[3] = add %4, %4\n"
+                         "  return %6\n}\n")
+    assert "exponential" not in c.stablehlo and c.stablehlo.count("stablehlo.sine") == 1
+    np.testing.assert_allclose(c(np.ones(3, np.float32)), 2 * np.sin(np.ones(3)), rtol=1e-6)
 
 
 def test_rejected_fused_module_falls_back_to_xla_fusion(monkeypatch, caplog):
@@ -272,3 +272,30 @@ def test_lower_and_call_share_one_compilation():
     compiled = jf.lower(*args)
     jf(*args)
     assert len(calls) == 1 and "mul" in str(compiled.ir)
+
+
+def test_verify_and_parse_ir_reject_bad_input_clearly():
+    with pytest.raises(TypeError, match=r"verify takes a Graph \(from tracehlo.make_ir or "
+                                        r"tracehlo.parse_ir\), got str; parse IR text with "
+                                        r"tracehlo.parse_ir first"):
+        tracehlo.verify("func @f() -> () {\n  return\n}")
+    header = "func @f(%0: f32[{}]) -> () {{\n  return\n}}\n"
+    assert str(tracehlo.parse_ir(header.format(2**63 - 1))) == header.format(2**63 - 1)
+    with pytest.raises(ValueError, match=r"line 1: dimension 9223372036854775808 is larger "
+                                         r"than the largest int64"):
+        tracehlo.parse_ir(header.format(2**63))
+    for bad in ("-3", "3.5", "n"):
+        with pytest.raises(ValueError, match=rf"line 1: expected a dimension size, got '{bad}'"):
+            tracehlo.parse_ir(header.format(bad))
+
+
+def test_big_endian_arrays_are_byte_swapped_on_the_way_in():
+    x = np.arange(6, dtype=">f4").reshape(2, 3)
+    i = np.array([1, -2], dtype=">i2")
+    out = tracehlo.jit(lambda a, b: a * 2 + b[0])(x, i)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, x.astype(np.float32) * 2 + 1)
+    np.testing.assert_allclose(tnp.sin(x), np.sin(x.astype(np.float32)), rtol=1e-6)
+    g = tracehlo.make_ir(lambda a: a + x)(np.zeros((2, 3), np.float32))
+    assert "%1: f32[2,3] = constant [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]" in str(g)
+    assert tracehlo.jit(lambda a: a)(i).dtype == np.int16

@@ -1,9 +1,14 @@
 """tracehlo.lax against jax.lax (values and dtypes), eager and jitted, and lax's
 strictness: operands must agree in dtype; errors name the user's line."""
+import subprocess
+import sys
+import textwrap
+
 import jax.lax
 import numpy as np
 import pytest
 
+import tracehlo
 import tracehlo.lax as tlax
 from numpy_helpers import bools, check, check_raises, f32, i32
 
@@ -48,6 +53,33 @@ def test_binary():
     x = np.array([7, -7, 7, -7, -1, 255], np.int32)
     y = np.array([2, 2, -2, -3, 1, 4], np.int32)
     lax_check(lambda lax, x, y: tuple(getattr(lax, n)(x, y) for n in INT_BINARY), x, y)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint8, np.uint32])
+def test_integer_div_rem_by_zero_and_overflow(dtype):
+    """XLA's run-time results on non-constant operands: x / 0 = -1 (all ones), x % 0 = x,
+    INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0."""
+    info = np.iinfo(dtype)
+    x = np.array([7, info.max, info.min, info.min, 5, 0], dtype)
+    y = np.array([0, 0, -1 if info.min else 3, 0, 2, 0], dtype)
+    lax_check(lambda lax, x, y: (lax.div(x, y), lax.rem(x, y)), x, y)
+
+
+def test_integer_div_rem_of_constants_keeps_the_process_alive():
+    """Constant zero divisors (and INT_MIN / -1) used to reach XLA's constant folder,
+    which dies of SIGFPE: the child process must exit normally with XLA's values."""
+    code = textwrap.dedent("""
+        import numpy as np, tracehlo, tracehlo.lax as tl
+        z = np.zeros(3, np.int32)
+        m = np.full(3, np.iinfo(np.int32).min, np.int32)
+        print(*[np.asarray(r).tolist() for r in tracehlo.jit(lambda: (
+            tl.rem(z, z), tl.div(z, z), tl.div(m, -1), tl.rem(m, -1)))()])
+    """)
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.split() == ["[0,", "0,", "0]", "[-1,", "-1,", "-1]",
+                                    "[-2147483648,", "-2147483648,", "-2147483648]",
+                                    "[0,", "0,", "0]"]
 
 
 def test_bitwise_unary_and_bool():
@@ -95,6 +127,9 @@ def test_bitcast_convert_type():
     lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.int32),
               np.array([1.0, -0.0, np.inf], np.float32))
     lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32), i32(3))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.uint8), f32(3))
+    lax_check(lambda lax, x: lax.bitcast_convert_type(x, np.float32),
+              np.arange(8, dtype=np.int16).reshape(2, 4)[:, :2])
 
 
 SHAPE_OPS = [
@@ -199,6 +234,25 @@ def test_gather_scatter():
     lax_check(scatter_add, x, np.array([[2], [2], [7]], np.int32), upd, rtol=1e-6)
 
 
+def test_complex():
+    """real, imag, conj, complex, and abs of a complex number (its real magnitude)."""
+    z = (f32(2, 3) + 1j * f32(2, 3)).astype(np.complex64)
+    lax_check(lambda lax, z: (lax.real(z), lax.imag(z), lax.conj(z), lax.abs(z)), z,
+              rtol=1e-6)
+    lax_check(lambda lax, x, y: (lax.complex(x, y), lax.conj(x)), f32(3), f32(3))
+    lax_check(lambda lax, z: lax.abs(z), np.complex64(3 - 4j))
+    lax_raises(lambda lax, x: lax.real(x), f32(2), exc=TypeError,
+               match="real does not accept f32")
+    lax_raises(lambda lax, z: lax.lt(z, z), z, exc=TypeError, match="complex operands")
+    lax_raises(lambda lax, z: lax.floor(z), z, exc=TypeError, match="floor does not accept c64")
+
+
+def test_namespace_holds_jax_lax_names_only():
+    assert sorted(n for n in dir(tracehlo.lax) if not n.startswith("__")) == \
+        sorted(tracehlo.lax.__all__)
+    assert [n for n in tracehlo.lax.__all__ if not hasattr(jax.lax, n)] == []
+
+
 # ------------------------------------------------------------- strictness and errors
 
 def test_errors_name_the_user_line():
@@ -230,5 +284,5 @@ def test_errors_name_the_user_line():
                match="out of range")
     lax_raises(lambda lax, x: lax.round(x, "up"), f32(2), exc=ValueError,
                match="round method")
-    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int8), f32(2), exc=TypeError,
-               match="different widths")
+    lax_raises(lambda lax, x: lax.bitcast_convert_type(x, np.int32), np.int8([1, 2]),
+               exc=TypeError, match="needs a minor axis of size 4")

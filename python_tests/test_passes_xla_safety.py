@@ -123,6 +123,7 @@ def test_sibling_min_max_of_bf16_stay_two_reduces():
                for d in compiled.fusion_report().rejected)
 
 
+@pytest.mark.fusion_fallback
 def test_a_fallback_to_xla_fusion_is_in_the_report(monkeypatch, caplog):
     """Should XLA still reject a fused module, the program runs with XLA's fusion,
     and fusion_report() says so (not only a log line)."""

@@ -1,14 +1,15 @@
 """hlo-dump: show what a Python function becomes, stage by stage.
 
     hlo-dump FILE.py [-f NAME] [--args SPEC ...] [--stage ir|stablehlo|fused|hlo|all]
-                     [--no-locations] [--print-after-all] [--explain]
+                     [--no-locations] [--print-ir-after-all] [--fusion-report]
                      [--fusion tracehlo|xla|none] [--backend cpu|gpu]
 
 Stages: `ir` is our IR; `stablehlo` the lowered module; `fused` that module after
 our fusion passes; `hlo` XLA's optimized HLO, i.e. the kernels that run (built
-with --fusion, default tracehlo). --print-after-all prints the module after each
-fusion pass with a one-line summary; --explain prints every fusion decision and
-its reason.
+with --fusion, default tracehlo). --print-ir-after-all prints the module after
+each fusion pass with a one-line summary; --fusion-report prints every fusion
+decision and its reason (old spellings: --print-after-all, --explain). All stages
+come from one tracehlo.compile; only --print-ir-after-all runs the passes again.
 
 Example arguments come from --args (`f32[8,4]`, `i32[]`, `bool[3]`, ...) or from
 the file itself: a module-level dict
@@ -29,24 +30,45 @@ import sys
 import traceback
 
 STAGES = ("ir", "stablehlo", "fused", "hlo")
-_SPEC = re.compile(r"^\s*([a-z]+\d*)\[([\d,\s]*)\]\s*$")
+_SPEC = re.compile(r"^\s*([a-z]+\d*)\[([^\]]*)\]\s*$")
+_INT64_MAX = 2**63 - 1
 
 
 class UsageError(Exception):
     """A problem to report in one line and exit non-zero."""
 
 
-def parse_spec(spec: str):
-    """'f32[8,4]' -> a zero-filled NumPy array of that type (only its type matters)."""
-    import numpy as np
+class ExampleArg:
+    """An example argument's type. Tracing and compiling read only shape and dtype,
+    so a spec costs nothing however large (no zero array is allocated)."""
+
+    def __init__(self, shape: tuple, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def parse_spec(spec) -> ExampleArg:
+    """'f32[8,4]' -> ExampleArg((8, 4), float32)."""
+    import math
+
     from tracehlo import dtypes
-    m = _SPEC.match(spec)
-    if not m or m.group(1) not in dtypes.FROM_SHORT_NAME:
+    usage = "expected DTYPE[DIMS] like f32[8,4] or i32[]"
+    m = _SPEC.match(spec) if isinstance(spec, str) else None
+    if not m:
+        raise UsageError(f"bad argument spec {spec!r}: {usage}")
+    if m.group(1) not in dtypes.FROM_SHORT_NAME:
         names = ", ".join(sorted(dtypes.FROM_SHORT_NAME))
-        raise UsageError(f"bad argument spec {spec!r}: expected DTYPE[DIMS] like f32[8,4] or "
-                         f"i32[] (dtypes: {names})")
-    dims = tuple(int(d) for d in m.group(2).replace(" ", "").split(",") if d)
-    return np.zeros(dims, dtypes.FROM_SHORT_NAME[m.group(1)])
+        raise UsageError(f"bad argument spec {spec!r}: unknown dtype {m.group(1)!r} "
+                         f"(dtypes: {names})")
+    text = m.group(2).replace(" ", "")
+    words = text.split(",") if text else []
+    if not all(w.isdigit() for w in words):
+        raise UsageError(f"bad argument spec {spec!r}: dimensions must be non-negative "
+                         f"integers separated by commas; {usage}")
+    dims = tuple(int(w) for w in words)
+    if math.prod(dims) > _INT64_MAX or any(d > _INT64_MAX for d in dims):
+        raise UsageError(f"bad argument spec {spec!r}: more elements than int64 can count "
+                         f"(at most {_INT64_MAX})")
+    return ExampleArg(dims, dtypes.FROM_SHORT_NAME[m.group(1)])
 
 
 def _user_frame_message(exc: BaseException, path: str) -> str:
@@ -75,9 +97,13 @@ def load_module(path: str) -> dict:
 def select_functions(namespace: dict, name: str | None, arg_specs, path):
     """[(name, fn, [example arrays])] to dump."""
     declared = namespace.get("HLO_DUMP", {})
-    if not isinstance(declared, dict):
+    bad = not isinstance(declared, dict) or next(
+        (f"{k!r}: {v!r}" for k, v in declared.items()
+         if not isinstance(v, (list, tuple)) or not all(isinstance(s, str) for s in v)), None)
+    if bad:
+        where = "" if bad is True else f" (got {bad})"
         raise UsageError(f"{path}: HLO_DUMP must be a dict of function name -> list of "
-                         "argument specs")
+                         f"argument specs like ['f32[8,4]', 'i32[]']{where}")
     functions = {k: v for k, v in namespace.items()
                  if callable(v) and getattr(v, "__module__", None) == "__hlo_dump__"}
     functions.update({k: namespace[k] for k in declared if k in namespace})
@@ -101,18 +127,24 @@ def select_functions(namespace: dict, name: str | None, arg_specs, path):
 
 
 def dump(name, fn, args, opts, path) -> str:
+    """Every stage from one Compiled (our IR alone needs no compile): the text printed
+    is the text that was compiled."""
     import tracehlo
-    from tracehlo import passes
-    from tracehlo.lowering import lower_graph
+    from tracehlo import passes, runtime
     stages = STAGES if opts.stage == "all" else (opts.stage,)
     locations = not opts.no_locations
     try:
-        graph = tracehlo.make_ir(fn)(*args)
+        if stages == ("ir",) and not (opts.print_ir_after_all or opts.fusion_report):
+            graph, compiled = tracehlo.make_ir(fn)(*args), None
+        else:
+            compiled = tracehlo.compile(fn, tuple(args), fusion=opts.fusion)
+            graph = compiled.ir
     except tracehlo.TracehloError as e:
         raise UsageError(f"{e}") from None
+    except (runtime.XlaCompileError, passes.UnsupportedFusionError) as e:
+        raise UsageError(f"{name}: {e}") from None  # XLA or a backend check refused it
     except Exception as e:
         raise UsageError(_user_frame_message(e, path)) from None
-    stablehlo = lower_graph(graph, locations=True, module_name=f"jit_{name}")
     out = []
 
     def section(title, text):
@@ -122,26 +154,29 @@ def dump(name, fn, args, opts, path) -> str:
     def strip_locations(text):
         return text if locations else passes.to_text(passes.parse(text), debug_info=False)
 
-    backend = opts.backend
+    def fusion():
+        """(fused text, report) for --backend: the compile's own unless it fused for
+        another backend or not at all (--fusion xla|none)."""
+        if compiled.fused is not None and runtime.fusion_backend() == opts.backend:
+            return compiled.fused, compiled.fusion_report()
+        result = passes.fuse_with_report(compiled.stablehlo, opts.backend)
+        return result.text, result.report
+
     for stage in stages:
         if stage == "ir":
             section(stage, graph.to_text(locations=locations))
         elif stage == "stablehlo":
-            section(stage, lower_graph(graph, locations=locations, module_name=f"jit_{name}"))
+            section(stage, strip_locations(compiled.stablehlo))
         elif stage == "fused":
-            section(f"fused ({backend})", strip_locations(passes.fuse(stablehlo, backend)))
+            section(f"fused ({opts.backend})", strip_locations(fusion()[0]))
         elif stage == "hlo":
-            try:
-                compiled = tracehlo.compile(fn, tuple(args), fusion=opts.fusion)
-            except Exception as e:  # XLA or a backend check refused the program
-                raise UsageError(f"{name}: {e}") from None
-            section(f"hlo (fusion={opts.fusion})", compiled.hlo)
-    if opts.print_after_all:
+            section(f"hlo (fusion={compiled.fusion})", compiled.hlo)
+    if opts.print_ir_after_all:  # the passes once more, for their intermediate modules
         seen = []
-        module = passes.parse(stablehlo)
-        report = passes.PassManager(passes.DEFAULT_PIPELINE, backend,
-                                    lambda p, m: seen.append((p, passes.to_text(m)))).run(module)
-        before = stablehlo.count('"mhlo.fusion"')
+        report = passes.PassManager(passes.DEFAULT_PIPELINE, opts.backend,
+                                    lambda p, m: seen.append((p, passes.to_text(m)))).run(
+            passes.parse(compiled.stablehlo))
+        before = compiled.stablehlo.count('"mhlo.fusion"')
         for pass_name, text in seen:
             decisions = [d for d in report.decisions if d.pass_name == pass_name]
             fused = sum(d.fused for d in decisions)
@@ -149,10 +184,9 @@ def dump(name, fn, args, opts, path) -> str:
             section(f"after {pass_name}: {count} fusions (was {before}), {fused} candidates "
                     f"fused, {len(decisions) - fused} rejected", strip_locations(text))
             before = count
-    if opts.explain:
-        section(f"fusion decisions ({backend})",
-                str(passes.fuse_with_report(stablehlo, backend).report))
-    if len(out) == 2 and not (opts.print_after_all or opts.explain):
+    if opts.fusion_report:
+        section(f"fusion decisions ({opts.backend})", str(fusion()[1]))
+    if len(out) == 2 and not (opts.print_ir_after_all or opts.fusion_report):
         out.pop(0)  # a single stage needs no header
     return "\n".join(out)
 
@@ -169,9 +203,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="which stage to print (default: ir)")
     parser.add_argument("--no-locations", action="store_true",
                         help="leave out Python source locations")
-    parser.add_argument("--print-after-all", action="store_true",
+    parser.add_argument("--print-ir-after-all", "--print-after-all", action="store_true",
+                        dest="print_ir_after_all",
                         help="print the module after each fusion pass, with a summary")
-    parser.add_argument("--explain", action="store_true",
+    parser.add_argument("--fusion-report", "--explain", action="store_true",
+                        dest="fusion_report",
                         help="print every fusion decision, fused or not, with its reason")
     parser.add_argument("--fusion", choices=("tracehlo", "xla", "none"), default="tracehlo",
                         help="who chooses the kernels for --stage hlo (default: tracehlo)")

@@ -5,6 +5,7 @@
     hlo-opt FILE.mlir --pass-pipeline='instruction-fusion,fusion-merger{max-operands=8}'
     options: --print-ir-after-all, --print-ir-after=NAME, --split-input-file,
              --mlir-print-debuginfo, --fusion-report, --check-backend, -o FILE;
+             --print-after-all and --explain are hlo-dump's old spellings, kept;
              FILE `-` (the default) reads stdin.
 Malformed input prints MLIR's diagnostic (file:line:col: error: ...) and exits 1.
 """
@@ -26,11 +27,12 @@ def _args(argv):
     ap.add_argument("--pass-pipeline", default="", help="comma-separated passes")
     ap.add_argument("--fuse", action="store_true", help="run the default pipeline")
     ap.add_argument("--backend", default="cpu", help="cpu or gpu (default cpu)")
-    ap.add_argument("--print-ir-after-all", action="store_true")
+    ap.add_argument("--print-ir-after-all", "--print-after-all", action="store_true",
+                    dest="print_ir_after_all", help="print the module after each pass")
     ap.add_argument("--print-ir-after", action="append", default=[], metavar="NAME")
     ap.add_argument("--split-input-file", action="store_true")
     ap.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
-    ap.add_argument("--fusion-report", action="store_true",
+    ap.add_argument("--fusion-report", "--explain", action="store_true", dest="fusion_report",
                     help="print every fusion decision and its reason to stderr")
     ap.add_argument("--check-backend", action="store_true",
                     help="fail if a fusion cannot be compiled by --backend")
@@ -111,8 +113,12 @@ def main(argv=None) -> int:
     if args.output == "-":
         sys.stdout.write(result)
     else:
-        with open(args.output, "w") as f:
-            f.write(result)
+        try:
+            with open(args.output, "w") as f:
+                f.write(result)
+        except OSError as e:
+            sys.stderr.write(f"hlo-opt: error: cannot write -o {args.output}: {e.strerror}\n")
+            return 1
     return 1 if failed else 0
 
 

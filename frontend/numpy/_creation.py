@@ -2,14 +2,16 @@
 from __future__ import annotations
 
 import builtins
+import math
+
 import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import Literal, at_user_line
+from ..core import Literal, Tracer, at_user_line
 from ._util import (
-    _as_dtype, _is_array, _operand, _shape, _shape_arg, _static, _t, asarray, astype, bool_,
-    broadcast_to, where)
+    _as_dtype, _broadcast_shapes, _canon_axis, _is_array, _operand, _shape, _shape_arg, _static,
+    _static_int, _t, asarray, astype, bool_, broadcast_to, result_type, where)
 
 
 def _new_shape(shape_):
@@ -17,6 +19,9 @@ def _new_shape(shape_):
     shape_ = _shape_arg(shape_)
     if builtins.any(n < 0 for n in shape_):
         raise ValueError(at_user_line(f"negative dimensions are not allowed: {shape_}"))
+    if math.prod(shape_) >= 2 ** 63:
+        raise ValueError(at_user_line(f"an array of shape {shape_} has {math.prod(shape_)} "
+                                      "elements, more than int64 can count"))
     return shape_
 
 
@@ -82,10 +87,48 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    start, stop = _static(start, "linspace's start"), _static(stop, "linspace's stop")
+    """Static bounds give a constant; traced ones JAX's interpolation
+    start * (1 - t) + stop * t, which recovers both ends exactly."""
+    num = _static_int(num, "linspace's num")
+    if num < 0:
+        raise ValueError(at_user_line(f"number of samples, {num}, must be non-negative"))
+    if isinstance(start, Tracer) or isinstance(stop, Tracer):
+        return _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis)
     values, step = _np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
     out = asarray(values.astype(_dtypes.canonicalize(dtype or _dtypes.default_float())))
     return (out, step) if retstep else out
+
+
+def _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis):
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else result_type(
+        start, stop, _dtypes.default_float())
+    compute = dt if _dtypes.is_inexact(dt) else _dtypes.default_float()
+    start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
+    bounds = _broadcast_shapes(_shape(start), _shape(stop))
+    start, stop = broadcast_to(start, bounds), broadcast_to(stop, bounds)
+    axis = _canon_axis(axis, len(bounds) + 1)
+    with_axis = bounds[:axis] + (1,) + bounds[axis:]
+    div = num - 1 if endpoint else num
+    if num > 1:
+        delta = lax.div(lax.sub(stop, start), _as_dtype(div, compute))
+        out_shape = with_axis[:axis] + (div,) + with_axis[axis + 1:]
+        steps = lax.div(lax.broadcasted_iota(compute, out_shape, axis), _as_dtype(div, compute))
+        out = lax.add(
+            lax.mul(broadcast_to(lax.reshape(start, with_axis), out_shape),
+                    lax.sub(_as_dtype(1, compute), steps)),
+            lax.mul(broadcast_to(lax.reshape(stop, with_axis), out_shape), steps))
+        if endpoint:
+            out = lax.concatenate([out, lax.reshape(stop, with_axis)], axis)
+    else:
+        delta = full((), _np.nan if endpoint or num == 0 else 0, compute)
+        if num == 1 and not endpoint:
+            delta = lax.sub(stop, start)
+        out = lax.reshape(start, with_axis) if num == 1 else \
+            zeros(with_axis[:axis] + (0,) + with_axis[axis + 1:], compute)
+    if not _dtypes.is_inexact(dt):
+        out = lax.floor(out)
+    out = astype(out, dt)
+    return (out, delta) if retstep else out
 
 
 def eye(N, M=None, k=0, dtype=None):

@@ -12,7 +12,7 @@ from ._util import (
     _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _shape, _t, _to_bool, asarray,
     broadcast_to, ndim, where)
 from ._creation import full_like
-from ._ufuncs import maximum, minimum
+from ._ufuncs import _abs_square, maximum, minimum
 from ._shapes import ravel
 
 
@@ -35,9 +35,9 @@ def _keepdims(out, axes, in_shape):
 
 
 def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=None,
-            identity=None):
-    """promote_ints (sum, prod): small ints and bool accumulate in int32, half floats
-    in float32 (JAX's dtypes)."""
+            identity=None, upcast_half=False):
+    """promote_ints: small ints and bool accumulate in int32; upcast_half (sum, prod):
+    half floats in float32 (JAX's dtypes)."""
     x = _operand(x)
     x = asarray(x) if not _is_array(x) or isinstance(x, (bool, int, float, complex)) else x
     axes = _canon_axes(axis, ndim(x))
@@ -47,7 +47,7 @@ def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=No
         x = where(where_, x, full_like(x, identity))
     if not axes:
         out = x
-    elif promote_ints and dt in (_dtypes.float16, _dtypes.bfloat16):
+    elif upcast_half and dt in (_dtypes.float16, _dtypes.bfloat16):
         # sums and products of half floats accumulate in float32, as in JAX
         out = lax.convert_element_type(
             lax_fn(lax.convert_element_type(x, _dtypes.float32), axes), dt)
@@ -56,12 +56,29 @@ def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=No
     return _keepdims(out, axes, _shape(x)) if keepdims else out
 
 
-def sum(a, axis=None, dtype=None, keepdims=False, where=None):
-    return _reduce(lax.reduce_sum, a, axis, keepdims, dtype, True, where, 0)
+def _with_initial(combine, out, initial):
+    """JAX's `initial=`: one more operand of the reduction, in the result's dtype."""
+    return out if initial is None else combine(out, _as_dtype(initial, _t(out).dtype))
 
 
-def prod(a, axis=None, dtype=None, keepdims=False, where=None):
-    return _reduce(lax.reduce_prod, a, axis, keepdims, dtype, True, where, 1)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+        promote_integers=True):
+    _no_out(out)
+    return _with_initial(lax.add, _reduce(lax.reduce_sum, a, axis, keepdims, dtype,
+                                          promote_integers, where, 0, True), initial)
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
+         promote_integers=True):
+    _no_out(out)
+    return _with_initial(lax.mul, _reduce(lax.reduce_prod, a, axis, keepdims, dtype,
+                                          promote_integers, where, 1, True), initial)
+
+
+def _no_out(out):
+    if out is not None:
+        raise NotImplementedError(at_user_line(
+            "the 'out' argument is not supported: arrays are immutable (as in JAX)"))
 
 
 def _extreme(lax_fn, combine, name, a, axis, keepdims, initial, where_):
@@ -80,51 +97,84 @@ def _extreme(lax_fn, combine, name, a, axis, keepdims, initial, where_):
     return out if initial is None else combine(out, initial)
 
 
-def max(a, axis=None, keepdims=False, initial=None, where=None):
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out)
     return _extreme(lax.reduce_max, maximum, "max", a, axis, keepdims, initial, where)
 
 
-def min(a, axis=None, keepdims=False, initial=None, where=None):
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out)
     return _extreme(lax.reduce_min, minimum, "min", a, axis, keepdims, initial, where)
 
 
 amax, amin = max, min
 
 
-def all(a, axis=None, keepdims=False):
-    return _reduce(lax.reduce_and, _to_bool(a), axis, keepdims)
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out)
+    return _reduce(lax.reduce_and, _to_bool(a), axis, keepdims, where_=where, identity=True)
 
 
-def any(a, axis=None, keepdims=False):
-    return _reduce(lax.reduce_or, _to_bool(a), axis, keepdims)
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out)
+    return _reduce(lax.reduce_or, _to_bool(a), axis, keepdims, where_=where, identity=False)
 
 
 def _count(a, axis):
     return math.prod(_shape(a)[i] for i in _canon_axes(axis, ndim(a)))
 
 
-def mean(a, axis=None, dtype=None, keepdims=False):
-    a = _operand(a)
-    dt = _dtypes.canonicalize(dtype) if dtype is not None else (
+def _count_where(a, axis, where_, dt, keepdims):
+    """How many elements a where= mask keeps per reduced position, in dtype dt."""
+    return sum(broadcast_to(where_, _shape(a)), axis=axis, dtype=dt, keepdims=keepdims)
+
+
+def _stat_dtype(a, dtype):
+    return _dtypes.canonicalize(dtype) if dtype is not None else (
         _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _dtypes.default_float())
-    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims)
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out(out)
+    a = _operand(a)
+    dt = _stat_dtype(a, dtype)
+    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
+    if where is not None:
+        return lax.div(total, _count_where(a, axis, where, dt, keepdims))
     return lax.div(total, _as_dtype(_count(a, axis), dt))
 
 
-def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out(out)
     a = _operand(a)
-    dt = _dtypes.canonicalize(dtype) if dtype is not None else (
-        _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _dtypes.default_float())
+    dt = _stat_dtype(a, dtype)
+    if _dtypes.is_complex(_t(a).dtype) and not _dtypes.is_complex(dt):
+        raise ValueError(at_user_line(
+            "jax.numpy.var does not yet support real dtype parameters when computing the "
+            "variance of an array of complex values"))
     a = lax.convert_element_type(a, dt)
-    centered = lax.sub(a, broadcast_to(mean(a, axis, keepdims=True), _shape(a)))
-    sq = lax.mul(centered, centered)
+    centered = lax.sub(a, broadcast_to(mean(a, axis, dt, keepdims=True, where=where),
+                                       _shape(a)))
+    # |centered|^2: the variance of complex values is real
+    total = sum(_abs_square(centered), axis=axis, keepdims=keepdims, where=where)
+    out_dt = _t(total).dtype
+    if where is not None:
+        return lax.div(total, lax.sub(_count_where(a, axis, where, out_dt, keepdims),
+                                      _as_dtype(ddof, out_dt)))
     dof = _count(a, axis) - ddof  # none left: NaN, as JAX
-    return lax.div(sum(sq, axis=axis, keepdims=keepdims),
-                   _as_dtype(dof if dof > 0 else _np.nan, dt))
+    return lax.div(total, _as_dtype(dof if dof > 0 else _np.nan, out_dt))
 
 
-def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
-    return lax.sqrt(var(a, axis, dtype, ddof, keepdims))
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    if dtype is not None and not _dtypes.is_inexact(_dtypes.canonicalize(dtype)):
+        raise ValueError(at_user_line(f"dtype argument to jnp.std must be inexact; got "
+                                      f"{_np.dtype(dtype)}"))
+    return lax.sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where))
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Peak to peak: max - min."""
+    return lax.sub(max(a, axis, out, keepdims), min(a, axis, out, keepdims))
 
 
 def _arg_reduce(lax_fn, a, axis, keepdims):
@@ -156,7 +206,8 @@ def _cumulative(lax_fn, a, axis, dtype, bool_to_int):
     axis = _canon_axis(axis, ndim(a))
     dt = _dtypes.canonicalize(dtype) if dtype is not None else _dtypes.default_int() \
         if bool_to_int and _t(a).dtype == _dtypes.bool_ else _t(a).dtype
-    return lax_fn(lax.convert_element_type(a, dt), axis)
+    a = lax.convert_element_type(a, dt)
+    return a if _shape(a)[axis] == 0 else lax_fn(a, axis)  # nothing to scan
 
 
 def cumsum(a, axis=None, dtype=None):

@@ -5,12 +5,15 @@ import builtins
 import math
 import numpy as _np
 
+from .. import dtypes as _dtypes
 from .. import lax
-from ..core import at_user_line
+from ..core import Tracer, at_user_line
 from ._util import (
     _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _promote_no_broadcast, _shape,
-    _shape_arg, _static, _t, asarray, astype, bool_, broadcast_to, ndim, size, where)
+    _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, ndim, size,
+    where)
 from ._creation import eye, zeros_like
+from ._ufuncs import remainder
 from ._sorting import take
 
 
@@ -18,8 +21,11 @@ def reshape(a, newshape=None, order="C", *, shape=None):
     a = _operand(a)
     newshape = shape if newshape is None else newshape
     newshape = _shape_arg(newshape)
+    if order == "F":  # column-major: reverse the axes, reshape row-major, reverse back
+        return transpose(reshape(transpose(a), newshape[::-1]))
     if order != "C":
-        raise NotImplementedError(at_user_line("reshape supports order='C' only"))
+        raise NotImplementedError(at_user_line(f"reshape order {order!r}: supported are 'C' "
+                                               "and 'F'"))
     if newshape.count(-1) > 1:
         raise ValueError(at_user_line("reshape can infer at most one dimension (-1)"))
     if -1 in newshape:
@@ -98,8 +104,10 @@ def atleast_2d(a):
     return expand_dims(a, 0) if ndim(a) == 1 else a
 
 
-def concatenate(arrays, axis=0):
+def concatenate(arrays, axis=0, dtype=None):
     arrays = [_operand(a) for a in arrays]
+    if dtype is not None:
+        arrays = [astype(a, dtype) for a in arrays]
     if not arrays:
         raise ValueError(at_user_line("need at least one array to concatenate"))
     if axis is None:
@@ -119,8 +127,11 @@ def concatenate(arrays, axis=0):
     return lax.concatenate(arrays, axis)
 
 
-def stack(arrays, axis=0):
-    arrays = [_operand(a) for a in arrays]
+def stack(arrays, axis=0, out=None, dtype=None):
+    if out is not None:
+        raise NotImplementedError(at_user_line(
+            "the 'out' argument is not supported: arrays are immutable (as in JAX)"))
+    arrays = [_operand(a) if dtype is None else astype(_operand(a), dtype) for a in arrays]
     if not arrays:
         raise ValueError(at_user_line("need at least one array to stack"))
     shapes = {_shape(a) for a in arrays}
@@ -130,13 +141,13 @@ def stack(arrays, axis=0):
     return concatenate([expand_dims(a, axis) for a in arrays], axis)
 
 
-def hstack(arrays):
+def hstack(arrays, dtype=None):
     arrays = [atleast_1d(a) for a in arrays]
-    return concatenate(arrays, 0 if ndim(arrays[0]) == 1 else 1)
+    return concatenate(arrays, 0 if ndim(arrays[0]) == 1 else 1, dtype)
 
 
-def vstack(arrays):
-    return concatenate([atleast_2d(a) for a in arrays], 0)
+def vstack(arrays, dtype=None):
+    return concatenate([atleast_2d(a) for a in arrays], 0, dtype)
 
 
 def column_stack(arrays):
@@ -217,17 +228,31 @@ def flipud(m):
 
 
 def roll(a, shift, axis=None):
+    """Shifts and axes broadcast against each other (as in JAX); a traced shift rolls by
+    a dynamic slice of the array repeated twice."""
     a = _operand(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), _shape(a))
-    shifts = (shift,) if isinstance(shift, int) else tuple(shift)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    for s, ax in zip(shifts, axes):
+    axes = [axis] if _np.ndim(axis) == 0 else list(axis)
+    if isinstance(shift, Tracer):
+        shift = astype(shift, _dtypes.int32)
+        shifts = [shift] if ndim(shift) == 0 else [
+            lax.reshape(lax.slice_in_dim(shift, i, i + 1, 0), ()) for i in range(size(shift))]
+    else:
+        shifts = [_static_int(s, "roll's shift") for s in _np.ravel(shift)]
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
+        raise ValueError(at_user_line(f"roll: {len(shifts)} shifts for {len(axes)} axes"))
+    count = builtins.max(len(shifts), len(axes))
+    for s, ax in zip(shifts * (count // len(shifts)), axes * (count // len(axes))):
         ax = _canon_axis(ax, ndim(a))
         n = _shape(a)[ax]
-        s = _static(s, "roll's shift") % n if n else 0
-        if s:
-            head, tail = split(a, [n - s], ax)
+        if isinstance(s, Tracer):
+            s = remainder(s, builtins.max(n, 1))
+            start = [0] * ndim(a)
+            start[ax] = lax.sub(_as_dtype(n, _dtypes.int32), s)
+            a = lax.dynamic_slice(lax.concatenate([a, a], ax), start, _shape(a))
+        elif n and s % n:
+            head, tail = split(a, [n - s % n], ax)
             a = lax.concatenate([tail, head], ax)
     return a
 
@@ -240,21 +265,60 @@ def pad(array, pad_width, mode="constant", constant_values=0):
         raise ValueError(at_user_line(f"pad widths can't be negative, got {pw.tolist()}"))
     pw = pw.tolist()
     if mode == "constant":
-        return lax.pad(array, _as_dtype(constant_values, _t(array).dtype)
-                       if isinstance(constant_values, (bool, int, float)) else
-                       astype(constant_values, _t(array).dtype),
-                       [(lo, hi, 0) for lo, hi in pw])
-    if mode == "edge":
+        return _pad_constant(array, pw, constant_values)
+    if mode in ("edge", "wrap", "reflect", "symmetric"):
         for ax, (lo, hi) in enumerate(pw):
-            n = _shape(array)[ax]
-            parts = [repeat(lax.slice_in_dim(array, 0, 1, ax), lo, ax)] if lo else []
-            parts.append(array)
-            if hi:
-                parts.append(repeat(lax.slice_in_dim(array, n - 1, n, ax), hi, ax))
-            array = lax.concatenate(parts, ax)
+            if lo or hi:
+                if _shape(array)[ax] == 0:
+                    raise ValueError(at_user_line(f"can't pad an empty axis in mode {mode!r}"))
+                array = (_pad_edge if mode == "edge" else _pad_periodic)(array, ax, lo, hi, mode)
         return array
     raise NotImplementedError(at_user_line(f"pad mode {mode!r}: supported are 'constant', "
-                                           "'edge'"))
+                                           "'edge', 'wrap', 'reflect', 'symmetric'"))
+
+
+def _pad_constant(array, pw, constant_values):
+    """One value for every side, or (as JAX) per axis and side, padded axis by axis."""
+    dt = _t(array).dtype
+    if isinstance(constant_values, (bool, int, float, complex)) or (
+            _is_array(constant_values) and ndim(constant_values) == 0):
+        value = _as_dtype(constant_values, dt) if isinstance(
+            constant_values, (bool, int, float, complex)) else astype(constant_values, dt)
+        return lax.pad(array, value, [(lo, hi, 0) for lo, hi in pw])
+    values = _np.broadcast_to(_np.asarray(_static(constant_values, "pad's constant_values")),
+                              (len(pw), 2))
+    for ax, sides in enumerate(pw):
+        for side, width in enumerate(sides):
+            if width:
+                widths = [(0, 0, 0)] * len(pw)
+                widths[ax] = (width, 0, 0) if side == 0 else (0, width, 0)
+                array = lax.pad(array, _as_dtype(values[ax, side].item(), dt), widths)
+    return array
+
+
+def _pad_edge(array, ax, lo, hi, mode):
+    n = _shape(array)[ax]
+    parts = [repeat(lax.slice_in_dim(array, 0, 1, ax), lo, ax)] if lo else []
+    parts.append(array)
+    if hi:
+        parts.append(repeat(lax.slice_in_dim(array, n - 1, n, ax), hi, ax))
+    return lax.concatenate(parts, ax)
+
+
+def _pad_periodic(array, ax, lo, hi, mode):
+    """wrap, reflect and symmetric repeat one period (the array; it and its mirror
+    image without the end points; with them): tile the period and slice."""
+    n = _shape(array)[ax]
+    mirror = lax.rev(array, (ax,))
+    period = {"wrap": [array], "symmetric": [array, mirror],
+              "reflect": [array, lax.slice_in_dim(mirror, 1, n - 1, ax)] if n > 1 else [array]}
+    period = lax.concatenate(period[mode], ax) if len(period[mode]) > 1 else period[mode][0]
+    p = _shape(period)[ax]
+    before = -(-lo // p)
+    copies = before + -(-(n + hi) // p)
+    tiled = lax.concatenate([period] * copies, ax) if copies > 1 else period
+    start = before * p - lo
+    return lax.slice_in_dim(tiled, start, start + lo + n + hi, ax)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):

@@ -90,6 +90,9 @@ def ceil(x):
 
 def round(x, decimals=0):
     (x,) = _promote(x)
+    if _t(x).dtype == _dtypes.bool_:
+        raise ValueError(at_user_line("round of a bool array: data type bool is not inexact "
+                                      "(convert it first, as in JAX)"))
     if not _dtypes.is_inexact(_t(x).dtype):
         if decimals < 0:
             raise NotImplementedError(at_user_line(
@@ -116,6 +119,10 @@ def _numeric(x):
     return astype(x, _dtypes.default_int()) if _t(x).dtype == _dtypes.bool_ else x
 
 
+def _promote_numeric(*args):
+    return [_numeric(a) for a in _promote(*args)]
+
+
 def square(x):
     (x,) = _promote(x)
     x = _numeric(x)
@@ -123,8 +130,10 @@ def square(x):
 
 
 def _abs_square(x):
-    """|x|^2: the summand of 2-norms."""
+    """|x|^2, real for complex x: the summand of 2-norms."""
     (x,) = _promote(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        return lax.real(lax.mul(x, lax.conj(x)))
     return lax.mul(x, x)
 
 
@@ -161,12 +170,11 @@ def _int_pow(x, n: int):
 
 
 def power(x1, x2):
+    """A static integer exponent raises x1 alone (JAX's integer_pow): `bool_array ** 2`
+    is int32, not weak."""
     if isinstance(x2, int) and not isinstance(x2, bool) and _is_array(x1) and builtins.abs(x2) <= 64:
-        return _int_pow(_numeric(_promote(x1, x2)[0]), x2)
-    x1, x2 = _promote(x1, x2)
-    if _t(x1).dtype == _dtypes.bool_:
-        raise TypeError(at_user_line("power is not defined for bool arrays"))
-    return lax.pow(x1, x2)
+        return _int_pow(_numeric(_promote(x1)[0]), x2)
+    return lax.pow(*_promote_numeric(x1, x2))
 
 
 pow = power
@@ -179,13 +187,13 @@ def float_power(x1, x2):
 
 def remainder(x1, x2):
     """NumPy's mod: the result takes the sign of the divisor."""
-    x1, x2 = _promote(x1, x2)
+    x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x2).dtype):  # x % 0 is 0, as in JAX (XLA's rem would give x)
-        x2 = _where_zero(x2, _as_dtype(1, _t(x2).dtype), x2)
+        x2 = _where_zero(x2, _like(1, x2), x2)
     r = lax.rem(x1, x2)
     if _dtypes.is_unsigned(_t(r).dtype):
         return r
-    zero = _as_dtype(0, _t(r).dtype)
+    zero = _like(0, r)
     fix = lax.bitwise_and(lax.ne(r, zero), lax.ne(lax.lt(r, zero), lax.lt(x2, zero)))
     return lax.select(fix, lax.add(r, x2), r)
 
@@ -194,30 +202,34 @@ mod = remainder
 
 
 def fmod(x1, x2):
-    return lax.rem(*_promote(x1, x2))
+    """C's fmod: the sign of the dividend; an integer x % 0 is 0, as in JAX."""
+    x1, x2 = _promote_numeric(x1, x2)
+    if _dtypes.is_int(_t(x2).dtype):
+        x2 = _where_zero(x2, _like(1, x2), x2)
+    return lax.rem(x1, x2)
 
 
 def floor_divide(x1, x2):
-    x1, x2 = _promote(x1, x2)
+    """Integers: JAX's quotient fix-up by signs, so x // 0 is what jax.numpy gives."""
+    x1, x2 = _promote_numeric(x1, x2)
     dt = _t(x1).dtype
     if _dtypes.is_unsigned(dt):
         return lax.div(x1, x2)
     if _dtypes.is_int(dt):
         q = lax.div(x1, x2)
-        zero = _as_dtype(0, dt)
-        adjust = lax.bitwise_and(lax.ne(lax.lt(x1, zero), lax.lt(x2, zero)),
+        zero = _like(0, q)
+        adjust = lax.bitwise_and(lax.ne(lax.sign(x1), lax.sign(x2)),
                                  lax.ne(lax.rem(x1, x2), zero))
-        return lax.select(adjust, lax.sub(q, _as_dtype(1, dt)), q)
+        return lax.select(adjust, lax.sub(q, _like(1, q)), q)
     return _float_divmod(x1, x2)[0]
 
 
 def _float_divmod(x1, x2):
     """CPython's float_divmod (as JAX): exact at multiples, inf for x / 0."""
-    dt = _t(x1).dtype
     mod = lax.rem(x1, x2)
     div = lax.div(_where_zero(x2, x1, lax.sub(x1, mod)), x2)
-    fix = lax.bitwise_and(lax.ne(mod, _as_dtype(0, dt)), lax.ne(lax.sign(x2), lax.sign(mod)))
-    return (lax.round(lax.select(fix, lax.sub(div, _as_dtype(1, dt)), div), "to_nearest_even"),
+    fix = lax.bitwise_and(lax.ne(mod, _like(0, mod)), lax.ne(lax.sign(x2), lax.sign(mod)))
+    return (lax.round(lax.select(fix, lax.sub(div, _like(1, div)), div), "to_nearest_even"),
             lax.select(fix, lax.add(mod, x2), mod))
 
 
@@ -225,7 +237,12 @@ def _where_zero(x, if_zero, otherwise):
     """where(x == 0, if_zero, otherwise), decided while tracing when x is a literal."""
     if isinstance(x, Literal):
         return if_zero if x.value == 0 else otherwise
-    return where(lax.eq(x, _as_dtype(0, _t(x).dtype)), if_zero, otherwise)
+    return where(lax.eq(x, _like(0, x)), if_zero, otherwise)
+
+
+def _like(value, x):
+    """A Python number as a rank-0 operand of x's dtype and weak type."""
+    return _as_dtype(value, _t(x).dtype, _t(x).weak)
 
 
 def divmod(x1, x2):
@@ -244,9 +261,9 @@ less, less_equal = _compare(lax.lt, "less"), _compare(lax.le, "less_equal")
 greater, greater_equal = _compare(lax.gt, "greater"), _compare(lax.ge, "greater_equal")
 
 
-def _bitwise(lax_fn, name):
+def _bitwise(lax_fn, name, promote=_promote):
     def fn(x1, x2):
-        x1, x2 = _promote(x1, x2)
+        x1, x2 = promote(x1, x2)
         if _dtypes.is_inexact(_t(x1).dtype):
             raise TypeError(at_user_line(f"{name} needs integer or bool arrays, got "
                                          f"{_dtypes.SHORT_NAMES[_t(x1).dtype]}"))
@@ -258,11 +275,11 @@ def _bitwise(lax_fn, name):
 bitwise_and = _bitwise(lax.bitwise_and, "bitwise_and")
 bitwise_or = _bitwise(lax.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(lax.bitwise_xor, "bitwise_xor")
-left_shift = _bitwise(lax.shift_left, "left_shift")
+left_shift = _bitwise(lax.shift_left, "left_shift", _promote_numeric)  # bool shifts as int
 
 
 def right_shift(x1, x2):
-    x1, x2 = _promote(x1, x2)
+    x1, x2 = _promote_numeric(x1, x2)
     shift = lax.shift_right_logical if _dtypes.is_unsigned(_t(x1).dtype) else \
         lax.shift_right_arithmetic
     return shift(x1, x2)
@@ -297,6 +314,8 @@ def isfinite(x):
     (x,) = _promote(x)
     if not _dtypes.is_inexact(_t(x).dtype):
         return full_like(x, True, dtype=bool_)
+    if _dtypes.is_complex(_t(x).dtype):  # both parts finite
+        return lax.bitwise_and(lax.is_finite(lax.real(x)), lax.is_finite(lax.imag(x)))
     return lax.is_finite(x)
 
 
@@ -304,6 +323,8 @@ def isinf(x):
     (x,) = _promote(x)
     if not _dtypes.is_inexact(_t(x).dtype):
         return full_like(x, False, dtype=bool_)
+    if _dtypes.is_complex(_t(x).dtype):  # either part infinite
+        return lax.bitwise_or(isinf(lax.real(x)), isinf(lax.imag(x)))
     return lax.eq(lax.abs(x), _as_dtype(_np.inf, _t(x).dtype))
 
 
@@ -314,7 +335,13 @@ def isnan(x):
     return lax.ne(x, x)
 
 
-def clip(a, a_min=None, a_max=None):
+def clip(a, a_min=None, a_max=None, *, min=None, max=None):
+    """JAX's clip: bounds as a_min/a_max or min=/max=; complex values refused."""
+    a_min, a_max = a_min if min is None else min, a_max if max is None else max
+    if builtins.any(_dtypes.is_complex(_t(_operand(v)).dtype)
+                    for v in (a, a_min, a_max) if v is not None):
+        raise ValueError(at_user_line("Clip received a complex value either through the input "
+                                      "or the min/max keywords; complex values have no order"))
     if a_min is not None:
         a = maximum(a, a_min)
     if a_max is not None:
@@ -330,6 +357,9 @@ def copysign(x1, x2):
 def signbit(x):
     (x,) = _promote(x)
     dt = _t(x).dtype
+    if _dtypes.is_complex(dt):
+        raise ValueError(at_user_line("signbit does not support complex-valued inputs "
+                                      "(as in JAX)"))
     if _dtypes.is_inexact(dt):
         bits = lax.bitcast_convert_type(x, _np.dtype(f"i{dt.itemsize}"))
         return lax.lt(bits, 0)
@@ -350,8 +380,22 @@ radians, degrees = deg2rad, rad2deg
 
 
 def hypot(x1, x2):
+    """Scaled by the larger magnitude (as JAX), so x1*x1 cannot overflow: hypot(1e25,
+    1e25) is finite in f32."""
     x1, x2 = _promote(x1, x2, to_inexact=True)
-    return lax.sqrt(lax.add(lax.mul(x1, x1), lax.mul(x2, x2)))
+    if _dtypes.is_complex(_t(x1).dtype):
+        raise ValueError(at_user_line("jnp.hypot is not well defined for complex-valued inputs; "
+                                      "use abs() of each first"))
+    x1, x2 = lax.abs(x1), lax.abs(x2)
+    dt = _t(x1).dtype
+    inf = _as_dtype(_np.inf, dt)
+    either_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
+    big, small = lax.max(x1, x2), lax.min(x1, x2)
+    zero, one = _as_dtype(0, dt), _as_dtype(1, dt)
+    big_is_zero = lax.eq(big, zero)
+    ratio = lax.div(small, where(big_is_zero, one, big))
+    scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
+    return where(either_inf, inf, where(big_is_zero, big, scaled))
 
 
 def logaddexp(x1, x2):
@@ -363,8 +407,20 @@ def logaddexp(x1, x2):
 
 
 def conj(x):
-    return x
+    (x,) = _promote(x)
+    return lax.conj(x) if _dtypes.is_complex(_t(x).dtype) else _array(x)
+
+
+conjugate = conj
 
 
 def real(x):
-    return x
+    (x,) = _promote(x)
+    return lax.real(x) if _dtypes.is_complex(_t(x).dtype) else _array(x)
+
+
+def imag(x):
+    (x,) = _promote(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        return lax.imag(x)
+    return lax.convert_element_type(full_like(x, 0), _t(x).dtype, weak_type=_t(x).weak)

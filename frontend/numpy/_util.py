@@ -143,7 +143,7 @@ def _as_dtype(x, dtype, weak=False):
         value = _np.asarray(x).astype(dtype) if not isinstance(x, complex) or \
             _dtypes.is_complex(dtype) else _np.asarray(x.real, dtype)
         return Literal(value, ArrayType((), _np.dtype(dtype), weak))
-    return lax.convert_element_type(x, dtype, weak_type=weak and _t(x).weak)
+    return lax.convert_element_type(x, dtype, weak_type=weak)
 
 
 def _broadcast_shapes(*shapes):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
-from ..core import shape_rules, type_of
+from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import common_dtype, define, scalars_to, unchanged
@@ -31,13 +31,31 @@ def _same_dtype(prim_name, types):
     return types[0].dtype
 
 
+_ACCEPTS = {  # what a primitive's operands may be, as its error message names it
+    "float": dtypes.is_float, "inexact": dtypes.is_inexact, "complex": dtypes.is_complex,
+    "f32 or f64": lambda d: d in (dtypes.float32, dtypes.float64),
+    "f32, f64 or complex": lambda d: d in (dtypes.float32, dtypes.float64)
+    or dtypes.is_complex(d),
+    "signed": lambda d: dtypes.is_inexact(d) or d.kind == "i",
+    "number": lambda d: d != dtypes.bool_,
+    "real number": lambda d: d != dtypes.bool_ and not dtypes.is_complex(d),
+    "int": dtypes.is_int,
+    "intbool": lambda d: dtypes.is_int(d) or d == dtypes.bool_, "any": lambda d: True}
+
+
 def _check_dtype(prim_name, dtype, allowed: str):
-    ok = {"float": dtypes.is_inexact, "int": dtypes.is_int,
-          "intbool": lambda d: dtypes.is_int(d) or d == dtypes.bool_,
-          "number": lambda d: d != dtypes.bool_, "any": lambda d: True}[allowed]
-    if not ok(dtype):
+    if not _ACCEPTS[allowed](dtype):
         raise TypeError(f"{prim_name} does not accept {dtypes.SHORT_NAMES[dtype]} operands "
                         f"(it takes {allowed} dtypes)")
+
+
+def _real_dtype(dtype):
+    """The component dtype of a complex dtype (float32 for complex64); others unchanged."""
+    return np.finfo(dtype).dtype if dtypes.is_complex(dtype) else dtype
+
+
+def _complex_dtype(dtype):
+    return np.result_type(dtype, np.complex64)
 
 
 def _operands_broadcast(ctx, eqn, operands):
@@ -51,16 +69,22 @@ def _signature(in_types, out_type) -> str:
     return f"({', '.join(tensor_type(t) for t in in_types)}) -> {tensor_type(out_type)}"
 
 
-def _elementwise(name, mlir_op, arity, allowed, out_dtype=None):
-    """One elementwise primitive and its wrapper: shape rule and lowering side by side."""
+def _shape_rule(name, arity, allowed, out_dtype=lambda dtype: dtype):
+    """The shape rule of an elementwise primitive. `out_dtype` maps the operands' dtype
+    to the result's; the result is weak when all operands are (a bool one too, as in JAX)."""
 
     def shape_rule(*types):
         if len(types) != arity:
             raise TypeError(f"{name} takes {arity} operands, got {len(types)}")
         dtype = _same_dtype(name, types)
         _check_dtype(name, dtype, allowed)
-        return ArrayType(_elementwise_shape(name, types), out_dtype or dtype,
-                         all(t.weak for t in types) and out_dtype is None)
+        out = np.dtype(out_dtype(dtype))
+        return ArrayType(_elementwise_shape(name, types), out, all(t.weak for t in types))
+    return shape_rule
+
+
+def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
+    """One elementwise primitive lowered to one op, and its wrapper."""
 
     def lowering(ctx, eqn, *operands):
         operands = _operands_broadcast(ctx, eqn, operands)
@@ -70,7 +94,7 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=None):
             return ctx.op(f'"{mlir_op}"({", ".join(operands)}) : {_signature(in_types, out)}')
         return ctx.op(f"{mlir_op} {', '.join(operands)} : {_signature(in_types, out)}")
 
-    prim = define(name, shape=shape_rule, lower=lowering)
+    prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering)
     return prim, _nary(prim)
 
 
@@ -84,37 +108,36 @@ def _nary(prim):
 
 # name, StableHLO/CHLO op, arity, dtypes accepted
 neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number")
-abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "number")
-sign_p, sign = _elementwise("sign", "stablehlo.sign", 1, "number")
+abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype)
 floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float")
 ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float")
-exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "float")
-log_p, log = _elementwise("log", "stablehlo.log", 1, "float")
-log1p_p, log1p = _elementwise("log1p", "stablehlo.log_plus_one", 1, "float")
-expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "float")
-sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "float")
-rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "float")
+exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "inexact")
+log_p, log = _elementwise("log", "stablehlo.log", 1, "inexact")
+log1p_p, log1p = _elementwise("log1p", "stablehlo.log_plus_one", 1, "inexact")
+expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "inexact")
+sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "inexact")
+rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "inexact")
 cbrt_p, cbrt = _elementwise("cbrt", "stablehlo.cbrt", 1, "float")
-sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "float")
-cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "float")
-tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "float")
-tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "float")
-logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "float")
-asin_p, asin = _elementwise("asin", "chlo.asin", 1, "float")
-acos_p, acos = _elementwise("acos", "chlo.acos", 1, "float")
-atan_p, atan = _elementwise("atan", "chlo.atan", 1, "float")
-sinh_p, sinh = _elementwise("sinh", "chlo.sinh", 1, "float")
-cosh_p, cosh = _elementwise("cosh", "chlo.cosh", 1, "float")
-asinh_p, asinh = _elementwise("asinh", "chlo.asinh", 1, "float")
-acosh_p, acosh = _elementwise("acosh", "chlo.acosh", 1, "float")
-atanh_p, atanh = _elementwise("atanh", "chlo.atanh", 1, "float")
+sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "inexact")
+cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "inexact")
+tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "inexact")
+tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "inexact")
+logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "inexact")
+asin_p, asin = _elementwise("asin", "chlo.asin", 1, "inexact")
+acos_p, acos = _elementwise("acos", "chlo.acos", 1, "inexact")
+atan_p, atan = _elementwise("atan", "chlo.atan", 1, "inexact")
+sinh_p, sinh = _elementwise("sinh", "chlo.sinh", 1, "inexact")
+cosh_p, cosh = _elementwise("cosh", "chlo.cosh", 1, "inexact")
+asinh_p, asinh = _elementwise("asinh", "chlo.asinh", 1, "inexact")
+acosh_p, acosh = _elementwise("acosh", "chlo.acosh", 1, "inexact")
+atanh_p, atanh = _elementwise("atanh", "chlo.atanh", 1, "inexact")
 erf_p, erf = _elementwise("erf", "chlo.erf", 1, "float")
 erfc_p, erfc = _elementwise("erfc", "chlo.erfc", 1, "float")
 erf_inv_p, erf_inv = _elementwise("erf_inv", "chlo.erf_inv", 1, "float")
 lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float")
 digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float")
 is_finite_p, is_finite = _elementwise("is_finite", "stablehlo.is_finite", 1, "float",
-                                      out_dtype=dtypes.bool_)
+                                      out_dtype=lambda dtype: dtypes.bool_)
 not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool")
 population_count_p, population_count = _elementwise("population_count", "stablehlo.popcnt",
                                                      1, "int")
@@ -122,12 +145,10 @@ population_count_p, population_count = _elementwise("population_count", "stableh
 add_p, add = _elementwise("add", "stablehlo.add", 2, "any")
 sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number")
 mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any")
-div_p, div = _elementwise("div", "stablehlo.divide", 2, "number")
-rem_p, rem = _elementwise("rem", "stablehlo.remainder", 2, "number")
 pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number")
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any")
 min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any")
-atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "float")
+atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "inexact")
 nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float")
 and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool")
 or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool")
@@ -137,6 +158,34 @@ shift_right_arithmetic_p, shift_right_arithmetic = _elementwise(
     "shift_right_arithmetic", "stablehlo.shift_right_arithmetic", 2, "int")
 shift_right_logical_p, shift_right_logical = _elementwise(
     "shift_right_logical", "stablehlo.shift_right_logical", 2, "int")
+
+# complex numbers: parts, and a complex from its parts
+real_p, real = _elementwise("real", "stablehlo.real", 1, "complex", out_dtype=_real_dtype)
+imag_p, imag = _elementwise("imag", "stablehlo.imag", 1, "complex", out_dtype=_real_dtype)
+complex_p, complex = _elementwise("complex", "stablehlo.complex", 2, "f32 or f64",
+                                  out_dtype=_complex_dtype)
+
+
+# conj: the complex conjugate; a real operand becomes complex, as in JAX.
+def _conj_shape(x):
+    _check_dtype("conj", x.dtype, "f32, f64 or complex")
+    return ArrayType(x.shape, _complex_dtype(x.dtype), x.weak)
+
+
+def _conj_lowering(ctx, eqn, x):
+    src, out = eqn.inputs[0].type, eqn.outputs[0].type
+    part = ArrayType(out.shape, _real_dtype(out.dtype))
+    if dtypes.is_complex(src.dtype):
+        re = ctx.op(f"stablehlo.real {x} : {_signature([src], part)}")
+        im = ctx.op(f"stablehlo.imag {x} : {_signature([src], part)}")
+        im = ctx.op(f"stablehlo.negate {im} : {tensor_type(part)}")
+    else:
+        re, im = x, ctx.constant(0, part.dtype, part.shape)
+    return ctx.op(f"stablehlo.complex {re}, {im} : {_signature([part, part], out)}")
+
+
+conj_p = define("conj", shape=_conj_shape, lower=_conj_lowering)
+conj = _nary(conj_p)
 
 
 # exp2 has no StableHLO op: exp(x * ln 2), as JAX lowers it.
@@ -148,8 +197,63 @@ def _exp2_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.exponential {scaled} : {tensor_type(t)}")
 
 
-exp2_p = define("exp2", shape=shape_rules[exp_p], lower=_exp2_lowering)
+exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering)
 exp2 = _nary(exp2_p)
+
+
+# div and rem. XLA's constant folder dies (SIGFPE) on an integer division by zero or of
+# INT_MIN by -1, so no such divisor reaches it: it becomes 1, and the result is what XLA
+# computes at run time: x / 0 = -1 (all ones), x % 0 = x, INT_MIN / -1 = INT_MIN (= x / 1),
+# INT_MIN % -1 = 0 (= x % 1).
+def _division_lowering(mlir_op, remainder):
+    def lowering(ctx, eqn, x, y):
+        x, y = _operands_broadcast(ctx, eqn, (x, y))
+        t = eqn.outputs[0].type
+        tt = tensor_type(t)
+        if not dtypes.is_int(t.dtype):
+            return ctx.op(f"{mlir_op} {x}, {y} : {tt}")
+        b = ArrayType(t.shape, dtypes.bool_)
+        tb = tensor_type(b)
+
+        def const(value):
+            return ctx.constant(np.asarray(value).astype(t.dtype), t.dtype, t.shape)
+
+        def equal(a, value):
+            return ctx.op(f"stablehlo.compare EQ, {a}, {const(value)}, "
+                          f"{compare_type(t.dtype)} : {_signature([t, t], b)}")
+
+        by_zero = unsafe = equal(y, 0)
+        if t.dtype.kind == "i":
+            overflow = ctx.op(f"stablehlo.and {equal(x, np.iinfo(t.dtype).min)}, "
+                              f"{equal(y, -1)} : {tb}")
+            unsafe = ctx.op(f"stablehlo.or {by_zero}, {overflow} : {tb}")
+        select_type = f"({tb}, {tt}, {tt}) -> {tt}"
+        y = ctx.op(f"stablehlo.select {unsafe}, {const(1)}, {y} : {select_type}")
+        result = ctx.op(f"{mlir_op} {x}, {y} : {tt}")
+        return ctx.op(f"stablehlo.select {by_zero}, {x if remainder else const(-1)}, "
+                      f"{result} : {select_type}")
+    return lowering
+
+
+div_p = define("div", shape=_shape_rule("div", 2, "number"),
+               lower=_division_lowering("stablehlo.divide", remainder=False))
+div = _nary(div_p)
+rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
+               lower=_division_lowering("stablehlo.remainder", remainder=True))
+rem = _nary(rem_p)
+
+
+# sign: stablehlo.sign takes no unsigned type, where the sign is min(x, 1).
+def _sign_lowering(ctx, eqn, x):
+    t = eqn.outputs[0].type
+    if dtypes.is_unsigned(t.dtype):
+        one = ctx.constant(1, t.dtype, t.shape)
+        return ctx.op(f"stablehlo.minimum {x}, {one} : {tensor_type(t)}")
+    return ctx.op(f"stablehlo.sign {x} : {tensor_type(t)}")
+
+
+sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering)
+sign = _nary(sign_p)
 
 
 # round[method]: 'away_from_zero' (lax.round's default) or 'to_nearest_even' (np.round).
@@ -157,7 +261,7 @@ def _round_shape(x, *, method):
     if method not in ("away_from_zero", "to_nearest_even"):
         raise ValueError(f"round method must be 'away_from_zero' or 'to_nearest_even', "
                          f"got {method!r}")
-    return shape_rules[floor_p](x)
+    return _shape_rule("round", 1, "float")(x)
 
 
 def _round_lowering(ctx, eqn, x):
@@ -180,8 +284,11 @@ _DIRECTIONS = ("EQ", "NE", "LT", "LE", "GT", "GE")
 def _compare_shape(x, y, *, direction):
     if direction not in _DIRECTIONS:
         raise ValueError(f"compare direction must be one of {_DIRECTIONS}, got {direction!r}")
-    _same_dtype("compare", [x, y])
-    return ArrayType(_elementwise_shape("compare", [x, y]), dtypes.bool_)
+    dtype = _same_dtype("compare", [x, y])
+    if dtypes.is_complex(dtype) and direction not in ("EQ", "NE"):
+        raise TypeError(f"compare {direction} does not accept complex operands: they have "
+                        "no order (compare their real parts or absolute values)")
+    return ArrayType(_elementwise_shape("compare", [x, y]), dtypes.bool_, x.weak and y.weak)
 
 
 def compare_type(dtype) -> str:
@@ -280,14 +387,23 @@ def convert_element_type(x, new_dtype, weak_type=False):
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
-# bitcast_convert_type[new_dtype]: reinterpret bits of the same width.
+# bitcast_convert_type[new_dtype]: reinterpret the bits. To a narrower dtype a minor axis
+# of the width ratio appears; to a wider one the minor axis of that size goes (as in XLA).
 def _bitcast_shape(x, *, new_dtype):
     new_dtype = np.dtype(new_dtype)
-    if new_dtype.itemsize != x.dtype.itemsize:
-        raise TypeError(f"bitcast_convert_type between dtypes of different widths "
-                        f"({dtypes.SHORT_NAMES[x.dtype]} -> {dtypes.SHORT_NAMES[new_dtype]}) "
-                        "is not supported")
-    return ArrayType(x.shape, new_dtype)
+    old_size, new_size = x.dtype.itemsize, new_dtype.itemsize
+    if x.dtype != new_dtype and any(d == dtypes.bool_ or dtypes.is_complex(d)
+                                    for d in (x.dtype, new_dtype)):
+        raise TypeError(f"bitcast_convert_type of bool or complex values needs the same "
+                        f"dtype on both sides, got {dtypes.SHORT_NAMES[x.dtype]} -> "
+                        f"{dtypes.SHORT_NAMES[new_dtype]}")
+    if new_size < old_size:
+        return ArrayType(x.shape + (old_size // new_size,), new_dtype)
+    if new_size > old_size and x.shape[-1:] != (new_size // old_size,):
+        raise TypeError(f"bitcast_convert_type from {x} to the wider "
+                        f"{dtypes.SHORT_NAMES[new_dtype]} needs a minor axis of size "
+                        f"{new_size // old_size}")
+    return ArrayType(x.shape[:-1] if new_size > old_size else x.shape, new_dtype)
 
 
 def _bitcast_lowering(ctx, eqn, x):

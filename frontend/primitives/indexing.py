@@ -86,6 +86,8 @@ def _scatter_shape(operand, indices, updates, *, update_window_dims, inserted_wi
                          f"{sorted(_SCATTER_COMBINERS)}, got {combiner!r}")
     if not dtypes.is_int(indices.dtype):
         raise TypeError(f"scatter indices must be integers, got {indices}")
+    if operand.dtype == dtypes.bool_ and combiner in ("add", "mul"):
+        raise TypeError(f"scatter combiner {combiner!r} does not accept bool operands")
     if updates.dtype != operand.dtype:
         raise TypeError(f"scatter updates {updates} must have the operand's dtype {operand}")
     if len(update_window_dims) + len(inserted_window_dims) != operand.ndim:

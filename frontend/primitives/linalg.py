@@ -1,7 +1,6 @@
 """dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum."""
 from __future__ import annotations
 
-from .. import dtypes
 from ..core import type_of
 from ..ir import ArrayType
 from . import define
@@ -12,8 +11,6 @@ def _dot_general_shape(lhs, rhs, *, dimension_numbers):
     (lc, rc), (lb, rb) = dimension_numbers
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"dot_general needs operands of one dtype, got {lhs} and {rhs}")
-    if lhs.dtype == dtypes.bool_:
-        raise TypeError("dot_general does not accept bool operands")
     if len(lc) != len(rc) or len(lb) != len(rb) or any(
             lhs.shape[a] != rhs.shape[b] for a, b in zip(lc + lb, rc + rb)):
         raise TypeError(f"dot_general: contracting/batch dimensions {dimension_numbers} do not "

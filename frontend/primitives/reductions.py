@@ -73,12 +73,16 @@ def _any(dtype):
     return True
 
 
+def _number(dtype):
+    return dtype != dtypes.bool_
+
+
 def _intbool(dtype):
     return dtypes.is_int(dtype) or dtype == dtypes.bool_
 
 
 reduce_sum_p, reduce_sum = _reduce("sum", _any)
-reduce_prod_p, reduce_prod = _reduce("prod", _any)
+reduce_prod_p, reduce_prod = _reduce("prod", _number)
 reduce_max_p, reduce_max = _reduce("max", _any)
 reduce_min_p, reduce_min = _reduce("min", _any)
 reduce_and_p, reduce_and = _reduce("and", _intbool)
@@ -94,6 +98,8 @@ def _argminmax(kind):
     def shape_rule(x, *, axes, index_dtype):
         if len(axes) != 1:
             raise ValueError(f"arg{kind} reduces exactly one axis, got {tuple(axes)}")
+        if dtypes.is_complex(x.dtype):
+            raise TypeError(f"{name} does not accept complex operands: they have no order")
         shape = _reduced_shape(name, x, axes)
         if x.shape[axes[0]] == 0:
             raise ValueError(f"arg{kind} of an empty axis")
@@ -144,18 +150,21 @@ argmax_p, argmax = _argminmax("max")
 argmin_p, argmin = _argminmax("min")
 
 
-def _cumulative(kind):
+def _cumulative(kind, allowed):
     """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix."""
     name = f"cum{kind}"
 
     def shape_rule(x, *, axis, reverse):
+        if not allowed(x.dtype):
+            raise TypeError(f"{name} does not accept {dtypes.SHORT_NAMES[x.dtype]}")
         if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
             raise ValueError(f"{name}: axis {axis} out of range for {x}")
         return x
 
     def lowering(ctx, eqn, x):
         t = eqn.inputs[0].type
-        axis, n = eqn.params["axis"], t.shape[eqn.params["axis"]]
+        axis = eqn.params["axis"]
+        n = max(t.shape[axis], 1)  # a window must not be empty, even over an empty axis
         window = [n if d == axis else 1 for d in range(t.ndim)]
         prefix = (0, n - 1) if eqn.params["reverse"] else (n - 1, 0)
         pad = [prefix if d == axis else (0, 0) for d in range(t.ndim)]
@@ -176,7 +185,7 @@ def _cumulative(kind):
     return prim, wrapper
 
 
-cumsum_p, cumsum = _cumulative("sum")
-cumprod_p, cumprod = _cumulative("prod")
-cummax_p, cummax = _cumulative("max")
-cummin_p, cummin = _cumulative("min")
+cumsum_p, cumsum = _cumulative("sum", _number)
+cumprod_p, cumprod = _cumulative("prod", _number)
+cummax_p, cummax = _cumulative("max", _any)
+cummin_p, cummin = _cumulative("min", _any)

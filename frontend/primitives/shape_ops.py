@@ -24,6 +24,8 @@ def _check_axes(name, axes, ndim):
 
 # iota[dtype, shape, dimension]
 def _iota_shape(*, dtype, shape, dimension):
+    if np.dtype(dtype) == dtypes.bool_:
+        raise TypeError("iota does not accept bool (count in an integer dtype)")
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota dimension {dimension} out of range for shape {shape}")
     return ArrayType(tuple(shape), np.dtype(dtype))

@@ -36,11 +36,24 @@ def _sort_lowering(ctx, eqn, *xs):
         is_nan = ctx.op(f"stablehlo.compare NE, {x}, {x}, FLOAT : {sig}")
         return ctx.op(f"stablehlo.select {is_nan}, {nan}, {x} : ({tb}, {tt}, {tt}) -> {tt}")
 
+    def keys(args):
+        """(lhs, rhs, type) per key; a complex key is its real part, then its imaginary
+        part (JAX's order): StableHLO compares complex numbers for equality only."""
+        for k in range(eqn.params["num_keys"]):
+            lhs, rhs, t = args[2 * k], args[2 * k + 1], types[k]
+            if not dtypes.is_complex(t.dtype):
+                yield lhs, rhs, t
+                continue
+            part = ArrayType((), np.finfo(t.dtype).dtype)
+            sig = f"({tensor_type(t)}) -> {tensor_type(part)}"
+            for op in ("real", "imag"):
+                yield (ctx.op(f"stablehlo.{op} {lhs} : {sig}"),
+                       ctx.op(f"stablehlo.{op} {rhs} : {sig}"), part)
+
     def comparator(*args):
         # Lexicographic "less than" over the keys; floats in total order (NaN last, as NumPy).
         result = None
-        for k in reversed(range(eqn.params["num_keys"])):
-            lhs, rhs, t = args[2 * k], args[2 * k + 1], types[k]
+        for lhs, rhs, t in reversed(list(keys(args))):
             ctype = "TOTALORDER" if dtypes.is_inexact(t.dtype) else compare_type(t.dtype)
             if dtypes.is_float(t.dtype):
                 lhs, rhs = canonical(lhs, t), canonical(rhs, t)

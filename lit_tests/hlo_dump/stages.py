@@ -17,7 +17,7 @@
 # CHECK-NEXT:   %2: f32[4] = sin %1
 # CHECK:      // ----- scaled_sum: stablehlo -----
 # CHECK-NEXT: module @jit_scaled_sum
-# CHECK:        stablehlo.sine %arg1 : (tensor<4xf32>) -> tensor<4xf32>{{$}}
+# CHECK:        stablehlo.sine %arg1 : tensor<4xf32>{{$}}
 # CHECK:      // ----- scaled_sum: fused (cpu) -----
 # CHECK:        "mhlo.fusion"(%arg1, %arg0) <{fusion_kind = #mhlo<fusion_kind kLoop>}>
 # CHECK:      // ----- scaled_sum: hlo (fusion=tracehlo) -----
@@ -34,3 +34,14 @@
 # ALL: func @softmax(
 # ALL: func @mlp(%0: f32[32,64], %1: f32[64,128], %2: f32[128], %3: f32[128,10], %4: f32[10]) -> (f32[32,10])
 # ALL:   dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] %0, %1
+
+# The flags hlo-opt spells the same way; the old spellings stay as aliases.
+# RUN: hlo-dump %S/../../examples/mlp.py -f softmax --stage fused --no-locations --print-ir-after-all --fusion-report | FileCheck %s --check-prefix=SHARED
+# RUN: hlo-dump %S/../../examples/mlp.py -f softmax --stage hlo --fusion xla | FileCheck %s --check-prefix=XLA
+# SHARED: // ----- softmax: fused (cpu) -----
+# SHARED: "mhlo.fusion"
+# SHARED: // ----- softmax: after producer-consumer-fusion:
+# SHARED: // ----- softmax: fusion decisions (cpu) -----
+# SHARED-NEXT: fusion report (cpu): {{[0-9]+}} fusions
+# XLA: HloModule jit_softmax
+# XLA: fusion

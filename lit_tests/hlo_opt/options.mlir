@@ -3,6 +3,8 @@
 // RUN: hlo-opt %s --fuse --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
 // RUN: hlo-opt %s --fuse --backend=gpu | FileCheck %s --check-prefix=GPU
 // RUN: hlo-opt %s --fuse --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=REPORT
+// hlo-dump's old spellings of the same flags:
+// RUN: hlo-opt %s --fuse --explain --print-after-all 2>&1 >/dev/null | FileCheck %s --check-prefixes=ALL,REPORT
 
 // ALL: // -----// IR Dump After instruction-fusion //----- //
 // ALL: // -----// IR Dump After fusion-merger //----- //

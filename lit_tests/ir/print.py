@@ -31,10 +31,11 @@ def promote(x, n):
 g = tracehlo.make_ir(promote)(np.zeros(3, np.float16), np.zeros(3, np.int32))
 print(g)
 # Weak Python scalars keep the array's dtype; int32 + 1.5 becomes float32, and
-# float16 vs int32 compares in float16 (JAX's promotion lattice, not NumPy's).
+# float16 vs int32 compares in float16 (JAX's promotion lattice, not NumPy's). As in
+# JAX, int32 + 1.5 is weakly typed (the convert says weak_type=true).
 # CHECK-LABEL: func @promote(%0: f16[3], %1: i32[3]) -> (f16[3], f32[3], bool[3]) {
 # CHECK-NEXT:    %2: f16[3] = mul %0, 2.0:f16[]
-# CHECK-NEXT:    %3: f32[3] = convert_element_type[new_dtype=f32, weak_type=false] %1
+# CHECK-NEXT:    %3: f32[3] = convert_element_type[new_dtype=f32, weak_type=true] %1
 # CHECK-NEXT:    %4: f32[3] = add %3, 1.5:f32[]
 # CHECK-NEXT:    %5: f16[3] = convert_element_type[new_dtype=f16, weak_type=false] %1
 # CHECK-NEXT:    %6: bool[3] = compare[direction='GT'] %0, %5

@@ -8,7 +8,7 @@ import tracehlo.numpy as tnp
 
 
 def linalg_and_indexing(a, b, idx):
-    return (a @ b, tnp.einsum("bij,bjk->bik", a, b), tnp.argsort(a, axis=-1), a[:, idx],
+    return (a @ b, tnp.einsum("bij,bjk->bik", b, a), tnp.argsort(a, axis=-1), a[:, idx],
             a.at[0, idx].add(1.0))
 
 
@@ -16,7 +16,7 @@ print_stablehlo(linalg_and_indexing, np.zeros((2, 3, 3), np.float32),
                 np.zeros((2, 3, 3), np.float32), np.zeros(2, np.int32))
 # CHECK-LABEL: func.func public @main
 # CHECK:       "stablehlo.dot_general"(%arg0, %arg1) {dot_dimension_numbers = #stablehlo.dot<lhs_batching_dimensions = [0], rhs_batching_dimensions = [0], lhs_contracting_dimensions = [2], rhs_contracting_dimensions = [1]>} : (tensor<2x3x3xf32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
-# CHECK:       "stablehlo.dot_general"(%arg0, %arg1)
+# CHECK:       "stablehlo.dot_general"(%arg1, %arg0)
 # CHECK:       "stablehlo.sort"(%arg0, %{{.*}}) ({
 # CHECK:         stablehlo.compare LT, %{{.*}}, %{{.*}}, TOTALORDER
 # CHECK:       }) {dimension = 2 : i64, is_stable = true}

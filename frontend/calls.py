@@ -1,0 +1,38 @@
+"""Calls: a jit function used inside a trace is one `pjit` equation holding the
+callee's Graph, not its equations inlined. It prints (and parses) inline, verifies
+recursively and lowers to a private func.func plus func.call, which XLA inlines."""
+from __future__ import annotations
+
+import jax.tree_util as tree_util
+
+from . import arguments
+from .lowering import tensor_type
+from .primitives import define
+
+
+def call(sig: arguments.Signature, args, kwargs):
+    """sig.fn on these arguments as one pjit equation of the current trace."""
+    traced = arguments.trace(sig, args, kwargs)
+    leaves = tree_util.tree_leaves(sig.split(args, kwargs)[:2])
+    outs = pjit_p.bind(*leaves, *traced.captured, name=traced.graph.name, graph=traced.graph)
+    return tree_util.tree_unflatten(traced.out_tree, outs)
+
+
+def _pjit_shape(*in_types, name, graph):
+    if list(in_types) != graph.in_types:
+        raise TypeError(f"pjit {name} takes {', '.join(map(str, graph.in_types))}, "
+                        f"got {', '.join(map(str, in_types))}")
+    return graph.out_types
+
+
+def _pjit_lowering(ctx, eqn, *args):
+    graph = eqn.params["graph"]
+    callee = ctx.function(graph)
+    ins = ", ".join(tensor_type(t) for t in graph.in_types)
+    outs = ", ".join(tensor_type(t) for t in graph.out_types)
+    results = ctx.op(f"func.call @{callee}({', '.join(args)}) : ({ins}) -> ({outs})",
+                     len(graph.outputs))
+    return results if isinstance(results, list) else [results]
+
+
+pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True)

@@ -1,0 +1,758 @@
+"""Differential fuzzer: seeded random programs through tracehlo, compared with jax.jit.
+
+A program is a list of ops, each a line of Python with placeholders: `{np}` is
+tracehlo.numpy or jax.numpy, `{lax}` tracehlo.lax or jax.lax, `{0}`, `{1}` its
+operands. The same lines therefore give the program under test, the JAX oracle
+and, printed, a standalone repro. Every op is checked with jax.eval_shape as it
+is drawn, so JAX accepts every program; tracehlo refusing one is a failure.
+
+Kinds (what runs the program):
+    jit      tracehlo.jit with fusion "none", "xla" and "tracehlo"
+    hlo-opt  jax.jit(f).lower(...).as_text() through passes.fuse (what
+             `hlo-opt --fuse` runs) and check_backend, compiled by our runtime
+
+Each program runs in a worker subprocess (Worker), so an XLA abort, a hang or a
+segfault is a failure of that seed, not of the run. Failure classes: crash,
+timeout, fallback (our fusion replaced by XLA's, or a `tracehlo` logger warning),
+xla-error (XLA rejects what we built), refusal (a user-facing error on a program
+JAX accepts), internal-error (any other exception), mismatch (value, nan
+position, shape or dtype differs from jax.jit beyond the dtype's tolerance).
+
+    python python_tests/fuzz.py --kind jit --count 2000 [--start 0] [--log FILE.jsonl]
+    python python_tests/fuzz.py --kind hlo-opt --seed 123 --shrink
+prints one line per failing seed and a summary by class; --shrink reduces a
+failing seed to a minimal program (fewer outputs, ops, inputs, smaller shapes,
+no special values, the class unchanged) and prints it as a standalone script.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
+          "float16", "bfloat16", "float32"]
+KINDS = ("jit", "hlo-opt")
+MODES = ("none", "xla", "tracehlo")  # tracehlo last: the likeliest to abort
+MAX_ELEMENTS = 4096  # larger intermediate values are not drawn
+# (rtol, atol) for float outputs; integer and bool outputs must be equal
+TOLERANCE = {"float16": (1e-2, 1e-3), "bfloat16": (5e-2, 1e-2), "float32": (1e-4, 1e-5)}
+
+UNARY_NP = ["negative", "abs", "sign", "exp", "log", "sin", "cos", "tanh", "sqrt", "square",
+            "floor", "ceil", "round", "logical_not", "invert", "isnan", "isfinite", "isinf",
+            "reciprocal", "expm1", "log1p", "arctan", "sinh", "cbrt", "trunc", "signbit",
+            "exp2", "log2", "arcsinh", "log10"]
+BINARY_NP = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "power",
+             "maximum", "minimum", "equal", "not_equal", "less", "less_equal", "greater",
+             "greater_equal", "logical_and", "logical_or", "logical_xor", "bitwise_and",
+             "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "arctan2", "hypot",
+             "copysign", "nextafter", "fmod", "logaddexp"]
+OPERATORS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<", "<=", "==", "!=", ">"]
+SCALAR_FORMS = ["{0} + 2", "{0} * 0.5", "2 - {0}", "{0} > 0", "{0} ** 2", "{0} / 3",
+                "{0} % 3", "-{0}", "~{0}", "abs({0})", "{0} // 2", "1.5 ** {0}"]
+REDUCE_NP = ["sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "var"]
+CUMULATIVE_NP = ["cumsum", "cumprod", "cummax", "cummin"]
+UNARY_LAX = ["neg", "abs", "sign", "exp", "log", "sin", "cos", "tanh", "sqrt", "rsqrt",
+             "floor", "ceil", "round", "is_finite", "logistic", "expm1", "log1p",
+             "population_count", "bitwise_not", "cbrt", "erf", "atan", "sinh"]
+BINARY_LAX = ["add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
+              "shift_right_logical", "eq", "ne", "lt", "le", "gt", "ge", "nextafter"]
+REDUCE_LAX = ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+              "reduce_or", "argmax", "argmin"]
+
+
+# ---------------------------------------------------------------- programs
+
+def special_values(dtype: str) -> list:
+    if dtype == "bool":
+        return [True, False]
+    if dtype.startswith(("int", "uint")):
+        info = np.iinfo(dtype)
+        return [info.min, info.max, 0, 1] + ([-1] if info.min else [])
+    import ml_dtypes
+    info = ml_dtypes.finfo(dtype)
+    return [np.nan, np.inf, -np.inf, -0.0, 0.0, float(info.smallest_subnormal),
+            float(info.max), -float(info.max), float(info.tiny)]
+
+
+def input_value(spec: dict) -> np.ndarray:
+    """The data of one input, from its own seed so that shrinking one input's shape
+    leaves the others' values alone."""
+    import ml_dtypes
+    rng = np.random.default_rng(spec["seed"])
+    shape, dtype = tuple(spec["shape"]), spec["dtype"]
+    np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
+    if dtype == "bool":
+        x = rng.integers(0, 2, shape).astype(bool)
+    elif dtype.startswith("uint"):
+        x = rng.integers(0, 20, shape).astype(np_dtype)
+    elif dtype.startswith("int"):
+        x = rng.integers(-10, 11, shape).astype(np_dtype)
+    else:
+        x = (rng.standard_normal(shape) * rng.choice([1.0, 4.0])).astype(np_dtype)
+    x = np.asarray(x)  # rank 0: an array, not a NumPy scalar, so specials can be set
+    if spec["special"] and x.size:
+        values = np.array(special_values(dtype)).astype(np_dtype)
+        mask = rng.random(shape) < 0.3
+        x[mask] = values[rng.integers(len(values), size=int(mask.sum()))]
+    return x
+
+
+class Generator:
+    """Draws one program from a seed: inputs, ops whose operands come from earlier
+    values (broadcast-compatible for binary ops), and up to 20 outputs."""
+
+    def __init__(self, seed: int):
+        import jax
+        import jax.numpy as jnp
+        self.jax, self.jnp = jax, jnp
+        self.rng = np.random.default_rng(seed)
+
+    def program(self) -> dict:
+        rng = self.rng
+        rank = int(rng.integers(0, 5))
+        base = [int(rng.choice([0, 1, 2, 3, 4, 5], p=[.04, .2, .24, .24, .16, .12]))
+                for _ in range(rank)]
+        inputs = []
+        for _ in range(int(rng.integers(1, 5))):
+            shape = base[int(rng.integers(0, rank + 1)):] if rng.random() < .8 else \
+                [int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 4)))]
+            shape = [1 if rng.random() < .1 else d for d in shape]
+            inputs.append({"shape": shape, "dtype": str(rng.choice(DTYPES)),
+                           "seed": int(rng.integers(1 << 31)), "special": bool(rng.random() < .5)})
+        self.avals = [self.jax.ShapeDtypeStruct(tuple(s["shape"]), self._dtype(s["dtype"]))
+                      for s in inputs]
+        ops = []
+        target = int(rng.integers(10, 61))
+        for _ in range(target * 4):
+            if len(ops) == target:
+                break
+            op = self._draw()
+            if op is not None:
+                ops.append(op)
+        read = {j for op in ops for j in op["args"]}
+        unread = [j for j in range(len(inputs), len(self.avals)) if j not in read]
+        extra = [j for j in range(len(self.avals)) if j not in unread and rng.random() < .1]
+        outputs = sorted(set(unread[-20:] + extra))[:20] or [len(self.avals) - 1]
+        return {"inputs": inputs, "ops": ops, "outputs": outputs}
+
+    def _dtype(self, name):
+        return self.jnp.bfloat16 if name == "bfloat16" else np.dtype(name)
+
+    def _draw(self) -> dict | None:
+        """One op whose output JAX accepts and which stays small, or None."""
+        rng = self.rng
+        x = int(rng.integers(len(self.avals)))
+        if rng.random() < .5:  # the newest values, so chains get deep
+            x = max(0, len(self.avals) - 1 - int(rng.integers(0, 4)))
+        code, args = self._form(x)
+        if code is None:
+            return None
+        fn = eval("lambda *v: " + code.format(*[f"v[{i}]" for i in range(len(args))],
+                                              np="jnp", lax="lax"),
+                  {"jnp": self.jnp, "lax": self.jax.lax})
+        try:
+            out = self.jax.eval_shape(fn, *[self.avals[j] for j in args])
+        except Exception:
+            return None
+        if not hasattr(out, "shape") or np.prod(out.shape, dtype=int) > MAX_ELEMENTS:
+            return None
+        self.avals.append(self.jax.ShapeDtypeStruct(out.shape, out.dtype))
+        return {"code": code, "args": args}
+
+    def _partner(self, x: int, same_type: bool) -> int:
+        a = self.avals[x]
+        fits = [j for j, b in enumerate(self.avals)
+                if (b.shape == a.shape and (b.dtype == a.dtype or not same_type))
+                or (not same_type and _broadcastable(a.shape, b.shape))]
+        return fits[int(self.rng.integers(len(fits)))]
+
+    def _form(self, x: int):
+        rng, a = self.rng, self.avals[x]
+        ndim = len(a.shape)
+        axis = int(rng.integers(-ndim, ndim)) if ndim else None
+        family = rng.choice(["unary", "binary", "operator", "scalar", "reduce", "cumulative",
+                             "shape", "lax_unary", "lax_binary", "lax_reduce", "lax_shape",
+                             "select", "dot", "sort", "convert"],
+                            p=[.1, .1, .1, .06, .1, .03, .12, .06, .06, .05, .06, .05, .03,
+                               .03, .05])
+        pick = lambda names: names[int(rng.integers(len(names)))]
+        if family == "unary":
+            return "{np}.%s({0})" % pick(UNARY_NP), [x]
+        if family == "binary":
+            return "{np}.%s({0}, {1})" % pick(BINARY_NP), [x, self._partner(x, False)]
+        if family == "operator":
+            return "{0} %s {1}" % pick(OPERATORS), [x, self._partner(x, False)]
+        if family == "scalar":
+            return pick(SCALAR_FORMS), [x]
+        if family == "reduce":
+            where = "" if axis is None or rng.random() < .2 else "axis=%d" % axis
+            keep = ", keepdims=True" if where and rng.random() < .3 else ""
+            return "{np}.%s({0}%s%s)" % (pick(REDUCE_NP), where and ", " + where, keep), [x]
+        if family == "cumulative":
+            return "{np}.%s({0}, axis=%s)" % (pick(CUMULATIVE_NP), axis), [x]
+        if family == "lax_unary":
+            return "{lax}.%s({0})" % pick(UNARY_LAX), [x]
+        if family == "lax_binary":
+            return "{lax}.%s({0}, {1})" % pick(BINARY_LAX), [x, self._partner(x, True)]
+        if family == "lax_reduce":
+            name = pick(REDUCE_LAX)
+            if name.startswith("arg"):
+                if not ndim:
+                    return None, None
+                return "{lax}.%s({0}, %d, {np}.int32)" % (name, axis % ndim), [x]
+            axes = tuple(sorted({int(i) for i in rng.integers(0, ndim, int(rng.integers(0, 3)))})) \
+                if ndim else ()
+            return "{lax}.%s({0}, %r)" % (name, axes), [x]
+        if family == "select":
+            c = self._partner(x, False)
+            return rng.choice(["{np}.where({1} > 0, {0}, {2})", "{np}.where({1}, {0}, {2})",
+                               "{lax}.select({1}, {0}, {2})",
+                               "{np}.clip({0}, {1}, {2})"]), [x, c, self._partner(x, True)]
+        if family == "dot":
+            return "{np}.matmul({0}, {1})", [x, int(rng.integers(len(self.avals)))]
+        if family == "sort":
+            name = pick(["sort", "argsort"])
+            return ("{np}.%s({0}, axis=%d)" % (name, axis), [x]) if ndim else (None, None)
+        if family == "convert":
+            dtype = pick(DTYPES)
+            return rng.choice(["{0}.astype({np}.%s)" % _np_name(dtype),
+                               "{lax}.convert_element_type({0}, {np}.%s)" % _np_name(dtype)]), [x]
+        if family == "lax_shape":
+            return self._lax_shape(x, axis), [x]
+        return self._np_shape(x, axis), [x]
+
+    def _np_shape(self, x: int, axis):
+        rng, shape = self.rng, self.avals[x].shape
+        ndim, size = len(shape), int(np.prod(shape, dtype=int))
+        forms = ["{np}.expand_dims({0}, 0)", "{np}.ravel({0})", "{0}.reshape(-1, 1)",
+                 "{np}.broadcast_to({0}, (2,) + {0}.shape)", "{np}.stack([{0}, {0}])",
+                 "{np}.tile({0}, 2)", "{np}.pad({0}, 1)"]
+        if ndim:
+            perm = tuple(int(i) for i in rng.permutation(ndim))
+            forms += ["{np}.transpose({0}, %r)" % (perm,), "{np}.flip({0}, %d)" % axis,
+                      "{0}[1:]", "{0}[::2]", "{0}[..., ::-1]", "{0}[0]", "{0}[-1:, ...]",
+                      "{np}.concatenate([{0}, {0}], axis=%d)" % axis, "{np}.squeeze({0})",
+                      "{np}.roll({0}, 1, axis=%d)" % axis, "{np}.repeat({0}, 2, axis=%d)" % axis,
+                      "{np}.moveaxis({0}, %d, 0)" % axis, "{0}.T"]
+        if size and size % 2 == 0:
+            forms += ["{0}.reshape(2, -1)", "{0}.reshape(%d, 2)" % (size // 2)]
+        return forms[int(rng.integers(len(forms)))]
+
+    def _lax_shape(self, x: int, axis):
+        rng, shape = self.rng, self.avals[x].shape
+        ndim = len(shape)
+        forms = ["{lax}.broadcast_in_dim({0}, (3,) + {0}.shape, %r)" % (tuple(range(1, ndim + 1)),),
+                 "{lax}.expand_dims({0}, (0,))"]
+        if ndim:
+            lo = tuple(int(i) for i in rng.integers(-1, 2, ndim))
+            forms += ["{lax}.rev({0}, (%d,))" % (axis % ndim),
+                      "{lax}.pad({0}, {np}.zeros((), {0}.dtype), %r)"
+                      % (tuple((l, int(rng.integers(-1, 2)), int(rng.integers(0, 2))) for l in lo),),
+                      "{lax}.slice_in_dim({0}, 0, %d, 1, %d)" % (max(1, shape[axis] // 2), axis % ndim),
+                      "{lax}.transpose({0}, %r)" % (tuple(int(i) for i in rng.permutation(ndim)),),
+                      "{lax}.concatenate([{0}, {0}], %d)" % (axis % ndim),
+                      "{lax}.cumsum({0}, %d)" % (axis % ndim),
+                      "{lax}.cummax({0}, %d)" % (axis % ndim),
+                      "{lax}.sort({0}, dimension=%d)" % (axis % ndim)]
+        return forms[int(rng.integers(len(forms)))]
+
+
+def _broadcastable(a: tuple, b: tuple) -> bool:
+    return all(x == y or x == 1 or y == 1 for x, y in zip(a[::-1], b[::-1]))
+
+
+def _np_name(dtype: str) -> str:
+    return "bool_" if dtype == "bool" else dtype
+
+
+def program(seed: int) -> dict:
+    return Generator(seed).program()
+
+
+def source(prog: dict, np_name: str = "tnp", lax_name: str = "tl", name: str = "f") -> str:
+    """The program as a Python function over `np_name` and `lax_name`."""
+    n = len(prog["inputs"])
+    lines = [f"def {name}({', '.join(f'v{i}' for i in range(n))}):"]
+    for k, op in enumerate(prog["ops"]):
+        lines.append(f"    v{n + k} = " + op["code"].format(
+            *[f"v{j}" for j in op["args"]], np=np_name, lax=lax_name))
+    lines.append(f"    return ({''.join(f'v{j}, ' for j in prog['outputs'])})")
+    return "\n".join(lines) + "\n"
+
+
+def functions(prog: dict):
+    """(tracehlo function, jax function) of a program."""
+    import jax
+    import jax.numpy as jnp
+    import tracehlo.lax as tl
+    import tracehlo.numpy as tnp
+    scope = {"tnp": tnp, "tl": tl, "jnp": jnp, "lax": jax.lax}
+    code = source(prog, "tnp", "tl", "f") + source(prog, "jnp", "lax", "f_jax")
+    exec(compile(code, "fuzz_program.py", "exec"), scope)  # user lines name this file
+    return scope["f"], scope["f_jax"]
+
+
+# ---------------------------------------------------------------- running one program
+
+def compare(got, want, weak_types: bool = True) -> tuple[str, str] | None:
+    """(class, why) where `got` is not JAX's `want`, else None: shape, dtype and
+    (if `weak_types`) weak type equal, integers and bools exactly, floats within the
+    dtype's tolerance with nan and infinities in the same places."""
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return "mismatch", f"got {got.dtype}{list(got.shape)}, JAX {want.dtype}{list(want.shape)}"
+    if weak_types and got.weak_type != want.weak_type:
+        return "weak-type", f"weak_type {got.weak_type}, JAX's {want.weak_type}"
+    g, w = np.asarray(got), np.asarray(want)
+    if str(w.dtype) not in TOLERANCE:
+        bad = g != w
+    else:
+        rtol, atol = TOLERANCE[str(w.dtype)]
+        g, w = g.astype(np.float64), w.astype(np.float64)
+        both_nan = np.isnan(g) & np.isnan(w)
+        close = np.abs(g - w) <= atol + rtol * np.abs(w)
+        bad = ~(both_nan | (g == w) | (close & np.isfinite(w)))
+    if not bad.any():
+        return None
+    i = tuple(int(k) for k in np.argwhere(bad)[0])
+    return "mismatch", f"{int(bad.sum())} of {bad.size} elements differ, e.g. at {list(i)}: " \
+                       f"{g[i]!r} vs JAX {w[i]!r}"
+
+
+USER_ERRORS = (TypeError, ValueError, NotImplementedError, IndexError)
+
+
+def _failure(cls: str, stage: str, detail: str) -> dict:
+    return {"class": cls, "stage": stage, "detail": detail}
+
+
+def _exception(stage: str, e: BaseException) -> dict:
+    from tracehlo import TracehloError, runtime
+    from tracehlo.passes import UnsupportedFusionError
+    message = f"{type(e).__name__}: {str(e).strip()}"
+    if isinstance(e, runtime.XlaCompileError):
+        return _failure("xla-error", stage, message)
+    if isinstance(e, (TracehloError, UnsupportedFusionError) + USER_ERRORS):
+        return _failure("refusal", stage, message)
+    return _failure("internal-error", stage, message)
+
+
+def run_program(prog: dict, kind: str, report=lambda stage: None) -> list[dict]:
+    """The failures of one program under `kind`; `report(stage)` is called before
+    each stage so that a parent can name the stage a crash happened in."""
+    import logging
+
+    import jax
+    import tracehlo
+    from tracehlo import passes, runtime
+    f, f_jax = functions(prog)
+    args = [jax.device_put(input_value(s)) for s in prog["inputs"]]
+    report("jax")
+    try:
+        want = jax.jit(f_jax)(*args)
+    except Exception as e:  # JAX refuses at run time: not a program to judge us on
+        return [_failure("invalid", "jax", f"{type(e).__name__}: {e}")]
+    warnings = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: warnings.append(record.getMessage())
+    logger = logging.getLogger("tracehlo")
+    logger.addHandler(handler)
+    failures = []
+    try:
+        if kind == "jit":
+            for mode in MODES:
+                report(mode)
+                del warnings[:]
+                try:
+                    jitted = tracehlo.jit(f, fusion=mode)
+                    got = jitted(*args)
+                    compiled = jitted.lower(*args)
+                except Exception as e:
+                    failures.append(_exception(mode, e))
+                    continue
+                why = getattr(compiled.fusion_report(), "fallback", None)  # XLA's refusal
+                if compiled.fusion != mode or warnings or why:
+                    failures.append(_failure("fallback", mode, " / ".join(warnings)[:2000]
+                                             or why or f"compiled with fusion={compiled.fusion}"))
+                failures += _compare_all(prog, mode, got, want)
+            failures = _merge_modes(failures)
+        else:
+            report("passes")
+            try:
+                text = jax.jit(f_jax, keep_unused=True).lower(*args).as_text()
+                result = passes.fuse_with_report(text)
+                passes.check_backend(result.text)
+            except Exception as e:
+                return [_exception("passes", e)]
+            report("xla")
+            try:
+                out_types = [(w.shape, w.dtype) for w in want]
+                exe = runtime.compile(result.text, out_types, xla_fusion=False,
+                                      passes_off=result.xla_passes_off)
+                got = exe(args)
+            except Exception as e:
+                return [_exception("xla", e)]
+            failures += _compare_all(prog, "hlo-opt", got, want)
+    finally:
+        logger.removeHandler(handler)
+    return failures
+
+
+def _compare_all(prog: dict, stage: str, got, want) -> list[dict]:
+    """A mismatch names the op that computed the output, so that classes tell ops apart."""
+    failures, n = [], len(prog["inputs"])
+    for k, (g, w) in enumerate(zip(got, want)):
+        problem = compare(g, w, weak_types=stage != "hlo-opt")  # XLA has no weak types
+        if problem:
+            j = prog["outputs"][k]
+            op = prog["ops"][j - n]["code"] if j >= n else "input"
+            failures.append(_failure(problem[0], stage, f"{op}: output {k}: {problem[1]}"))
+    return failures
+
+
+def _merge_modes(failures: list[dict]) -> list[dict]:
+    """A failure every fusion mode shows is one failure of stage `all`: tracing,
+    lowering or JAX's semantics, not fusion."""
+    stages = collections.defaultdict(set)
+    for f in failures:
+        stages[class_key({**f, "stage": ""})].add(f["stage"])
+    merged, seen = [], set()
+    for f in failures:
+        key = class_key({**f, "stage": ""})
+        if stages[key] >= set(MODES):
+            if key not in seen:
+                seen.add(key)
+                merged.append({**f, "stage": "all"})
+        else:
+            merged.append(f)
+    return merged
+
+
+def class_key(failure: dict) -> str:
+    """What makes two failures the same bug: class, stage and the message's first
+    line with numbers, names and types generalised."""
+    detail = failure["detail"].split("\n")[0]
+    detail = re.sub(r"^.*XLA could not compile the program: (INTERNAL: during context "
+                    r"\[[^\]]*\]: )?", "XLA: ", detail)
+    if failure["class"] in ("mismatch", "weak-type"):
+        detail = re.sub(r": output \d+: ", ": ", detail)
+        detail = re.sub(r"\d+ of \d+ elements differ.*", "values differ", detail)
+    # an HLO instruction's text varies with the program: keep its opcode only
+    detail = re.sub(r"(Non-root instruction) \S+ = .*? ([a-z][\w-]*)\(.*? in \S+ = .*? "
+                    r"([a-z][\w-]*)\(.*", r"\1 \2 in a \3", detail)
+    detail = re.sub(r"/[^ :]*\.py:\d+", "FILE", detail)
+    detail = re.sub(r"\b(bf|[fiu]i?)\d+\[[^\]]*\]|tensor<[^>]*>", "TYPE", detail)
+    detail = re.sub(r"%[\w.]+|\b\w+\.\d+\b", "NAME", detail)
+    detail = re.sub(r"(?<![{])\d+", "N", detail)
+    return f"{failure['class']} [{failure['stage']}] {detail[:160]}"
+
+
+# ---------------------------------------------------------------- worker processes
+
+class Worker:
+    """A child process that runs programs one at a time (jobs in as JSON lines on
+    stdin, `stage NAME` lines and one JSON result out). A program that kills or
+    hangs the child becomes a crash or timeout failure, with XLA's last check
+    message from the child's stderr, and the next program gets a fresh child."""
+
+    def __init__(self, timeout: float = 120.0):
+        self.timeout = timeout
+        self._process = None
+        self._stderr = tempfile.TemporaryFile("w+")
+
+    def run(self, prog: dict, kind: str) -> list[dict]:
+        if self._process is None:
+            self._start()
+        self._stderr.seek(0, os.SEEK_END)
+        start = self._stderr.tell()
+        stage, deadline = "start", time.monotonic() + self.timeout
+        try:
+            self._process.stdin.write(json.dumps({"program": prog, "kind": kind}) + "\n")
+            self._process.stdin.flush()
+            while (line := self._readline(deadline)) is not None:
+                if not line:
+                    break
+                if line.startswith("stage "):
+                    stage = line.split()[1]
+                else:
+                    return json.loads(line)
+            else:
+                self._process.kill()
+                self._process.wait()
+                self._process = None
+                return [_failure("timeout", stage, f"killed after {self.timeout:g} s")]
+        except BrokenPipeError:
+            pass
+        code = self._process.wait()
+        self._process = None
+        cause = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
+        self._stderr.seek(start)
+        log = self._stderr.read()
+        checks = [l for l in log.splitlines() if "Check failed" in l or " F0" in l[:8]
+                  or "Fatal" in l or "error" in l.lower()]
+        message = re.sub(r"^.*?\] ", "", checks[-1]) if checks else ""
+        return [_failure("crash", stage, f"{cause}: {message}".strip(": "))]
+
+    def _readline(self, deadline: float) -> str | None:
+        """The child's next line, "" at its end, None past the deadline. Unbuffered
+        reads: a buffered reader would hold lines that select() cannot see."""
+        fd = self._process.stdout.fileno()
+        while b"\n" not in self._pending:
+            if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return ""
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return line.decode() + "\n"
+
+    def _start(self) -> None:
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "1"}
+        self._process = subprocess.Popen([sys.executable, __file__, "--worker"], env=env,
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._stderr, text=True)
+        self._pending = b""
+        if self._readline(time.monotonic() + 300) != "ready\n":
+            self._process.wait()
+            self._process = None
+            raise RuntimeError("fuzz worker did not start")
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stdin.close()
+            self._process.wait()
+            self._process = None
+        self._stderr.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _serve() -> None:
+    """The child side of Worker; fd 1 goes to stderr so no stray print (Python or
+    C++) corrupts the result stream."""
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+    import tracehlo  # noqa: F401  (start-up cost paid before `ready`)
+    out.write("ready\n")
+    out.flush()
+
+    def report(stage):
+        out.write(f"stage {stage}\n")
+        out.flush()
+
+    for line in sys.stdin:
+        job = json.loads(line)
+        try:
+            failures = run_program(job["program"], job["kind"], report)
+        except Exception as e:  # the harness's own bug: still one program's result
+            failures = [_failure("internal-error", "harness", f"{type(e).__name__}: {e}")]
+        out.write(json.dumps(failures) + "\n")
+        out.flush()
+
+
+def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None) -> dict:
+    """{seed: failures} for every seed; `report` sees invalid programs too, the
+    result leaves them out."""
+    results = {}
+    for seed in seeds:
+        failures = worker.run(program(seed), kind)
+        report(seed, failures)
+        if not (failures and failures[0]["class"] == "invalid"):
+            results[seed] = failures
+    return results
+
+
+# ---------------------------------------------------------------- shrinking
+
+def prune(prog: dict) -> dict:
+    """Drop ops no output needs and inputs nothing reads; renumber values."""
+    n = len(prog["inputs"])
+    live = set(prog["outputs"])
+    for k in range(len(prog["ops"]) - 1, -1, -1):
+        if n + k in live:
+            live.update(prog["ops"][k]["args"])
+    kept_inputs = [i for i in range(n) if i in live]
+    kept_ops = [k for k in range(len(prog["ops"])) if n + k in live]
+    renumber = {old: new for new, old in enumerate(kept_inputs + [n + k for k in kept_ops])}
+    return {"inputs": [prog["inputs"][i] for i in kept_inputs],
+            "ops": [{"code": prog["ops"][k]["code"],
+                     "args": [renumber[j] for j in prog["ops"][k]["args"]]} for k in kept_ops],
+            "outputs": [renumber[j] for j in prog["outputs"]]}
+
+
+def valid(prog: dict) -> bool:
+    """JAX accepts the program (shapes may no longer fit after shrinking)."""
+    import jax
+    import jax.numpy as jnp
+    _, f_jax = functions(prog)
+    avals = [jax.ShapeDtypeStruct(tuple(s["shape"]),
+                                  jnp.bfloat16 if s["dtype"] == "bfloat16" else s["dtype"])
+             for s in prog["inputs"]]
+    try:
+        jax.eval_shape(f_jax, *avals)
+        return True
+    except Exception:
+        return False
+
+
+def candidates(prog: dict):
+    """Smaller variants of a program, the most reducing first."""
+    outs = prog["outputs"]
+    if len(outs) > 1:
+        for half in (outs[: len(outs) // 2], outs[len(outs) // 2:]):
+            yield {**prog, "outputs": half}
+        for j in outs:
+            yield {**prog, "outputs": [o for o in outs if o != j]}
+    n = len(prog["inputs"])
+    for k in range(len(prog["ops"]) - 1, -1, -1):
+        for arg in dict.fromkeys(prog["ops"][k]["args"]):  # use an operand instead
+            swap = lambda j: arg if j == n + k else j
+            yield {"inputs": prog["inputs"],
+                   "ops": [{**op, "args": [swap(j) for j in op["args"]]} for op in prog["ops"]],
+                   "outputs": [swap(j) for j in outs]}
+    for i, spec in enumerate(prog["inputs"]):
+        smaller = [{**spec, "special": False}] if spec["special"] else []
+        for d, size in enumerate(spec["shape"]):
+            for new in sorted({1, size // 2} - {size}) if size > 1 else []:
+                smaller.append({**spec, "shape": spec["shape"][:d] + [new] + spec["shape"][d + 1:]})
+        for new in smaller:
+            yield {**prog, "inputs": prog["inputs"][:i] + [new] + prog["inputs"][i + 1:]}
+
+
+def shrink(prog: dict, kind: str, key: str, worker: Worker, budget: int = 200, log=print) -> dict:
+    """The smallest program found that still fails with class `key`, trying at most
+    `budget` candidates: greedy, restarting from the first candidate after a success."""
+    prog, tries = prune(prog), 0
+    progress = True
+    while progress and tries < budget:
+        progress = False
+        for candidate in candidates(prog):
+            candidate = prune(candidate)
+            if candidate == prog or not valid(candidate):
+                continue
+            tries += 1
+            if key in {class_key(f) for f in worker.run(candidate, kind)}:
+                prog, progress = candidate, True
+                log(f"  shrunk to {len(prog['ops'])} ops, {len(prog['outputs'])} outputs, "
+                    f"inputs {[s['shape'] for s in prog['inputs']]}")
+                break
+            if tries >= budget:
+                break
+    return prog
+
+
+def repro(prog: dict, kind: str, key: str) -> str:
+    """A standalone script that shows the failure."""
+    import ml_dtypes
+    arrays = []
+    for spec in prog["inputs"]:
+        x = input_value(spec)
+        dtype = "ml_dtypes.bfloat16" if spec["dtype"] == "bfloat16" else f"np.{spec['dtype']}"
+        arrays.append(f"np.frombuffer(bytes.fromhex('{x.tobytes().hex()}'), {dtype})"
+                      f".reshape({tuple(spec['shape'])})")
+    del ml_dtypes
+    head = (f"# fuzz repro ({kind}): {key}\n"
+            "import jax, jax.numpy as jnp, ml_dtypes, numpy as np\n"
+            "import tracehlo, tracehlo.numpy as tnp, tracehlo.lax as tl\n"
+            "from jax import lax\n\n")
+    body = source(prog, "tnp", "tl", "f") + "\n" + source(prog, "jnp", "lax", "f_jax") + "\n"
+    body += "args = [jax.device_put(a) for a in [\n" + "".join(
+        f"    {a},\n" for a in arrays) + "]]\nwant = jax.jit(f_jax)(*args)\n"
+    if kind == "jit":
+        mode = key.split("[")[1].split("]")[0]
+        body += (f"got = tracehlo.jit(f, fusion={mode!r})(*args)\n"
+                 if mode in MODES else "got = tracehlo.jit(f)(*args)\n")
+    else:
+        body += ("from tracehlo import passes, runtime\n"
+                 "text = jax.jit(f_jax, keep_unused=True).lower(*args).as_text()\n"
+                 "result = passes.fuse_with_report(text)\n"
+                 "passes.check_backend(result.text)\n"
+                 "exe = runtime.compile(result.text, [(w.shape, w.dtype) for w in want],\n"
+                 "                      xla_fusion=False, passes_off=result.xla_passes_off)\n"
+                 "got = exe(args)\n")
+    body += "for g, w in zip(got, want):\n    print(g.dtype, g.shape, np.asarray(g).ravel()[:8], " \
+            "'JAX:', np.asarray(w).ravel()[:8])\n"
+    return head + body
+
+
+# ---------------------------------------------------------------- command line
+
+def summary(results: dict) -> collections.Counter:
+    """Failing programs per class key (a program counts once per class)."""
+    return collections.Counter(key for failures in results.values()
+                               for key in {class_key(f) for f in failures})
+
+
+def rates(results: dict) -> str:
+    """Programs and the share failing per class: the figures issue 8 tracks."""
+    count = len(results) or 1
+    line = [f"{len(results)} programs"]
+    for cls in ("crash", "timeout", "fallback", "xla-error", "internal-error", "refusal",
+                "mismatch", "weak-type"):
+        n = sum(any(f["class"] == cls for f in fs) for fs in results.values())
+        line.append(f"{cls} {n} ({100 * n / count:.1f}%)")
+    return ", ".join(line)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="fuzz", description=__doc__.splitlines()[0])
+    ap.add_argument("--kind", choices=KINDS, default="jit")
+    ap.add_argument("--start", type=int, default=0, help="first seed")
+    ap.add_argument("--count", type=int, default=100, help="number of seeds")
+    ap.add_argument("--seed", type=int, help="run one seed and print its program")
+    ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
+    ap.add_argument("--log", help="append one JSON line per program here, as it finishes")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    opts = ap.parse_args(argv)
+    if opts.worker:
+        _serve()
+        return 0
+    seeds = [opts.seed] if opts.seed is not None else range(opts.start, opts.start + opts.count)
+    if opts.seed is not None:
+        print(source(program(opts.seed)))
+
+    log = open(opts.log, "a") if opts.log else None
+
+    def report(seed, failures):
+        for key in sorted({class_key(f) for f in failures}):
+            print(f"seed {seed} {opts.kind}: {key}", flush=True)
+        if log:
+            log.write(json.dumps({"seed": seed, "kind": opts.kind, "failures": failures}) + "\n")
+            log.flush()
+
+    t0 = time.monotonic()
+    with Worker(opts.timeout) as worker:
+        results = fuzz(seeds, opts.kind, worker, report)
+        classes = summary(results)
+        print(f"\n{opts.kind}: {len(results)} programs in {time.monotonic() - t0:.0f} s, "
+              f"{sum(bool(f) for f in results.values())} failing\n{rates(results)}")
+        for key, count in classes.most_common():
+            first = min(s for s, fs in results.items() if key in {class_key(f) for f in fs})
+            print(f"{count:5d}  {key}  (first seed {first})")
+            if opts.shrink:
+                small = shrink(program(first), opts.kind, key, worker)
+                print(repro(small, opts.kind, f"{key} (seed {first})"))
+    if log:
+        log.close()
+    return 1 if classes else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,634 @@
+"""tracehlo.numpy against jax.numpy as the oracle, table-driven: every function, over
+bool, int8-32, uint8-32, f16, bf16, f32 and complex64, with Python and NumPy scalars,
+0-d, size-0 and broadcasting shapes and JAX's keyword arguments. Each case must agree
+in shape, dtype, weak_type and value (or raise JAX's error type), under jit and eagerly.
+
+Cases are batched: one tracehlo.jit and one jax.jit per (family, dtype) returning every
+case's result; a case that raises while tracing is recorded on its own, and a batch XLA
+rejects is bisected to the cases responsible. Eager runs cover a sample (see EAGER).
+`python test_numpy_conformance.py` prints the pass rate; `--x64` runs the 64-bit subset
+(the x64 test runs it in a child process with TRACEHLO_ENABLE_X64 and JAX_ENABLE_X64).
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import types
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import tracehlo
+import tracehlo.numpy as tnp
+
+X64 = tracehlo.config.enable_x64
+DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16",
+          "bfloat16", "float32", "complex64"]
+X64_DTYPES = ["int32", "int64", "uint32", "float32", "float64", "complex128"]
+EAGER_DTYPES = {"int32", "float32", "float64"}  # sampled eagerly; others: jit only
+EAGER_EVERY = 6
+VALUES = "values"  # a case's fourth field: compare values too (compiled), not only types
+
+# Cases where JAX disagrees with itself; the oracle cannot decide them.
+JAX_INCONSISTENT = {
+}
+# Disagreements not fixed yet (issue 8): listed so the test states them; a listed case
+# that passes fails the test, so the list only shrinks.
+NOT_YET_FIXED = {
+}
+
+
+def _jnp_with(**overrides):
+    """jax.numpy, plus the names tracehlo.numpy has that jax.numpy spells elsewhere."""
+    return types.SimpleNamespace(**{**{n: getattr(jnp, n) for n in dir(jnp)
+                                       if not n.startswith("_")}, **overrides})
+
+
+def _cumulative(lax_fn):
+    """jnp has no cummax/cummin: lax's, with bool scanned as int (lax refuses bool)."""
+    def fn(a, axis=None):
+        a = jnp.asarray(a)
+        b = a.astype(jnp.int32) if a.dtype == jnp.bool_ else a
+        out = lax_fn(b.ravel(), 0) if axis is None else lax_fn(b, axis % b.ndim)
+        return out.astype(a.dtype)
+    return fn
+
+
+ORACLE = _jnp_with(rsqrt=lambda x: jnp.reciprocal(jnp.sqrt(x)), linalg=jnp.linalg,
+                   cummax=_cumulative(jax.lax.cummax), cummin=_cumulative(jax.lax.cummin))
+
+
+# ---------------------------------------------------------------- inputs
+
+def _sample(dtype, shape, seed):
+    rng = np.random.default_rng(seed)
+    dt = jnp.dtype(dtype)
+    if dt == np.bool_:
+        return rng.integers(0, 2, shape).astype(bool)
+    if dt.kind == "u":
+        return rng.integers(0, 7, shape).astype(dt)
+    if dt.kind == "i":
+        return rng.integers(-4, 6, shape).astype(dt)
+    values = np.round(rng.uniform(-3, 3, shape), 2)
+    if dt.kind == "c":
+        values = values + 1j * np.round(rng.uniform(-3, 3, shape), 2)
+    return values.astype(dt)
+
+
+def _special(dtype):
+    """Edge values: signed zeros, infinities, nan, extremes of the type."""
+    dt = jnp.dtype(dtype)
+    if dt == np.bool_:
+        return np.array([True, False])
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return np.array([0, 1, info.max, info.min, info.max // 2 + 1], dt)
+    values = [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, float(jnp.finfo(dt).max),
+              float(jnp.finfo(dt).tiny)]
+    if dt.kind == "c":  # every edge value in each part (no 0 * inf from 1j * x)
+        out = np.zeros(len(values), dt)
+        out.real, out.imag = values, values[::-1]
+        return out
+    return np.array(values, dt)
+
+
+class Pool:
+    """The arrays a dtype's cases take (passed to jit as arguments)."""
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+        self.x = _sample(dtype, (2, 3), 1)
+        self.x2 = _sample(dtype, (2, 3), 2)
+        self.v = _sample(dtype, (3,), 3)
+        self.s = _sample(dtype, (), 4)
+        self.z = _sample(dtype, (0, 3), 5)
+        self.col = _sample(dtype, (2, 1), 6)
+        self.row = _sample(dtype, (1, 3), 7)
+        self.sp = np.concatenate([_special(dtype), self.x.ravel()])
+        self.sp2 = self.sp[::-1].copy()
+        self.n = jnp.dtype(dtype).type(_sample(dtype, (), 8))  # a NumPy scalar
+        self.x4 = _sample(dtype, (2, 3, 4, 5), 9)
+        self.mask = _sample("bool", (2, 3), 10)
+        self.idx = np.array([2, 0, -1, 1], np.int32)
+        self.idx2 = np.array([[0, 2, 1], [1, 1, 0]], np.int32)
+
+
+# ---------------------------------------------------------------- the table
+
+UNARY = ["conjugate", "imag", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+         "arcsinh", "arccosh", "arctanh", "exp", "exp2", "log", "log1p", "expm1", "sqrt",
+         "cbrt", "negative", "sign", "log2", "log10", "absolute", "abs", "floor", "ceil",
+         "round", "around", "trunc", "square", "reciprocal", "invert", "bitwise_not",
+         "logical_not", "isfinite", "isinf", "isnan", "signbit", "deg2rad", "rad2deg",
+         "radians", "degrees", "conj", "real", "rsqrt"]
+BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "power", "pow",
+          "float_power", "remainder", "mod", "fmod", "floor_divide", "divmod", "maximum",
+          "minimum", "arctan2", "nextafter", "copysign", "hypot", "logaddexp", "equal",
+          "not_equal", "less", "less_equal", "greater", "greater_equal", "bitwise_and",
+          "bitwise_or", "bitwise_xor", "left_shift", "right_shift", "logical_and",
+          "logical_or", "logical_xor"]
+REDUCTIONS = ["sum", "prod", "max", "min", "amax", "amin", "all", "any", "mean", "var",
+              "std", "argmax", "argmin", "cumsum", "cumprod", "cummax", "cummin"]
+
+
+def _unary_cases():
+    for name in UNARY:
+        yield f"{name}(x)", lambda m, x, f=name: getattr(m, f)(x), ("x",)
+        yield f"{name}(s)", lambda m, s, f=name: getattr(m, f)(s), ("s",)
+        yield f"{name}(z)", lambda m, z, f=name: getattr(m, f)(z), ("z",)
+        yield f"{name}(special)", lambda m, sp, f=name: getattr(m, f)(sp), ("sp",), VALUES
+        yield f"{name}(numpy scalar)", lambda m, f=name, p=None: getattr(m, f)(p.n), ()
+    yield "round(x, 1)", lambda m, x: m.round(x, 1), ("x",)
+    yield "round(x, decimals=-1)", lambda m, x: m.round(x, decimals=-1), ("x",)
+
+
+def _binary_cases():
+    for name in BINARY:
+        f = name
+        yield f"{f}(x, x2)", lambda m, a, b, f=f: getattr(m, f)(a, b), ("x", "x2")
+        yield f"{f}(col, row)", lambda m, a, b, f=f: getattr(m, f)(a, b), ("col", "row")
+        yield f"{f}(x, v)", lambda m, a, b, f=f: getattr(m, f)(a, b), ("x", "v")
+        yield f"{f}(z, v)", lambda m, a, b, f=f: getattr(m, f)(a, b), ("z", "v")
+        yield f"{f}(s, s)", lambda m, a, f=f: getattr(m, f)(a, a), ("s",)
+        yield f"{f}(special, special2)", lambda m, a, b, f=f: getattr(m, f)(a, b), ("sp", "sp2"), VALUES
+        yield f"{f}(x, 2)", lambda m, a, f=f: getattr(m, f)(a, 2), ("x",)
+        yield f"{f}(3, x)", lambda m, a, f=f: getattr(m, f)(3, a), ("x",)
+        yield f"{f}(x, 1.5)", lambda m, a, f=f: getattr(m, f)(a, 1.5), ("x",)
+        yield f"{f}(x, True)", lambda m, a, f=f: getattr(m, f)(a, True), ("x",)
+        yield f"{f}(x, numpy scalar)", lambda m, a, f=f, p=None: getattr(m, f)(a, p.n), ("x",)
+        yield f"{f}(x, 0)", lambda m, a, f=f: getattr(m, f)(a, 0), ("x",), VALUES
+    yield "where(mask, x, x2)", lambda m, c, a, b: m.where(c, a, b), ("mask", "x", "x2")
+    yield "where(mask, x, 0)", lambda m, c, a: m.where(c, a, 0), ("mask", "x")
+    yield "where(s, 1, 2.5)", lambda m, c: m.where(c, 1, 2.5), ("s",)
+    yield "clip(x, 0, 2)", lambda m, a: m.clip(a, 0, 2), ("x",)
+    yield "clip(x, v)", lambda m, a, b: m.clip(a, b), ("x", "v")
+    yield "clip(x, max=1)", lambda m, a: m.clip(a, max=1), ("x",)
+    yield "x % x2 operator", lambda m, a, b: m.asarray(a) % b, ("x", "x2")
+    yield "x ** 2 operator", lambda m, a: m.asarray(a) ** 2, ("x",)
+    yield "x ** x2 operator", lambda m, a, b: m.asarray(a) ** b, ("x", "x2")
+    yield "x // 0 operator", lambda m, a: m.asarray(a) // 0, ("x",)
+    yield "-x operator", lambda m, a: -m.asarray(a), ("x",)
+    yield "~x operator", lambda m, a: ~m.asarray(a), ("x",)
+
+
+def _reduction_cases():
+    for f in REDUCTIONS:
+        yield f"{f}(x)", lambda m, a, f=f: getattr(m, f)(a), ("x",)
+        yield f"{f}(x, axis=0)", lambda m, a, f=f: getattr(m, f)(a, axis=0), ("x",)
+        yield f"{f}(s)", lambda m, a, f=f: getattr(m, f)(a), ("s",)
+        yield f"{f}(z, axis=1)", lambda m, a, f=f: getattr(m, f)(a, axis=1), ("z",)
+        yield f"{f}(z, axis=0)", lambda m, a, f=f: getattr(m, f)(a, axis=0), ("z",)
+        yield f"{f}(x4, axis=(1, 3))", lambda m, a, f=f: getattr(m, f)(
+            a, axis=(1, 3)) if f[:3] not in ("arg", "cum") else getattr(m, f)(a, axis=3), ("x4",)
+        yield f"{f}(special)", lambda m, a, f=f: getattr(m, f)(a), ("sp",)
+        if f[:3] not in ("cum",):
+            yield f"{f}(x, axis=-1, keepdims)", lambda m, a, f=f: getattr(m, f)(
+                a, axis=-1, keepdims=True), ("x",)
+    for f in ("sum", "prod", "max", "min", "all", "any", "mean", "var", "std"):
+        yield f"{f}(x, where=mask, axis=1)", lambda m, a, w, f=f: getattr(m, f)(
+            a, axis=1, where=w, **({"initial": 0} if f in ("max", "min") else {})), ("x", "mask")
+    for f in ("sum", "prod", "max", "min"):
+        yield f"{f}(x, initial=1)", lambda m, a, f=f: getattr(m, f)(a, initial=1), ("x",)
+    for f in ("sum", "prod", "mean", "var", "std", "cumsum", "cumprod"):
+        yield f"{f}(x, dtype=float32)", lambda m, a, f=f: getattr(m, f)(a, dtype="float32"), ("x",)
+        yield f"{f}(x, dtype=int32)", lambda m, a, f=f: getattr(m, f)(a, dtype="int32"), ("x",)
+    for f in ("sum", "prod", "cumsum", "cumprod"):
+        yield f"{f}(x, promote_integers=False)", lambda m, a, f=f: getattr(m, f)(
+            a, promote_integers=False), ("x",)
+    yield "var(x, ddof=1)", lambda m, a: m.var(a, ddof=1), ("x",)
+    yield "std(x, axis=0, ddof=2)", lambda m, a: m.std(a, axis=0, ddof=2), ("x",)
+    yield "argmax(x, axis=1, keepdims)", lambda m, a: m.argmax(a, axis=1, keepdims=True), ("x",)
+    yield "linalg.norm(x)", lambda m, a: m.linalg.norm(a), ("x",)
+    yield "linalg.norm(v, ord=1)", lambda m, a: m.linalg.norm(a, ord=1), ("v",)
+    yield "linalg.norm(x, axis=1)", lambda m, a: m.linalg.norm(a, axis=1), ("x",)
+    yield "linalg.norm(x, ord=inf)", lambda m, a: m.linalg.norm(a, ord=np.inf), ("x",)
+    yield "x.ptp()", lambda m, a: m.asarray(a).ptp(), ("x",)
+    yield "ptp(x, axis=0)", lambda m, a: m.ptp(a, axis=0), ("x",)
+
+
+def _array_cases():
+    yield "zeros(dtype)", lambda m, p=None: m.zeros((2, 3), p.dtype), ()
+    yield "ones(dtype)", lambda m, p=None: m.ones(4, dtype=p.dtype), ()
+    yield "empty(dtype)", lambda m, p=None: m.empty((0, 2), p.dtype), ()
+    yield "full((2,), 1, dtype)", lambda m, p=None: m.full((2,), 1, p.dtype), ()
+    yield "full((2, 3), s)", lambda m, a: m.full((2, 3), a), ("s",)
+    yield "full((2, 3), v)", lambda m, a: m.full((2, 3), a), ("v",)
+    yield "full_like(x, 2)", lambda m, a: m.full_like(a, 2), ("x",)
+    yield "full_like(x, 2.5, dtype=float32)", lambda m, a: m.full_like(a, 2.5, dtype="float32"), ("x",)
+    yield "zeros_like(x)", lambda m, a: m.zeros_like(a), ("x",)
+    yield "ones_like(x, shape=(4,))", lambda m, a: m.ones_like(a, shape=(4,)), ("x",)
+    yield "arange(5, dtype)", lambda m, p=None: m.arange(5, dtype=p.dtype), ()
+    yield "arange(1, 7, 2, dtype)", lambda m, p=None: m.arange(1, 7, 2, dtype=p.dtype), ()
+    yield "linspace(0, 4, 5, dtype)", lambda m, p=None: m.linspace(0, 4, 5, dtype=p.dtype), ()
+    yield "linspace(s, 3, 4)", lambda m, a: m.linspace(a, 3, 4), ("s",)
+    yield "linspace(0, v, 3, axis=1)", lambda m, a: m.linspace(0, a, 3, axis=1), ("v",)
+    yield "eye(3, dtype)", lambda m, p=None: m.eye(3, dtype=p.dtype), ()
+    yield "eye(2, 4, k=1, dtype)", lambda m, p=None: m.eye(2, 4, k=1, dtype=p.dtype), ()
+    yield "identity(2, dtype)", lambda m, p=None: m.identity(2, dtype=p.dtype), ()
+    yield "tri(3, dtype)", lambda m, p=None: m.tri(3, dtype=p.dtype), ()
+    yield "tril(x)", lambda m, a: m.tril(a), ("x",)
+    yield "triu(x, 1)", lambda m, a: m.triu(a, 1), ("x",)
+    yield "asarray(x)", lambda m, a: m.asarray(a), ("x",)
+    yield "asarray(numpy scalar)", lambda m, p=None: m.asarray(p.n), ()
+    yield "asarray([s, s])", lambda m, a: m.asarray([a, a]), ("s",)
+    yield "array(x, dtype=float32)", lambda m, a: m.array(a, dtype="float32"), ("x",)
+    yield "astype(x, int8)", lambda m, a: m.astype(a, "int8"), ("x",)
+    yield "astype(x, bool)", lambda m, a: m.astype(a, "bool"), ("x",)
+    yield "broadcast_to(v, (2, 3))", lambda m, a: m.broadcast_to(a, (2, 3)), ("v",)
+    yield "broadcast_to(s, (0, 2))", lambda m, a: m.broadcast_to(a, (0, 2)), ("s",)
+    # shapes
+    yield "reshape(x, (3, 2))", lambda m, a: m.reshape(a, (3, 2)), ("x",)
+    yield "reshape(x, -1)", lambda m, a: m.reshape(a, -1), ("x",)
+    yield "reshape(x, (3, 2), order=F)", lambda m, a: m.reshape(a, (3, 2), order="F"), ("x",)
+    yield "reshape(z, (3, -1))", lambda m, a: m.reshape(a, (3, -1)), ("z",)
+    yield "ravel(x)", lambda m, a: m.ravel(a), ("x",)
+    yield "transpose(x)", lambda m, a: m.transpose(a), ("x",)
+    yield "transpose(x4, (3, 0, 2, 1))", lambda m, a: m.transpose(a, (3, 0, 2, 1)), ("x4",)
+    yield "swapaxes(x4, 1, -1)", lambda m, a: m.swapaxes(a, 1, -1), ("x4",)
+    yield "moveaxis(x4, 0, -1)", lambda m, a: m.moveaxis(a, 0, -1), ("x4",)
+    yield "moveaxis(x4, (0, 1), (2, 3))", lambda m, a: m.moveaxis(a, (0, 1), (2, 3)), ("x4",)
+    yield "expand_dims(x, (0, 3))", lambda m, a: m.expand_dims(a, (0, 3)), ("x",)
+    yield "squeeze(col)", lambda m, a: m.squeeze(a), ("col",)
+    yield "squeeze(row, axis=0)", lambda m, a: m.squeeze(a, axis=0), ("row",)
+    yield "atleast_1d(s)", lambda m, a: m.atleast_1d(a), ("s",)
+    yield "atleast_2d(v)", lambda m, a: m.atleast_2d(a), ("v",)
+    yield "concatenate([x, x2])", lambda m, a, b: m.concatenate([a, b]), ("x", "x2")
+    yield "concatenate([x, z])", lambda m, a, b: m.concatenate([a, b]), ("x", "z")
+    yield "concatenate([x, x2], axis=None)", lambda m, a, b: m.concatenate([a, b], axis=None), ("x", "x2")
+    yield "concatenate([x, x2], axis=1, dtype=float32)", lambda m, a, b: m.concatenate(
+        [a, b], axis=1, dtype="float32"), ("x", "x2")
+    yield "stack([v, v])", lambda m, a: m.stack([a, a]), ("v",)
+    yield "stack([v, v], axis=-1, dtype=int32)", lambda m, a: m.stack([a, a], axis=-1, dtype="int32"), ("v",)
+    yield "hstack([x, x2])", lambda m, a, b: m.hstack([a, b]), ("x", "x2")
+    yield "hstack([s, s], dtype=float32)", lambda m, a: m.hstack([a, a], dtype="float32"), ("s",)
+    yield "vstack([v, x])", lambda m, a, b: m.vstack([a, b]), ("v", "x")
+    yield "vstack([v, v], dtype=float32)", lambda m, a: m.vstack([a, a], dtype="float32"), ("v",)
+    yield "column_stack([v, v])", lambda m, a: m.column_stack([a, a]), ("v",)
+    yield "split(x, 3, axis=1)", lambda m, a: m.split(a, 3, axis=1), ("x",)
+    yield "split(v, [1])", lambda m, a: m.split(a, [1]), ("v",)
+    yield "array_split(v, 2)", lambda m, a: m.array_split(a, 2), ("v",)
+    yield "tile(v, 2)", lambda m, a: m.tile(a, 2), ("v",)
+    yield "tile(x, (2, 1, 2))", lambda m, a: m.tile(a, (2, 1, 2)), ("x",)
+    yield "repeat(x, 2, axis=0)", lambda m, a: m.repeat(a, 2, axis=0), ("x",)
+    yield "repeat(x, [1, 0, 2], axis=1)", lambda m, a: m.repeat(a, np.array([1, 0, 2]), axis=1), ("x",)
+    yield "flip(x)", lambda m, a: m.flip(a), ("x",)
+    yield "fliplr(x)", lambda m, a: m.fliplr(a), ("x",)
+    yield "flipud(x)", lambda m, a: m.flipud(a), ("x",)
+    yield "roll(x, 1)", lambda m, a: m.roll(a, 1), ("x",)
+    yield "roll(x, -1, axis=1)", lambda m, a: m.roll(a, -1, axis=1), ("x",)
+    yield "roll(x, (1, 2), axis=(0, 1))", lambda m, a: m.roll(a, (1, 2), axis=(0, 1)), ("x",)
+    yield "roll(x, (1, 1), axis=(1, 1))", lambda m, a: m.roll(a, (1, 1), axis=(1, 1)), ("x",)
+    yield "roll(x, traced shift, axis=1)", lambda m, a, i: m.roll(a, i[0], axis=1), ("x", "idx")
+    yield "pad(x, 1)", lambda m, a: m.pad(a, 1), ("x",)
+    yield "pad(x, ((1, 0), (0, 2)), constant_values=((1, 2), (3, 4)))", lambda m, a: m.pad(
+        a, ((1, 0), (0, 2)), constant_values=((1, 2), (3, 4))), ("x",)
+    yield "pad(x, 2, mode=edge)", lambda m, a: m.pad(a, 2, mode="edge"), ("x",)
+    yield "pad(x, (1, 2), mode=reflect)", lambda m, a: m.pad(a, (1, 2), mode="reflect"), ("x",)
+    yield "pad(x, 1, mode=symmetric)", lambda m, a: m.pad(a, 1, mode="symmetric"), ("x",)
+    yield "pad(x, 2, mode=wrap)", lambda m, a: m.pad(a, 2, mode="wrap"), ("x",)
+    yield "diagonal(x)", lambda m, a: m.diagonal(a), ("x",)
+    yield "diagonal(x4, 1, 1, 3)", lambda m, a: m.diagonal(a, 1, 1, 3), ("x4",)
+    yield "diag(v, -1)", lambda m, a: m.diag(a, -1), ("v",)
+    yield "diag(x)", lambda m, a: m.diag(a), ("x",)
+    # contractions
+    yield "trace(x)", lambda m, a: m.trace(a), ("x",)
+    yield "trace(x4, axis1=2, axis2=3, dtype=float32)", lambda m, a: m.trace(
+        a, axis1=2, axis2=3, dtype="float32"), ("x4",)
+    yield "dot(x, v)", lambda m, a, b: m.dot(a, b), ("x", "v")
+    yield "dot(s, x)", lambda m, a, b: m.dot(a, b), ("s", "x")
+    yield "matmul(x, x2.T)", lambda m, a, b: m.matmul(a, m.transpose(b)), ("x", "x2")
+    yield "matmul(x4, x4.mT)", lambda m, a: m.matmul(a, m.swapaxes(a, -1, -2)), ("x4",)
+    yield "matmul(v, x.T)", lambda m, a, b: m.matmul(a, m.transpose(b)), ("v", "x")
+    yield "matmul(z, v)", lambda m, a, b: m.matmul(a, b), ("z", "v")
+    yield "vdot(x, x2)", lambda m, a, b: m.vdot(a, b), ("x", "x2")
+    yield "inner(x, v)", lambda m, a, b: m.inner(a, b), ("x", "v")
+    yield "outer(v, x)", lambda m, a, b: m.outer(a, b), ("v", "x")
+    yield "tensordot(x, x2, ((1,), (1,)))", lambda m, a, b: m.tensordot(a, b, ((1,), (1,))), ("x", "x2")
+    yield "tensordot(x4, x4, 2)", lambda m, a: m.tensordot(a, m.transpose(a, (2, 3, 0, 1)), 2), ("x4",)
+    yield "einsum(ij,j->i)", lambda m, a, b: m.einsum("ij,j->i", a, b), ("x", "v")
+    yield "einsum(ij,kj)", lambda m, a, b: m.einsum("ij,kj", a, b), ("x", "x2")
+    yield "einsum(...j,j)", lambda m, a, b: m.einsum("...j,j", a, b), ("x", "v")
+    yield "einsum(ii->i)", lambda m, a: m.einsum("ii->i", a[:, :2]), ("x",)
+    # sorting and indexing
+    yield "sort(x)", lambda m, a: m.sort(a), ("x",)
+    yield "sort(x, axis=0, descending)", lambda m, a: m.sort(a, axis=0, descending=True), ("x",)
+    yield "sort(special)", lambda m, a: m.sort(a), ("sp",)
+    yield "sort(x, axis=None)", lambda m, a: m.sort(a, axis=None), ("x",)
+    yield "argsort(x)", lambda m, a: m.argsort(a), ("x",)
+    yield "argsort(special, descending)", lambda m, a: m.argsort(a, descending=True), ("sp",)
+    yield "take(v, idx)", lambda m, a, i: m.take(a, i), ("v", "idx")
+    yield "take(x, idx2, axis=1)", lambda m, a, i: m.take(a, i, axis=1), ("x", "idx2")
+    yield "take(x, idx, mode=clip)", lambda m, a, i: m.take(a, i, mode="clip"), ("x", "idx")
+    yield "take(v, [3, -4], mode=fill)", lambda m, a: m.take(a, np.array([3, -4]), mode="fill"), ("v",)
+    yield "take_along_axis(x, idx2, 1)", lambda m, a, i: m.take_along_axis(a, i, 1), ("x", "idx2")
+    yield "x[1]", lambda m, a: m.asarray(a)[1], ("x",)
+    yield "x[:, ::-2]", lambda m, a: m.asarray(a)[:, ::-2], ("x",)
+    yield "x[idx2]", lambda m, a, i: m.asarray(a)[i], ("v", "idx2")
+    yield "x[mask-free None, ..., 1]", lambda m, a: m.asarray(a)[None, ..., 1], ("x",)
+    yield "x4[:, i, ..., j]", lambda m, a, i: m.asarray(a)[:, i[:2], ..., i[:2]], ("x4", "idx")
+    yield "x4[i, :, j]", lambda m, a, i: m.asarray(a)[i[:2], :, i[:2]], ("x4", "idx")
+    yield "x4[:, s_idx, :, 1]", lambda m, a, i: m.asarray(a)[:, i[3], :, 1], ("x4", "idx")
+    yield "x.at[0].set(1)", lambda m, a: m.asarray(a).at[0].set(1), ("x",)
+    yield "x.at[:, idx].add(s)", lambda m, a, i, s: m.asarray(a).at[:, i[:2]].add(s), ("x", "idx", "s")
+    yield "x.at[idx].get(mode=fill)", lambda m, a: m.asarray(a).at[np.array([0, 5])].get(
+        mode="fill", fill_value=0), ("x",)
+    yield "x.at[1:, -1].multiply(2)", lambda m, a: m.asarray(a).at[1:, -1].multiply(2), ("x",)
+    yield "x.real", lambda m, a: m.asarray(a).real, ("x",)
+    yield "x.imag", lambda m, a: m.asarray(a).imag, ("x",)
+    yield "x.T", lambda m, a: m.asarray(a).T, ("x",)
+    yield "x.sum(axis=0)", lambda m, a: m.asarray(a).sum(axis=0), ("x",)
+    yield "x.astype(float32)", lambda m, a: m.asarray(a).astype("float32"), ("x",)
+    yield "x.reshape(3, 2)", lambda m, a: m.asarray(a).reshape(3, 2), ("x",)
+    yield "x.conj()", lambda m, a: m.asarray(a).conj(), ("x",)
+    yield "imag(x)", lambda m, a: m.imag(a), ("x",)
+
+
+def _promotion_cases():
+    """Every pair of dtypes through a binary op, concatenate and where."""
+    for a in DTYPES:
+        for b in DTYPES:
+            yield f"add({a}, {b})", lambda m, p=None, a=a, b=b: m.add(
+                p.pools[a].x, p.pools[b].x2), ()
+            yield f"concatenate({a}, {b})", lambda m, p=None, a=a, b=b: m.concatenate(
+                [p.pools[a].v, p.pools[b].v]), ()
+        yield f"add({a}, 1)", lambda m, p=None, a=a: m.add(p.pools[a].x, 1), ()
+        yield f"add({a}, 1.0)", lambda m, p=None, a=a: m.add(p.pools[a].x, 1.0), ()
+        yield f"add({a}, 1j)", lambda m, p=None, a=a: m.add(p.pools[a].x, 1j), ()
+        yield f"where({a}, 2.0, 3)", lambda m, p=None, a=a: m.where(p.pools[a].mask, 2.0,
+                                                                     p.pools[a].s), ()
+
+
+SCALARS = [True, 3, -2.5, 1 + 2j]
+
+
+def _scalar_cases():
+    """Python scalars alone (weak types), and functions of Python numbers."""
+    for v in SCALARS:
+        for f in UNARY:
+            yield f"{f}({v!r})", lambda m, f=f, v=v: getattr(m, f)(v), ()
+        for f in ("add", "multiply", "maximum", "floor_divide", "power", "equal"):
+            yield f"{f}({v!r}, 2)", lambda m, f=f, v=v: getattr(m, f)(v, 2), ()
+        for f in ("sum", "max", "mean", "cumsum", "sort", "ravel", "atleast_1d",
+                  "expand_dims", "asarray", "array", "zeros_like", "transpose"):
+            args = (0,) if f == "expand_dims" else ()
+            yield f"{f}({v!r})", lambda m, f=f, v=v, args=args: getattr(m, f)(v, *args), ()
+        yield f"full(2, {v!r})", lambda m, v=v: m.full(2, v), ()
+        yield f"where(True, {v!r}, 0)", lambda m, v=v: m.where(True, v, 0), ()
+    for f in REDUCTIONS:
+        yield f"{f}(python list)", lambda m, f=f: getattr(m, f)([1, 2, 3]), ()
+    yield "arange(3.0)", lambda m: m.arange(3.0), ()
+    yield "linspace(0, 1, 5)", lambda m: m.linspace(0, 1, 5), ()
+    yield "zeros(3)", lambda m: m.zeros(3), ()
+    yield "eye(2)", lambda m: m.eye(2), ()
+    yield "asarray([1, 2.5])", lambda m: m.asarray([1, 2.5]), ()
+    yield "asarray([[True], [False]])", lambda m: m.asarray([[True], [False]]), ()
+    yield "hypot(1e25, 1e25) f32", lambda m: m.hypot(np.float32(1e25), np.float32(1e25)), (), VALUES
+    yield "hypot(300, 400) f16", lambda m: m.hypot(np.float16(300), np.float16(400)), (), VALUES
+
+
+FAMILIES = {"unary": _unary_cases, "binary": _binary_cases, "reductions": _reduction_cases,
+             "arrays": _array_cases}
+STATIC_FAMILIES = {"promotion": _promotion_cases, "scalars": _scalar_cases}
+# Compiling for values is what costs (XLA's compile time grows with every output), so
+# types (shape, dtype, weak_type, raising) are checked abstractly for every case, and
+# values for the cases marked VALUES, for every case of these families at these dtypes,
+# and for transcendental functions at inexact dtypes only (ints reach them as float32).
+ALL_VALUES = {"reductions": {"uint8", "float32", "complex64", "int64", "float64"},
+              "arrays": {"uint8", "float32", "complex64", "int64", "float64"},
+              "promotion": {None}}
+TRANSCENDENTAL = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
+                  "arcsinh", "arccosh", "arctanh", "exp", "exp2", "log", "log1p", "expm1",
+                  "sqrt", "cbrt", "log2", "log10", "deg2rad", "rad2deg", "radians", "degrees",
+                  "rsqrt", "arctan2", "logaddexp", "float_power", "hypot", "nextafter"}
+
+
+def _cases(family, dtype):
+    """(name, fn(m, *arrays), array names, values compared) for each case of family."""
+    inexact = dtype is None or jnp.issubdtype(jnp.dtype(dtype), jnp.inexact)
+    for case in (STATIC_FAMILIES.get(family) or FAMILIES[family])():
+        name, fn, argnames = case[:3]
+        values = dtype in ALL_VALUES.get(family, ()) or case[3:] == (VALUES,)
+        yield name, fn, argnames, values and (inexact or name.split("(")[0] not in TRANSCENDENTAL)
+
+
+# ---------------------------------------------------------------- running a batch
+
+class Raised:
+    """A case that raised: its exception's nearest builtin type decides agreement."""
+
+    def __init__(self, exc):
+        self.type = next(c for c in type(exc).__mro__ if c.__module__ == "builtins")
+        first_line = str(exc).splitlines()[0][:150] if str(exc) else ""
+        self.message = f"{type(exc).__name__}: {first_line}"
+
+
+def _flat_args(cases, pool):
+    return [getattr(pool, a) for case in cases for a in case[2]]
+
+
+def _call(case, m, pool, arrays):
+    fn = case[1]
+    takes_pool = "p" in fn.__code__.co_varnames[:fn.__code__.co_argcount]
+    return fn(m, *arrays, **({"p": pool} if takes_pool else {}))
+
+
+def _batched(m, cases, pool, structure):
+    """One function computing every case; a case that raises records its exception.
+    structure[name] is (tree, [is a Python scalar per leaf]) or Raised."""
+    def run(*flat):
+        out, k = [], 0
+        for case in cases:
+            n = len(case[2])
+            try:
+                leaves, tree = jax.tree_util.tree_flatten(_call(case, m, pool, flat[k:k + n]))
+                structure[case[0]] = (tree, [isinstance(x, (bool, int, float, complex))
+                                             for x in leaves])
+                out.extend(leaves)
+            except Exception as exc:  # noqa: BLE001: the case's outcome, compared below
+                structure[case[0]] = Raised(exc)
+            k += n
+        return out
+    return run
+
+
+def _evaluate(m, run, cases, pool):
+    """{case name: (tree, [leaf]) | Raised}, leaves from run(fn, *args): abstract
+    types or arrays. A batch that fails as a whole (XLA rejects it) is bisected."""
+    structure = {}
+    try:
+        leaves = run(_batched(m, cases, pool, structure), *_flat_args(cases, pool))
+    except Exception as exc:  # noqa: BLE001
+        if len(cases) == 1:
+            return {cases[0][0]: Raised(exc)}
+        half = len(cases) // 2
+        return {**_evaluate(m, run, cases[:half], pool), **_evaluate(m, run, cases[half:], pool)}
+    results, k = {}, 0
+    for name, *_ in cases:
+        s = structure[name]
+        if isinstance(s, Raised):
+            results[name] = s
+        else:
+            results[name] = (s[0], list(zip(leaves[k:k + len(s[1])], s[1])))
+            k += len(s[1])
+    return results
+
+
+def _ours_abstract(fn, *args):
+    return tracehlo.make_ir(fn)(*args).out_types
+
+
+def _jax_abstract(fn, *args):
+    return jax.eval_shape(fn, *args)
+
+
+def _ours_jit(fn, *args):
+    """With XLA's fusion: a fusion bug (the fuzzer's business) must not hide or fake a
+    disagreement of the frontend."""
+    return tracehlo.jit(fn, fusion="xla")(*args)
+
+
+def _jax_jit(fn, *args):
+    return jax.jit(fn)(*args)
+
+
+def _eager(cases, pool):
+    results = {}
+    for case in cases:
+        try:
+            leaves, tree = jax.tree_util.tree_flatten(
+                _call(case, tnp, pool, _flat_args([case], pool)))
+            results[case[0]] = (tree, [(x, isinstance(x, (bool, int, float, complex)))
+                                       for x in leaves])
+        except Exception as exc:  # noqa: BLE001
+            results[case[0]] = Raised(exc)
+    return results
+
+
+TOLERANCE = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-5, "complex64": 2e-5,
+             "float64": 1e-12, "complex128": 1e-12}
+
+
+def _type(x):
+    weak = x.weak if hasattr(x, "weak") else getattr(x, "weak_type", False)
+    return f"{np.dtype(x.dtype).name}{list(x.shape)}{' weak' if weak else ''}"
+
+
+def _disagreement(actual, expected):
+    """Why actual (tracehlo) differs from expected (JAX), or None."""
+    if isinstance(expected, Raised) or isinstance(actual, Raised):
+        if isinstance(expected, Raised) and isinstance(actual, Raised):
+            return None if issubclass(actual.type, expected.type) else \
+                f"raised {actual.message}; JAX raised {expected.message}"
+        if isinstance(actual, Raised):
+            return f"raised {actual.message}"
+        return f"returned; JAX raised {expected.message}"
+    (atree, aleaves), (etree, eleaves) = actual, expected
+    if atree != etree:
+        return f"structure {atree} != {etree}"
+    for i, ((a, a_py), (e, e_py)) in enumerate(zip(aleaves, eleaves)):
+        where = f"output {i}: " if len(eleaves) > 1 else ""
+        if a_py and not e_py:
+            return f"{where}a Python scalar, not an array"
+        if isinstance(e, jax.Array) and not isinstance(a, jax.Array):
+            return f"{where}a {type(a).__name__}, not a jax.Array"
+        if _type(a) != _type(e):
+            return f"{where}{_type(a)} != {_type(e)}"
+        if not isinstance(e, jax.Array):
+            continue
+        av, ev = np.asarray(a), np.asarray(e)
+        if av.dtype.kind in "biu":
+            if not np.array_equal(av, ev):
+                return f"{where}values {av.ravel()[:10]} != {ev.ravel()[:10]}"
+            continue
+        tol = TOLERANCE.get(str(a.dtype), 2e-5)
+        wide = np.complex128 if av.dtype.kind == "c" else np.float64
+        av, ev = av.astype(wide), ev.astype(wide)
+        zeros = ev.real == 0
+        if not np.allclose(av, ev, rtol=tol, atol=tol, equal_nan=True) or not np.array_equal(
+                np.signbit(av.real[zeros]), np.signbit(ev.real[zeros])):
+            return f"{where}values {av.ravel()[:10]} != {ev.ravel()[:10]}"
+    return None
+
+
+def run_family(family, dtype, eager_every=None):
+    """([(case id, mode, why)], number of checks) for family at dtype: every case's
+    types abstractly, the value cases compiled, and every eager_every-th case eagerly
+    (default: EAGER_EVERY for the dtypes in EAGER_DTYPES and the static families)."""
+    cases = list(_cases(family, dtype))
+    pool = Pool(dtype or "float32")
+    if family in STATIC_FAMILIES:
+        pool.pools = {d: Pool(d) for d in (X64_DTYPES if X64 else DTYPES)}
+    expected = _evaluate(ORACLE, _jax_abstract, cases, pool)
+    types = _evaluate(tnp, _ours_abstract, cases, pool)
+    # values where both trace: what JAX refuses may not even compile (XLA can crash on it)
+    valued = [c for c in cases if c[3] and not isinstance(expected[c[0]], Raised)
+              and not isinstance(types[c[0]], Raised)]
+    modes = {"types": (types, expected),
+             "values": (_evaluate(tnp, _ours_jit, valued, pool),
+                        _evaluate(ORACLE, _jax_jit, valued, pool))}
+    if eager_every is None:
+        eager_every = EAGER_EVERY if dtype is None or dtype in EAGER_DTYPES else 0
+    if eager_every:
+        sample = cases[::eager_every]
+        modes["eager"] = (_eager(sample, pool), _evaluate(ORACLE, _jax_jit, sample, pool))
+    failures, checks = [], 0
+    for mode, (actual, wanted) in modes.items():
+        for name in actual:
+            checks += 1
+            why = _disagreement(actual[name], wanted[name])
+            if why:
+                failures.append((f"{family}[{dtype}] {name}" if dtype else f"{family} {name}",
+                                 mode, why))
+    return failures, checks
+
+
+PARAMS = [(f, d) for f in FAMILIES for d in (X64_DTYPES if X64 else DTYPES)] + \
+    [(f, None) for f in STATIC_FAMILIES]
+
+
+@pytest.mark.parametrize("family,dtype", PARAMS, ids=[f"{f}-{d}" if d else f for f, d in PARAMS])
+def test_conformance(family, dtype):
+    failures, _ = run_family(family, dtype)
+    prefix = f"{family}[{dtype}] " if dtype else f"{family} "
+    listed = {k for k in {**JAX_INCONSISTENT, **NOT_YET_FIXED} if k.startswith(prefix)}
+    failing = {f[0] for f in failures}
+    unexpected = [f"{cid} ({mode}): {why}" for cid, mode, why in failures if cid not in listed]
+    now_passing = sorted(listed - failing)
+    assert not unexpected, f"{len(unexpected)} disagree with jax.numpy:\n" + "\n".join(unexpected)
+    assert not now_passing, "listed as failing but agree now (remove them): " + ", ".join(now_passing)
+
+
+def test_x64_subset():
+    """The 64-bit defaults (TRACEHLO_ENABLE_X64=1 with JAX's x64 on) in a child process:
+    both switches are read at import."""
+    if X64:
+        pytest.skip("already running with x64")
+    env = {**os.environ, "TRACEHLO_ENABLE_X64": "1", "JAX_ENABLE_X64": "1"}
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), "--x64"], env=env,
+                           capture_output=True, text=True, timeout=600)
+    assert child.returncode == 0, child.stdout[-6000:] + child.stderr[-3000:]
+
+
+def _report(families, dtypes):
+    total = bad = 0
+    for family in families:
+        for dtype in ([None] if family in STATIC_FAMILIES else dtypes):
+            failures, n = run_family(family, dtype)
+            total += n
+            bad += len(failures)
+            print("\n".join(f"{cid} ({mode}): {why}" for cid, mode, why in failures), flush=True)
+    print(f"agree: {total - bad} / {total} ({100 * (total - bad) / total:.1f}%)")
+    return bad
+
+
+if __name__ == "__main__":
+    if "--x64" in sys.argv:
+        assert X64 and jax.config.jax_enable_x64
+        sys.exit(1 if _report(["unary", "binary", "reductions", "promotion"],
+                              ["int32", "int64", "float64"]) else 0)
+    chosen = sys.argv[1:]  # families and dtypes to run; all by default
+    _report([f for f in list(FAMILIES) + list(STATIC_FAMILIES) if f in chosen] or
+            list(FAMILIES) + list(STATIC_FAMILIES), [d for d in DTYPES if d in chosen] or DTYPES)
