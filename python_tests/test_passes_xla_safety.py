@@ -165,3 +165,26 @@ def test_a_long_chain_is_split_into_fusions_xla_cpu_can_emit():
         print(np.asarray(exe([runtime.to_device(np.ones(16, np.float32), exe.device)])[0])[0])
     """)], input=result.text, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+NEGATIVE_PAD = textwrap.dedent("""
+    import numpy as np, jax, jax.numpy as jnp
+    from jax import lax
+    from tracehlo import passes, runtime
+    f = lambda v: lax.pad(lax.convert_element_type(v, jnp.bfloat16) * 0.5, jnp.zeros((), jnp.bfloat16),
+                          ((-1, 0, 0), (0, 1, 1), (1, -1, 0))) * 0.5
+    v = np.arange(15, dtype=np.uint32).reshape(3, 1, 5)
+    r = passes.fuse_with_report(jax.jit(f).lower(v).as_text())
+    exe = runtime.compile(r.text, [((2, 1, 5), jnp.bfloat16)], xla_fusion=False,
+                          passes_off=r.xla_passes_off)
+    out = np.asarray(exe([runtime.to_device(v, exe.device)])[0])
+    np.testing.assert_array_equal(out.astype(np.float32), np.asarray(jax.jit(f)(v), np.float32))
+    print("ok")
+""")
+
+
+def test_a_pad_with_negative_padding_stays_out_of_fusions():
+    """XLA makes it a slice of a pad; fused, XLA CPU aborted (found by the fuzzer)."""
+    proc = subprocess.run([sys.executable, "-c", NEGATIVE_PAD], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.split() == ["ok"], proc.stderr[-2000:]
