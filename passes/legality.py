@@ -17,6 +17,19 @@ def reduces_in(graph: Graph, i: int) -> list:
     return [op] if opinfo.name(op) == opinfo.REDUCE else []
 
 
+def fused_size(graph: Graph, i: int) -> int:
+    """How many ops node `i` puts in a fusion."""
+    op = graph.nodes[i]
+    return len(opinfo.fusion_body(op)) if opinfo.name(op) == opinfo.FUSION else 1
+
+
+def _size_problem(size: int, backend: Backend) -> str | None:
+    if backend.max_fused_ops is not None and size > backend.max_fused_ops:
+        return (f"{size} ops in one fusion exceed XLA {backend.name}'s bound of "
+                f"{backend.max_fused_ops}")
+    return None
+
+
 def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
     """Why node `i` can join no fusion on `backend`."""
     op = graph.nodes[i]
@@ -45,6 +58,9 @@ def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands:
             return reason
     if len({graph.epoch[i] for i in group}) > 1:
         return "a side-effecting op lies between these ops"
+    reason = _size_problem(sum(fused_size(graph, i) for i in group), backend)
+    if reason:
+        return reason
     reduces = [r for i in group for r in reduces_in(graph, i)]
     if len(reduces) > reduce_heroes:
         return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
@@ -86,15 +102,20 @@ class GrowingGroup:
         self.graph, self.backend, self.max_operands = graph, backend, max_operands
         self.members, self.owned = {root}, {root}
         self.inputs = dict.fromkeys(graph.reads[root])  # read from outside, in order
-        self.n_outputs = len(graph.outputs({root}))
+        self.outputs = graph.outputs({root})
         self.reduces = len(reduces_in(graph, root))
         self.epoch = graph.epoch[root]
+        self.size = fused_size(graph, root)
         # members' readers outside the group: where a path that could come back leaves
         self.exits = set(graph.users[root])
-        multi = self.n_outputs > 1 and not backend.multi_output and not _reduce_outputs(
-            graph, graph.outputs({root}), sibling_reduces=False)
-        self.root_problem = (f"{self.n_outputs} outputs: {backend.name} compiles multi-output "
-                             "fusions only as one variadic reduce") if multi else None
+
+    def outputs_with(self, p: int) -> list:
+        """The group's outputs once `p` joins as an owned member (an unread result of
+        a multi-result op, say, stays one)."""
+        self.members.add(p)  # as a member, for a moment
+        added = self.graph.outputs(self.members, {p})
+        self.members.discard(p)
+        return self.outputs + added
 
     def n_inputs_with(self, p: int) -> int:
         """How many inputs the group has once producer `p` joins."""
@@ -104,7 +125,10 @@ class GrowingGroup:
     def problem(self, p: int, owned: bool) -> str | None:
         """Why producer `p` (owned: its original dies; else a copy) cannot join."""
         graph, backend = self.graph, self.backend
-        reason = node_problem(graph, p, backend) or self.root_problem
+        reason = node_problem(graph, p, backend)
+        if reason:
+            return reason
+        reason = _size_problem(self.size + fused_size(graph, p), backend)
         if reason:
             return reason
         if graph.epoch[p] != self.epoch:
@@ -117,9 +141,14 @@ class GrowingGroup:
         n_inputs = self.n_inputs_with(p)
         if not n_inputs:
             return "a constant expression: left to XLA's constant folding"
-        n_io = n_inputs + self.n_outputs
+        outputs = self.outputs_with(p) if owned else self.outputs
+        n_io = n_inputs + len(outputs)
         if n_io > self.max_operands:
             return f"{n_io} operands+outputs exceed the bound of {self.max_operands}"
+        if len(outputs) > 1 and not backend.multi_output and not _reduce_outputs(
+                graph, outputs, sibling_reduces=False):
+            return (f"{len(outputs)} outputs: {backend.name} compiles multi-output "
+                    "fusions only as one variadic reduce")
         readers = [u for u in graph.users[p] if u in self.members]
         if not backend.layout_sensitive_ops:
             self.members.add(p)  # as a member, for a moment
@@ -148,15 +177,18 @@ class GrowingGroup:
         return False
 
     def add(self, p: int, owned: bool) -> None:
+        if owned:
+            self.outputs = self.outputs_with(p)
+            self.owned.add(p)
         self.members.add(p)
         if owned:
-            self.owned.add(p)
             self.exits.update(u for u in self.graph.users[p] if u not in self.members)
         self.exits.discard(p)
         for r in self.graph.results(p):
             self.inputs.pop(r, None)
         self.inputs.update((v, None) for v in self.graph.reads[p])
         self.reduces += len(reduces_in(self.graph, p))
+        self.size += fused_size(self.graph, p)
 
 
 def _fused_reads(graph: Graph, i: int) -> list:

@@ -1,15 +1,18 @@
 """Parse and print StableHLO modules with jaxlib's MLIR bindings.
 
-One context per module: MLIR objects belong to the context that made them, and a
-fresh context keeps one parse's diagnostics and attributes away from another's.
+MLIR objects belong to the context that made them; modules share a context that is
+replaced after a few megabytes of text, so their constants are freed (make_context).
 """
 from __future__ import annotations
 
-import functools
+import threading
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
+
+
+_lock = threading.Lock()
 
 
 class ParseError(ValueError):
@@ -17,9 +20,8 @@ class ParseError(ValueError):
     `file:line:col: error: ...` lines."""
 
 
-@functools.lru_cache(maxsize=None)
-def make_context() -> ir.Context:
-    """One context per process: building one costs more than a small module's passes."""
+def new_context() -> ir.Context:
+    """A context with every dialect the passes read or write (mhlo for fusions)."""
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)  # builtin, func and friends
     ctx = ir.Context()
@@ -29,6 +31,25 @@ def make_context() -> ir.Context:
     chlo.register_dialect(ctx)
     ctx.load_all_available_dialects()
     return ctx
+
+
+# A context keeps every attribute it ever made (constants included: they are uniqued,
+# never freed) until it dies, so one context for the whole process grew by each
+# compile's constants for good (+264 KB per 256 KB constant). Building one costs
+# about as much as a small module's passes, so one is shared until it has taken in
+# this much module text, then a fresh one takes over; the old one dies with the
+# last module parsed into it.
+RECYCLE_AFTER_BYTES = 4 << 20
+_shared: dict = {"context": None, "bytes": 0}
+
+
+def make_context(text_bytes: int = 0) -> ir.Context:
+    """The shared context, for `text_bytes` more of module text."""
+    with _lock:
+        if _shared["context"] is None or _shared["bytes"] > RECYCLE_AFTER_BYTES:
+            _shared.update(context=new_context(), bytes=0)
+        _shared["bytes"] += text_bytes
+        return _shared["context"]
 
 
 def _format_diagnostics(err: ir.MLIRError, filename: str) -> str:
@@ -48,7 +69,7 @@ def _format_loc(loc: ir.Location, filename: str) -> str:
 
 def parse(text: str, filename: str = "<string>", ctx: ir.Context | None = None) -> ir.Module:
     """Parse and verify `text`; `filename` names it in diagnostics."""
-    ctx = ctx or make_context()
+    ctx = ctx or make_context(len(text))
     with ctx, ir.Location.unknown():
         try:
             module = ir.Module.parse(text)

@@ -182,13 +182,17 @@ def reuses_operand(op, operand_index: int) -> bool:
 
 def _reused_inside(value: ir.Value) -> bool:
     """Whether a value inside a fusion body is read more than once per element,
-    directly or through the ops it feeds."""
-    for use in value.uses:
-        user = use.owner
-        if name(user) == "stablehlo.return":
-            continue
-        if reuses_operand(user, use.operand_number):
-            return True
-        if name(user) != REDUCE and any(_reused_inside(r) for r in user.operation.results):
-            return True
+    directly or through the ops it feeds (each op visited once: a fused body is a
+    DAG, and a walk of its paths doubled per rung of a squaring ladder)."""
+    todo, seen = [value], set()
+    while todo:
+        for use in todo.pop().uses:
+            user = use.owner
+            if name(user) == "stablehlo.return":
+                continue
+            if reuses_operand(user, use.operand_number):
+                return True
+            if name(user) != REDUCE and user.operation not in seen:
+                seen.add(user.operation)
+                todo.extend(user.operation.results)
     return False

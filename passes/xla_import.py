@@ -97,8 +97,8 @@ def _fused_problem(instructions: list[tuple], fusion_shape: str) -> str | None:
         if root and _LAYOUT.sub("", shape) != _LAYOUT.sub("", fusion_shape):
             return (f"XLA's import folds the fused ops to a {_LAYOUT.sub('', shape)} "
                     f"result, not the fusion's {_LAYOUT.sub('', fusion_shape)}")
-        if opcode == "parameter" and not root and name not in read:
+        if not root and name not in read:
             return ("XLA's import folds the fused ops that read one of its operands "
                     "(an op with a constant that decides its result, such as or(x, true)), "
-                    "leaving a fused parameter unread")
+                    f"leaving a fused {opcode} unread")
     return None

@@ -58,7 +58,7 @@ def test_check_backend_refuses_a_fusion_xla_import_folds(name):
     text = fused_by_hand(FOLDED_BY_XLA_IMPORT[name])
     with pytest.raises(runtime.XlaCompileError, match="must have users"):
         runtime.compile(text, [((8,), np.bool_)], xla_fusion=False)
-    with pytest.raises(passes.UnsupportedFusionError, match="fused parameter unread"):
+    with pytest.raises(passes.UnsupportedFusionError, match="leaving a fused parameter unread"):
         passes.check_backend(text)
 
 
@@ -149,3 +149,50 @@ def test_no_fallback_without_a_rejection():
     x = np.arange(4, dtype=np.float32)
     compiled = tracehlo.compile(lambda x: tnp.exp(x) + 1, (x,))
     assert compiled.fusion == "tracehlo" and compiled.fusion_report().fallback is None
+
+
+def test_a_long_chain_is_split_into_fusions_xla_cpu_can_emit():
+    """A 2,500-op chain fused whole made XLA CPU abort; it is split at the bound."""
+    from test_passes_scaling import chain
+    result = passes.fuse_with_report(chain(2500))
+    fusions = result.report.fusions
+    assert len(fusions) == 3 and max(len(f.ops) for f in fusions) <= 1000
+    assert any("exceed XLA cpu's bound of 1000" in d.reason for d in result.report.rejected)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys, numpy as np
+        from tracehlo import runtime
+        exe = runtime.compile(sys.stdin.read(), [((16,), np.float32)], xla_fusion=False)
+        print(np.asarray(exe([runtime.to_device(np.ones(16, np.float32), exe.device)])[0])[0])
+    """)], input=result.text, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+NEGATIVE_PAD = textwrap.dedent("""
+    import numpy as np, jax, jax.numpy as jnp
+    from jax import lax
+    from tracehlo import passes, runtime
+    f = lambda v: lax.pad(lax.convert_element_type(v, jnp.bfloat16) * 0.5, jnp.zeros((), jnp.bfloat16),
+                          ((-1, 0, 0), (0, 1, 1), (1, -1, 0))) * 0.5
+    v = np.arange(15, dtype=np.uint32).reshape(3, 1, 5)
+    r = passes.fuse_with_report(jax.jit(f).lower(v).as_text())
+    exe = runtime.compile(r.text, [((2, 1, 5), jnp.bfloat16)], xla_fusion=False,
+                          passes_off=r.xla_passes_off)
+    out = np.asarray(exe([runtime.to_device(v, exe.device)])[0])
+    np.testing.assert_array_equal(out.astype(np.float32), np.asarray(jax.jit(f)(v), np.float32))
+    print("ok")
+""")
+
+
+def test_a_pad_with_negative_padding_stays_out_of_fusions():
+    """XLA makes it a slice of a pad; fused, XLA CPU aborted (found by the fuzzer)."""
+    proc = subprocess.run([sys.executable, "-c", NEGATIVE_PAD], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.split() == ["ok"], proc.stderr[-2000:]
+
+
+def test_argmax_keeps_its_unread_index_result_out_of_a_multi_output_fusion():
+    """The variadic reduce's unread value result stays an output once fused with its
+    reader: a 2-output loop fusion CPU cannot compile is not planned (fuzzer seed 7)."""
+    x = np.array([3, -2, 7, 1], np.int32)
+    compiled = tracehlo.compile(lambda x: 2 - tnp.argmax(x), (x,))
+    assert int(compiled(x)) == 2 - 2 and compiled.fusion == "tracehlo"
