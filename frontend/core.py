@@ -473,14 +473,3 @@ def eval_graph(graph: Graph, *args) -> list:
         outs = bind(eqn.prim, [read(a) for a in eqn.inputs], eqn.params)
         env.update(zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]))
     return [read(a) for a in graph.outputs]
-
-
-# Until lax.py and numpy/ call lift(): what they asked before the trace interface.
-def current_builder():
-    """The innermost staging trace, or None when evaluating."""
-    trace = _trace_state.get(_base_state)[1]
-    return trace if isinstance(trace, StagingTrace) else None
-
-
-StagingTrace.constant_tracer = lambda self, x: StagingTracer(
-    self, self.builder.new_constant(concrete_value(x)))
