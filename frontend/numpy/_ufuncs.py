@@ -364,7 +364,7 @@ def signbit(x):
     if _dtypes.is_inexact(dt):
         bits = lax.bitcast_convert_type(x, _np.dtype(f"i{dt.itemsize}"))
         return lax.lt(bits, 0)
-    return lax.lt(x, 0)
+    return lax.lt(x, _np.zeros((), dt))  # a strong zero, as JAX: signbit(3) is strong
 
 
 def deg2rad(x):
