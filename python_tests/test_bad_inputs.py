@@ -178,8 +178,6 @@ def test_big_endian_arrays_are_converted():
     np.testing.assert_allclose(tnp.sin(x), np.sin(np.arange(3, dtype=np.float32)), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="numpy helper: item assignment on a tracer is Python's "
-                   "bare TypeError, no user line, no pointer to .at[] (to-numpy.md)")
 def test_item_assignment_points_to_at_set():
     def f(x):
         x[0] = 1
@@ -188,8 +186,6 @@ def test_item_assignment_points_to_at_set():
         tracehlo.jit(f)(np.ones(3, np.float32))
 
 
-@pytest.mark.xfail(strict=True, reason="numpy helper: a shape with more than int64 elements is "
-                   "reported as 'cannot be broadcast' (to-numpy.md)")
 def test_shape_beyond_int64_names_the_size():
     def f(a):
         return tnp.zeros((2**62, 4)) + a[0]
