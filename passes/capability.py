@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
-from . import ops as opinfo
+from . import opinfo
 from .cost import COST_PARAMS, CostParams
 from .mlir_io import parse
 from .xla_import import folded_fusions
@@ -106,7 +106,7 @@ class Backend:
         return self.problem_given(op, opinfo.unfusible_reason(op))
 
     def problem_given(self, op, unfusible: str | None) -> str | None:
-        """op_problem, given opinfo.unfusible_reason(op) (a Graph keeps it per node)."""
+        """op_problem, given opinfo.unfusible_reason(op) (a DataflowGraph keeps it per node)."""
         if opinfo.name(op) in self.unfusible_ops:
             return (f"{opinfo.name(op)} is expanded by XLA {self.name} before fusion; "
                     "its fused emitter does not support it")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import ops as opinfo
-from .graph import Graph
+from . import opinfo
+from .graph import DataflowGraph
 
 TRANSCENDENTAL_FLOPS = 10  # an exp or a divide against an add
 
@@ -42,7 +42,7 @@ def op_flops(op) -> int:
     return weight * opinfo.num_elements(operation.results[0].type)
 
 
-def group_bytes(graph: Graph, group: set[int], owned: set[int] | None = None) -> int:
+def group_bytes(graph: DataflowGraph, group: set[int], owned: set[int] | None = None) -> int:
     """Bytes one kernel running `group` reads and writes."""
     return (sum(opinfo.type_bytes(v.type) for v in graph.inputs(group))
             + sum(opinfo.type_bytes(v.type) for v in graph.outputs(group, owned)))
@@ -52,7 +52,7 @@ _EXPANDS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stab
                       "stablehlo.constant"})
 
 
-def read_bytes(graph: Graph, value) -> int:
+def read_bytes(graph: DataflowGraph, value) -> int:
     """Bytes a kernel reading `value` moves, if it fuses cheap expansions (a
     broadcast, an iota, a constant) rather than reading their result."""
     p = graph.producer(value)

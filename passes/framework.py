@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from .capability import Backend
-from .graph import Graph, functions
+from .graph import DataflowGraph, functions
 from .library import library_chains
 from .report import FusionReport
 from .rewrite import Group, apply, canonicalize
@@ -22,7 +22,7 @@ class PassContext:
 
 
 class FusionPass:
-    """A pass plans groups on a fresh Graph and applies them; passes that enable
+    """A pass plans groups on a fresh DataflowGraph and applies them; passes that enable
     further fusions by fusing (merger, sibling, multi-output) repeat until nothing
     changes."""
     name = ""
@@ -49,7 +49,8 @@ class FusionPass:
             for func in functions(module):
                 canonicalize(func.regions[0].blocks[0])
                 for _ in range(len(list(func.regions[0].blocks[0].operations))):
-                    graph = Graph(func, ctx.constant_args[func.attributes["sym_name"].value])
+                    constants = ctx.constant_args[func.attributes["sym_name"].value]
+                    graph = DataflowGraph(func, constants)
                     if ctx.backend.library_reductions:
                         graph.reserved = library_chains(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
@@ -57,14 +58,14 @@ class FusionPass:
                     if not fusions or not self.repeat:
                         break
 
-    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+    def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         raise NotImplementedError
 
     def finish(self, fusions: list) -> None:
         """Reshape the fusions a round built; a pass whose groups need a form the
         backend accepts (one variadic reduce) overrides this."""
 
-    def record(self, ctx: PassContext, graph: Graph, nodes, reason: str | None,
+    def record(self, ctx: PassContext, graph: DataflowGraph, nodes, reason: str | None,
                why_fused: str = "") -> bool:
         """Record a decision on `nodes`; True when `reason` (why not) is None."""
         ctx.report.record(self.name, reason is None, [graph.nodes[i] for i in nodes],

@@ -9,17 +9,17 @@ We merge only when the modelled bytes moved do not grow, and the modelled time
 from __future__ import annotations
 
 from . import legality
-from . import ops as opinfo
+from . import opinfo
 from .cost import group_bytes, op_flops, seconds
 from .framework import FusionPass, PassContext
-from .graph import Graph
+from .graph import DataflowGraph
 from .rewrite import Group
 
 
 class FusionMerger(FusionPass):
     name = "fusion-merger"
 
-    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+    def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         groups, claimed = [], set()
         for f, op in enumerate(graph.nodes):
             if opinfo.name(op) != opinfo.FUSION or "kLoop" not in str(
@@ -34,7 +34,8 @@ class FusionMerger(FusionPass):
                 claimed |= {f, *users}
         return groups
 
-    def _problem(self, graph: Graph, f: int, users: list[int], ctx: PassContext) -> str | None:
+    def _problem(self, graph: DataflowGraph, f: int, users: list[int],
+                 ctx: PassContext) -> str | None:
         if graph.is_returned(f):
             return "its result is a function result: it must be written anyway"
         if not users:

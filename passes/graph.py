@@ -10,10 +10,10 @@ from collections import deque
 
 from jaxlib.mlir import ir
 
-from . import ops as opinfo
+from . import opinfo
 
 
-class Graph:
+class DataflowGraph:
     def __init__(self, func_op, constant_args: frozenset[int] = frozenset()):
         self.func = func_op
         self.block = func_op.regions[0].blocks[0]
@@ -176,7 +176,7 @@ def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
     while True:
         passed: dict[str, frozenset[int]] = {}
         for name, func in funcs.items():
-            graph = Graph(func, known[name])
+            graph = DataflowGraph(func, known[name])
             for op in graph.nodes:
                 for callee in _calls_in(op):  # inside a region: runs many times
                     passed[callee] = frozenset()

@@ -10,11 +10,11 @@ it more than once.
 from __future__ import annotations
 
 from . import legality
-from . import ops as opinfo
+from . import opinfo
 from .cost import read_bytes
 from .library import library_reduce
 from .framework import FusionPass, PassContext
-from .graph import Graph
+from .graph import DataflowGraph
 from .rewrite import Group
 
 
@@ -22,7 +22,7 @@ class InstructionFusion(FusionPass):
     name = "instruction-fusion"
     repeat = False
 
-    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+    def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         groups: list[Group] = []
         root_of: dict[int, Group] = {}  # owned member -> its group
         read: set[int] = set()  # nodes whose value a planned fusion reads from memory
@@ -52,13 +52,13 @@ class InstructionFusion(FusionPass):
         return groups
 
     @staticmethod
-    def _covered(graph: Graph, n: int, root_of: dict, read: set[int]) -> bool:
+    def _covered(graph: DataflowGraph, n: int, root_of: dict, read: set[int]) -> bool:
         """Whether every reader of `n` computes it inside its own fusion already, so
         the original dies and needs no fusion of its own."""
         return (n not in read and not graph.is_returned(n) and bool(graph.users[n])
                 and all(u in root_of and n in root_of[u].members for u in graph.users[n]))
 
-    def _grow(self, graph: Graph, root: int, read: set[int], ctx: PassContext) -> Group:
+    def _grow(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext) -> Group:
         grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx))
         # users come after producers, so visiting candidates from the last one
         # back sees every user that will join before the producer itself
@@ -77,11 +77,11 @@ class InstructionFusion(FusionPass):
         return Group(grown.members, copies=grown.members - grown.owned)
 
     @staticmethod
-    def _written_anyway(graph: Graph, p: int, ctx: PassContext) -> bool:
+    def _written_anyway(graph: DataflowGraph, p: int, ctx: PassContext) -> bool:
         return graph.is_returned(p) or any(
             legality.node_problem(graph, u, ctx.backend) for u in graph.users[p])
 
-    def _problem(self, graph: Graph, grown: legality.GrowingGroup, sole: bool, p: int,
+    def _problem(self, graph: DataflowGraph, grown: legality.GrowingGroup, sole: bool, p: int,
                  ctx: PassContext) -> str | None:
         if not sole and opinfo.is_expensive(graph.nodes[p]):
             return (f"expensive {graph.name(p)} has users outside this fusion: "

@@ -5,19 +5,19 @@ that reason, so a refused fusion is as explainable as a performed one.
 """
 from __future__ import annotations
 
-from . import ops as opinfo
+from . import opinfo
 from .capability import Backend, reduce_root, select_problem
-from .graph import Graph
+from .graph import DataflowGraph
 
 
-def reduces_in(graph: Graph, i: int) -> list:
+def reduces_in(graph: DataflowGraph, i: int) -> list:
     op = graph.nodes[i]
     if opinfo.name(op) == opinfo.FUSION:
         return [o for o in opinfo.fusion_body(op) if opinfo.name(o) == opinfo.REDUCE]
     return [op] if opinfo.name(op) == opinfo.REDUCE else []
 
 
-def fused_size(graph: Graph, i: int) -> int:
+def fused_size(graph: DataflowGraph, i: int) -> int:
     """How many ops node `i` puts in a fusion."""
     op = graph.nodes[i]
     return len(opinfo.fusion_body(op)) if opinfo.name(op) == opinfo.FUSION else 1
@@ -30,7 +30,7 @@ def _size_problem(size: int, backend: Backend) -> str | None:
     return None
 
 
-def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
+def node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
     """Why node `i` can join no fusion on `backend`."""
     op = graph.nodes[i]
     if opinfo.name(op) == opinfo.FUSION:
@@ -45,7 +45,7 @@ def node_problem(graph: Graph, i: int, backend: Backend) -> str | None:
     return backend.problem_given(op, graph.unfusible[i])
 
 
-def group_problem(graph: Graph, group: set[int], backend: Backend, max_operands: int,
+def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_operands: int,
                   owned: set[int] | None = None, reduce_heroes: int = 1,
                   planned: list[set[int]] = ()) -> str | None:
     """Why `group` cannot be one kernel. `owned` members hand their values to
@@ -98,7 +98,7 @@ class GrowingGroup:
     the new node and its readers, not at every member, so growing a chain of n ops
     costs O(n), not O(n^2) (a 1000-op chain took 24 s)."""
 
-    def __init__(self, graph: Graph, root: int, backend: Backend, max_operands: int):
+    def __init__(self, graph: DataflowGraph, root: int, backend: Backend, max_operands: int):
         self.graph, self.backend, self.max_operands = graph, backend, max_operands
         self.members, self.owned = {root}, {root}
         self.inputs = dict.fromkeys(graph.reads[root])  # read from outside, in order
@@ -191,7 +191,7 @@ class GrowingGroup:
         self.size += fused_size(self.graph, p)
 
 
-def _fused_reads(graph: Graph, i: int) -> list:
+def _fused_reads(graph: DataflowGraph, i: int) -> list:
     """(op, operands) for the ops member `i` puts in a fusion, each operand the
     value read from outside the member (None for one computed inside it)."""
     op = graph.nodes[i]
@@ -203,7 +203,7 @@ def _fused_reads(graph: Graph, i: int) -> list:
             for inner in opinfo.fusion_body(op)]
 
 
-def _layout_problem(graph: Graph, group: set[int], nodes=None) -> str | None:
+def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
     """Layout problems of `nodes` (default: all) as members of `group`."""
     reads = [r for i in (group if nodes is None else nodes) for r in _fused_reads(graph, i)]
     for op, operands in reads:
@@ -214,7 +214,7 @@ def _layout_problem(graph: Graph, group: set[int], nodes=None) -> str | None:
     return None
 
 
-def _reduce_outputs(graph: Graph, outputs, sibling_reduces: bool) -> bool:
+def _reduce_outputs(graph: DataflowGraph, outputs, sibling_reduces: bool) -> bool:
     """Whether the outputs are one reduce's results (or, for sibling reductions
     to be combined, several reduces' results)."""
     owners = {graph.producer(v) for v in outputs}
@@ -222,11 +222,11 @@ def _reduce_outputs(graph: Graph, outputs, sibling_reduces: bool) -> bool:
             and (len(owners) == 1 or sibling_reduces))
 
 
-def _reduce_feeds_group(graph: Graph, group: set[int]) -> bool:
+def _reduce_feeds_group(graph: DataflowGraph, group: set[int]) -> bool:
     return any(u in group for i in group if reduces_in(graph, i) for u in graph.users[i])
 
 
-def reuse_problem(graph: Graph, producer: int, consumers: set[int]) -> str | None:
+def reuse_problem(graph: DataflowGraph, producer: int, consumers: set[int]) -> str | None:
     """An expensive producer must not be recomputed for every read of a consumer
     that reads each of its elements more than once (a broadcast, say)."""
     op = graph.nodes[producer]

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from jaxlib.mlir import ir
 
-from . import ops as opinfo
+from . import opinfo
 from .cost import read_bytes
 from .capability import reshape_like
-from .graph import Graph
+from .graph import DataflowGraph
 from .report import short_loc
 
 # ops YNNPACK takes into a library fusion, as stablehlo names (XLA's ynn_support)
@@ -38,7 +38,7 @@ _REDUCERS = frozenset({"stablehlo.add", "stablehlo.maximum", "stablehlo.minimum"
 MIN_ELEMENTS = 4096
 
 
-def library_chains(graph: Graph) -> dict[int, str]:
+def library_chains(graph: DataflowGraph) -> dict[int, str]:
     """Nodes to leave to XLA CPU's library, each with the reason."""
     reserved: dict[int, str] = {}
     for r, op in enumerate(graph.nodes):
@@ -80,7 +80,7 @@ def _keeps_minor_dim(op) -> bool:
     return rank - 1 not in list(op.attributes["dimensions"])
 
 
-def _library_moves_less(graph: Graph, chain: list[int], members: set[int]) -> bool:
+def _library_moves_less(graph: DataflowGraph, chain: list[int], members: set[int]) -> bool:
     """For a chain ending in a cheap value, which each reader could recompute from
     the chain's inputs: whether the library kernel, writing it once, moves fewer
     bytes. A dot (or expensive op) among the producers is written and read back in
@@ -98,7 +98,7 @@ def _library_moves_less(graph: Graph, chain: list[int], members: set[int]) -> bo
     return library < ours
 
 
-def _with_producers(graph: Graph, members: set[int]) -> set[int]:
+def _with_producers(graph: DataflowGraph, members: set[int]) -> set[int]:
     """The library kernel also grows up into producers all of whose users it holds."""
     todo = [p for i in members for p in graph.operands[i]]
     while todo:
@@ -145,7 +145,7 @@ def _library_dot(op) -> bool:
             and lhs.shape[0] * rhs.shape[1] >= MIN_ELEMENTS)
 
 
-def _broadcasts(graph: Graph, chain: list[int]) -> bool:
+def _broadcasts(graph: DataflowGraph, chain: list[int]) -> bool:
     """Whether the chain spreads the reduced value back over more elements."""
     return any(graph.name(i) == "stablehlo.broadcast_in_dim"
                and opinfo.num_elements(graph.nodes[i].operation.results[0].type)

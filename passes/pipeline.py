@@ -7,15 +7,15 @@ from typing import Callable
 
 from jaxlib.mlir import ir
 
-from . import ops as opinfo
+from . import opinfo
 from .capability import all_fusions, check_backend, get_backend, xla_passes_to_disable
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, PassContext
-from .graph import Graph, constant_arguments, functions
+from .graph import DataflowGraph, constant_arguments, functions
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
-from .multi_output_fusion import ProducerConsumerFusion
+from .producer_consumer_fusion import ProducerConsumerFusion
 from .report import FusionInfo, FusionReport, short_loc
 from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
@@ -100,7 +100,7 @@ def describe_fusions(module: ir.Module) -> list[FusionInfo]:
     infos = []
     with module.context:
         for func in functions(module):
-            graph = Graph(func)
+            graph = DataflowGraph(func)
             for i, op in enumerate(graph.nodes):
                 if opinfo.name(op) != opinfo.FUSION:
                     continue

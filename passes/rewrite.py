@@ -1,4 +1,4 @@
-"""Turn groups of a Graph into mhlo.fusion ops in the IR.
+"""Turn groups of a DataflowGraph into mhlo.fusion ops in the IR.
 
 All fusions of one pass are built first by cloning from the untouched original
 ops, then uses are redirected, then dead originals are erased and the block is
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
-from . import ops as opinfo
+from . import opinfo
 from .capability import Backend
-from .graph import Graph, reads_of
+from .graph import DataflowGraph, reads_of
 
 
 @dataclass
@@ -29,7 +29,7 @@ class Group:
         return self.members - self.copies
 
 
-def apply(graph: Graph, groups: list[Group], backend: Backend) -> list:
+def apply(graph: DataflowGraph, groups: list[Group], backend: Backend) -> list:
     """Rewrite `graph`'s function so each group is one mhlo.fusion; return them."""
     if not groups:
         return []
@@ -48,7 +48,7 @@ def apply(graph: Graph, groups: list[Group], backend: Backend) -> list:
     return [fusion for _, fusion, _ in built]
 
 
-def _build(graph: Graph, group: Group, backend: Backend):
+def _build(graph: DataflowGraph, group: Group, backend: Backend):
     members = sorted(group.members)
     inputs = graph.inputs(group.members)
     outputs = graph.outputs(group.members, group.owned)

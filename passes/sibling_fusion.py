@@ -11,11 +11,11 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from . import legality
-from . import ops as opinfo
+from . import opinfo
 from .capability import reduce_root
 from .cost import group_bytes
 from .framework import FusionPass, PassContext
-from .graph import Graph
+from .graph import DataflowGraph
 from .rewrite import Group, clone_into
 
 
@@ -32,7 +32,7 @@ def reduce_signature(op):
 class SiblingFusion(FusionPass):
     name = "sibling-fusion"
 
-    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+    def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         groups, claimed = [], set()
         for value, readers in graph.value_users.items():
             kernels = [u for u in dict.fromkeys(readers) if u not in claimed
@@ -51,7 +51,7 @@ class SiblingFusion(FusionPass):
                 claimed |= group
         return groups
 
-    def _problem(self, graph: Graph, group: set[int], b: int, value: ir.Value,
+    def _problem(self, graph: DataflowGraph, group: set[int], b: int, value: ir.Value,
                  ctx: PassContext, planned: list[set[int]]) -> str | None:
         reason = legality.node_problem(graph, b, ctx.backend)
         if reason:
@@ -82,7 +82,7 @@ class SiblingFusion(FusionPass):
             combine_reduce_roots(fusion)
 
 
-def _loop_shape(graph: Graph, i: int) -> set[str]:
+def _loop_shape(graph: DataflowGraph, i: int) -> set[str]:
     return {str(r.type.shape) for r in graph.results(i)}
 
 

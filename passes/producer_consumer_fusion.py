@@ -10,14 +10,14 @@ from __future__ import annotations
 from . import legality
 from .cost import group_bytes
 from .framework import FusionPass, PassContext
-from .graph import Graph
+from .graph import DataflowGraph
 from .rewrite import Group
 
 
 class ProducerConsumerFusion(FusionPass):
     name = "producer-consumer-fusion"
 
-    def plan(self, graph: Graph, ctx: PassContext) -> list[Group]:
+    def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         groups, claimed = [], set()
         for c in range(len(graph)):
             if c in claimed or legality.node_problem(graph, c, ctx.backend):
@@ -33,7 +33,7 @@ class ProducerConsumerFusion(FusionPass):
                     break
         return groups
 
-    def _problem(self, graph: Graph, p: int, c: int, ctx: PassContext,
+    def _problem(self, graph: DataflowGraph, p: int, c: int, ctx: PassContext,
                  planned: list[set[int]]) -> str | None:
         reason = (legality.node_problem(graph, p, ctx.backend)
                   or legality.reuse_problem(graph, p, {c})
