@@ -150,8 +150,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     dt = _stat_dtype(a, dtype)
     if _dtypes.is_complex(_t(a).dtype) and not _dtypes.is_complex(dt):
         raise ValueError(at_user_line(
-            "jax.numpy.var does not yet support real dtype parameters when computing the "
-            "variance of an array of complex values"))
+            "var does not support a real dtype for the variance of complex values (as in "
+            "JAX): drop dtype=, or take tnp.real or tnp.imag first"))
     a = lax.convert_element_type(a, dt)
     centered = lax.sub(a, broadcast_to(mean(a, axis, dt, keepdims=True, where=where),
                                        _shape(a)))

@@ -210,7 +210,7 @@ def fmod(x1, x2):
 
 
 def floor_divide(x1, x2):
-    """Integers: JAX's quotient fix-up by signs, so x // 0 is what jax.numpy gives."""
+    """Integers: JAX's quotient fix-up by signs, so x // 0 is what JAX gives."""
     x1, x2 = _promote_numeric(x1, x2)
     dt = _t(x1).dtype
     if _dtypes.is_unsigned(dt):
