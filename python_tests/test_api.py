@@ -191,6 +191,8 @@ def test_donated_argument_is_consumed():
     assert x.is_deleted()
 
 
+_nested = tracehlo.jit(lambda a, b: (tnp.tanh(a) * b, a - b))
+
 IR_CASES = [
     ("mlp", lambda x, w, b: nn.log_softmax(nn.relu(x @ w + b)),
      (np.zeros((4, 8), np.float32), np.zeros((8, 3), np.float32), np.zeros(3, np.float32))),
@@ -201,6 +203,8 @@ IR_CASES = [
     ("bool_and_constants", lambda m: (tnp.where(m, np.arange(20.0, dtype=np.float32), tnp.nan),
                                       tnp.all(m), tnp.eye(3, dtype=bool)),
      (np.zeros(20, bool),)),
+    ("nested_jit", lambda x, y: _nested(_nested(x, y)[0], 2.0),
+     (np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32))),
 ]
 
 
