@@ -217,13 +217,19 @@ def _escaped_error() -> TracehloError:
 
 
 def bind(prim: Primitive, operands, params: dict):
+    outs = find_trace(operands).process_primitive(prim, operands, params)
+    return outs if prim.multiple_results else outs[0]
+
+
+def find_trace(operands) -> Trace:
+    """The trace that interprets an operation on these operands: the innermost one among
+    their tracers, else the current dynamic one. (custom_jvp/custom_vjp/checkpoint ask
+    it too, to decide whether their rule applies.)"""
     stack, trace = _trace_state.get(_base_state)
     for x in operands:
         if isinstance(x, Tracer) and x._trace is not trace:
-            trace = _innermost_trace(operands, trace, stack)
-            break
-    outs = trace.process_primitive(prim, operands, params)
-    return outs if prim.multiple_results else outs[0]
+            return _innermost_trace(operands, trace, stack)
+    return trace
 
 
 def _innermost_trace(operands, trace: Trace, stack: tuple) -> Trace:
