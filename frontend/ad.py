@@ -159,6 +159,19 @@ def _bind_list(prim, operands, params) -> list:
     return outs if prim.multiple_results else [outs]
 
 
+def rules_from(fun) -> dict:
+    """jvp and vjp rules for a primitive equal to fun(*operands, **params) (one result),
+    from the derivative of fun, a composition of other primitives: for primitives whose
+    rules are simplest stated by such a decomposition (cumprod as a scan of products)."""
+    def jvp(primals, tangents, **params):
+        (pair,) = _jvp_flat(lambda *xs: [fun(*xs, **params)], primals, tangents)
+        return [pair[0]], [pair[1]]
+
+    def vjp(cts, primals, outs, **params):
+        return _vjp_flat(lambda *xs: ([fun(*xs, **params)], None), primals)[1](cts)
+    return {"jvp": jvp, "vjp": vjp}
+
+
 def _jvp_flat(fun, primals: list, tangents: list):
     """fun on flat lists: (primal outs, tangent outs as arrays or Zero, their tracers' trace)."""
     with new_trace(JVPTrace()) as trace:

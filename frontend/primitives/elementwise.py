@@ -161,7 +161,8 @@ def _nary(prim):
 neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number",
     deriv=[lambda g, out, x: neg(g)])
 abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype,
-    deriv=[lambda g, out, x: mul(g, sign(x))])
+    deriv={"jvp": lambda xs, ts: _abs_jvp(xs[0], ts[0]),
+           "vjp": lambda cts, xs, outs: [_abs_scale(cts[0], outs[0], xs[0])]})
 floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float",
     deriv="zero")
 ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float",
@@ -254,6 +255,20 @@ shift_right_arithmetic_p, shift_right_arithmetic = _elementwise(
     "shift_right_arithmetic", "stablehlo.shift_right_arithmetic", 2, "int", deriv="zero")
 shift_right_logical_p, shift_right_logical = _elementwise(
     "shift_right_logical", "stablehlo.shift_right_logical", 2, "int", deriv="zero")
+
+
+def _abs_scale(g, out, x):
+    """g times d|x|/dx: sign(x) for reals; conj(x)/|x| for complex x (whose tangent
+    then keeps its real part, and whose real cotangent becomes complex), as in JAX."""
+    if not dtypes.is_complex(type_of(x).dtype):
+        return mul(g, sign(x))
+    unit = div(conj(x), complex(select(eq(out, 0), 1, out), 0))
+    return real(mul(g, unit)) if dtypes.is_complex(type_of(g).dtype) else mul(complex(g, 0), unit)
+
+
+def _abs_jvp(x, t):
+    out = abs(x)
+    return [out], [_abs_scale(t, out, x)]
 
 
 def _trunc(x):

@@ -9,7 +9,8 @@ from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
-from .elementwise import compare_type, convert_element_type, div, eq, mul, sub
+from .elementwise import compare_type, convert_element_type, div, eq, mul
+from .elementwise import max as max_, min as min_
 from .shape_ops import broadcast_in_dim, pad, reshape, transpose
 
 
@@ -241,6 +242,23 @@ def _cumulative(kind, allowed, **rules):
 cumsum_p, cumsum = _cumulative(
     "sum", _number, jvp=ad.linear_jvp,
     vjp=lambda cts, xs, outs, *, axis, reverse: [cumsum(cts[0], axis, not reverse)])
-cumprod_p, cumprod = _cumulative("prod", _number)
-cummax_p, cummax = _cumulative("max", _any)
-cummin_p, cummin = _cumulative("min", _any)
+def _scan_by_doubling(kind, combine):
+    """cum{kind} as log2(n) steps that combine x with itself shifted by 1, 2, 4, ...
+    places (Hillis and Steele's scan): the decomposition its derivative is taken from."""
+    def scan(x, *, axis, reverse):
+        t = type_of(x)
+        fill = identity_element(kind, t.dtype).item()
+        shift = 1
+        while shift < t.shape[axis]:
+            move = (-shift, shift) if reverse else (shift, -shift)
+            x = combine(x, pad(x, fill, [(*move, 0) if d == axis else (0, 0, 0)
+                                         for d in range(t.ndim)]))
+            shift *= 2
+        return x
+    return scan
+
+
+cumprod_p, cumprod = _cumulative("prod", _number,
+                                 **ad.rules_from(_scan_by_doubling("prod", mul)))
+cummax_p, cummax = _cumulative("max", _any, **ad.rules_from(_scan_by_doubling("max", max_)))
+cummin_p, cummin = _cumulative("min", _any, **ad.rules_from(_scan_by_doubling("min", min_)))
