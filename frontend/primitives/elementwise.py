@@ -217,11 +217,11 @@ lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float",
     deriv=[lambda g, out, x: mul(g, digamma(x))])
 digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float")
 is_finite_p, is_finite = _elementwise("is_finite", "stablehlo.is_finite", 1, "float",
-                                      out_dtype=lambda dtype: dtypes.bool_)
+                                      out_dtype=lambda dtype: dtypes.bool_, deriv="zero")
 not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool",
     deriv="zero")
 population_count_p, population_count = _elementwise("population_count", "stablehlo.popcnt",
-                                                     1, "int")
+                                                     1, "int", deriv="zero")
 
 add_p, add = _elementwise("add", "stablehlo.add", 2, "any",
     deriv=[lambda g, out, x, y: g, lambda g, out, x, y: g])
