@@ -276,8 +276,8 @@ class VJPTracer(Tracer):
 
 
 class VJPTrace(Trace):
-    """Records a tape: each node is (backward, input tracers, output tracers, outputs),
-    `backward(cts_out) -> cts_in`. Not dynamic, like JVPTrace."""
+    """Records a tape: each node is (backward, input tracers, output tracers, outputs,
+    source line), `backward(cts_out) -> cts_in`. Not dynamic, like JVPTrace."""
 
     def __init__(self):
         self.tape: list = []
@@ -304,7 +304,7 @@ class VJPTrace(Trace):
         ins = [x if isinstance(x, VJPTracer) and x._trace is self else None for x in operands]
         tracers = [VJPTracer(self, o) if dtypes.is_inexact(type_of(o).dtype) else o
                    for o in outs]
-        self.tape.append((backward, ins, tracers, outs))
+        self.tape.append((backward, ins, tracers, outs, core.current_location()))
         return tracers
 
     def concrete(self, tracer, what):
@@ -321,14 +321,15 @@ def backward_pass(tape: list, seeds) -> dict:
     cts: dict = {}
     for tracer, ct in seeds:
         _accumulate(cts, tracer, ct)
-    for backward, ins, tracers, outs in reversed(tape):
+    for backward, ins, tracers, outs, loc in reversed(tape):
         cts_out = [cts.pop(id(t), None) if isinstance(t, VJPTracer) else None for t in tracers]
         if all(c is None for c in cts_out):
             continue
-        cts_out = [zeros(type_of(o)) if c is None else c for c, o in zip(cts_out, outs)]
-        for tracer, ct in zip(ins, backward(cts_out)):
-            if tracer is not None and not is_zero(ct):
-                _accumulate(cts, tracer, ct)
+        with core.source_location(loc):
+            cts_out = [zeros(type_of(o)) if c is None else c for c, o in zip(cts_out, outs)]
+            for tracer, ct in zip(ins, backward(cts_out)):
+                if tracer is not None and not is_zero(ct):
+                    _accumulate(cts, tracer, ct)
     return cts
 
 
@@ -409,7 +410,7 @@ def _partial(fun, args, kwargs, nums):
     return partial_fun
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """fun's value and its gradient with respect to the arguments argnums, as in JAX."""
 
     @functools.wraps(fun)
@@ -417,40 +418,49 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         nums = _argnums(argnums, args)
         diff_args = tuple(args[i] for i in nums)
         for leaf in tree_util.tree_leaves(diff_args):
-            dtype = type_of(leaf).dtype
-            if not dtypes.is_inexact(dtype):
-                raise TypeError(at_user_line(
-                    "grad requires real- or complex-valued inputs (input dtype that is a "
-                    f"sub-dtype of np.inexact), but got {np.dtype(dtype).name}. If "
-                    "you want to use Boolean- or integer-valued inputs, use vjp."))
+            _check_input(type_of(leaf).dtype, holomorphic, allow_int)
         results = vjp(_partial(fun, args, kwargs, nums), *diff_args, has_aux=has_aux)
         out, f_vjp = results[:2]
-        _check_scalar_output(out)
+        _check_output(out, holomorphic)
         grads = f_vjp(core.lift(1, type_of(out).dtype))
         grads = grads[0] if isinstance(argnums, int) else grads
         return ((out, results[2]) if has_aux else out), grads
     return value_and_grad_fun
 
 
-def _check_scalar_output(out):
-    if not isinstance(out, Tracer) and not hasattr(out, "shape") and not isinstance(
-            out, (float, int)):
+def _check_input(dtype, holomorphic, allow_int):
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(at_user_line(
+            f"holomorphic=True requires inputs with complex dtype, but got {dtype.name}."))
+    if not allow_int and not dtypes.is_inexact(dtype):
+        raise TypeError(at_user_line(
+            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+            f"of np.inexact), but got {dtype.name}. If you want to use Boolean- or "
+            "integer-valued inputs, use vjp or set allow_int to True."))
+
+
+def _check_output(out, holomorphic):
+    if not isinstance(out, (Tracer, float, int)) and not hasattr(out, "shape"):
         raise TypeError(at_user_line(
             f"Gradient only defined for scalar-output functions. Output was {out}."))
     t = type_of(out)
     if t.shape != ():
         raise TypeError(at_user_line(
             f"Gradient only defined for scalar-output functions. Output had shape: {t.shape}."))
-    if not dtypes.is_float(t.dtype):
+    if holomorphic and not dtypes.is_complex(t.dtype):
+        raise TypeError(at_user_line(
+            f"holomorphic=True requires outputs with complex dtype, but got {t.dtype.name}."))
+    if not holomorphic and not dtypes.is_float(t.dtype):
         raise TypeError(at_user_line(
             "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {t.dtype.name}. For differentiation of functions with "
+            f"np.floating), but got {t.dtype.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
             "complex outputs, use vjp directly."))
 
 
-def grad(fun, argnums=0, has_aux=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The gradient of a scalar-valued fun with respect to arguments argnums, as jax.grad."""
-    value_and_grad_fun = value_and_grad(fun, argnums, has_aux)
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):

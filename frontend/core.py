@@ -87,6 +87,26 @@ def user_location() -> Location | None:
     return None
 
 
+_location_override: contextvars.ContextVar = contextvars.ContextVar(
+    "tracehlo_location", default=None)
+
+
+@contextlib.contextmanager
+def source_location(loc: Location | None):
+    """Equations staged while active take `loc` as their source line: a backward pass
+    gives its equations the line of the forward operation they differentiate."""
+    token = _location_override.set(loc)
+    try:
+        yield
+    finally:
+        _location_override.reset(token)
+
+
+def current_location() -> Location | None:
+    """The source line of an equation staged now."""
+    return _location_override.get() or user_location()
+
+
 def at_user_line(message: str) -> str:
     loc = user_location()
     return f"{loc}: {message}" if loc else message
@@ -372,7 +392,7 @@ class GraphBuilder:
         first = self.next_id
         outs = [Var(first + i, t) for i, t in enumerate(out_types)]
         self.next_id = first + len(outs)
-        self.eqns.append(Eqn(prim, ins, params, outs, user_location()))
+        self.eqns.append(Eqn(prim, ins, params, outs, current_location()))
         return outs
 
     def build(self, inputs: list, outputs: list) -> Graph:

@@ -383,6 +383,18 @@ def test_complex_inputs_follow_jax():
         np.testing.assert_allclose(tracehlo.grad(f)(z), jax.grad(jf)(z), rtol=1e-6)
 
 
+def test_holomorphic_and_allow_int():
+    z = np.complex64(1 + 2j)
+    np.testing.assert_allclose(tracehlo.grad(lambda z: tnp.sin(z) * z, holomorphic=True)(z),
+                               jax.grad(lambda z: jnp.sin(z) * z, holomorphic=True)(z),
+                               rtol=1e-6)
+    g = tracehlo.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert g[0] == 3.0 and np.asarray(g[1]).dtype == float0
+    with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex dtype, "
+                                        "but got float32"):
+        tracehlo.grad(tnp.sin, holomorphic=True)(1.0)
+
+
 def test_integer_inputs_have_float0_tangents():
     out, t = tracehlo.jvp(lambda x, n: x * n, (2.0, 3), (1.0, np.zeros((), float0)))
     assert (out, t) == (6.0, 3.0)
@@ -490,3 +502,13 @@ def test_transformed_graphs_verify_round_trip_and_lose_dead_code():
         verify(g)
         assert str(tracehlo.parse_ir(str(g))) == str(g)
     assert [e.prim.name for e in graphs[0].eqns] == ["cos", "mul"]  # no unused sin
+
+
+def _sum_sin_times(x):
+    return tnp.sum(tnp.sin(x) * x)  # every equation of grad(_sum_sin_times) comes from here
+
+
+def test_backward_equations_keep_the_forward_line():
+    g = tracehlo.make_ir(tracehlo.grad(_sum_sin_times))(np.ones(3, np.float32))
+    line = _sum_sin_times.__code__.co_firstlineno + 1
+    assert {str(e.loc) for e in g.eqns} == {f"{__file__}:{line}"}
