@@ -12,13 +12,18 @@ from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
                    TracerBoolConversionError)
 from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
+from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
+                 linearize, remat, value_and_grad, vjp)
 from . import lax, nn, numpy
 from .ir_parser import parse_ir
 from .verify import verify
 
 __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
            "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
-           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify"]
+           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify",
+           # transformations
+           "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
+           "jvp", "linearize", "remat", "value_and_grad", "vjp"]
 
 del elementwise, indexing, linalg, reductions, shape_ops, sort
 

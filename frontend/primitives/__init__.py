@@ -10,18 +10,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import runtime
+from .. import ad, runtime
 from ..core import Primitive, Tracer, lift, primitive, shape_rules, type_of
 from ..lowering import lowering_rules
 
 PY_SCALARS = (bool, int, float, complex)
 
 
-def define(name: str, *, shape, lower, multiple_results: bool = False) -> Primitive:
-    """Register primitive `name` with its shape rule and its StableHLO lowering."""
+def define(name: str, *, shape, lower, multiple_results: bool = False,
+           jvp=None, vjp=None) -> Primitive:
+    """Register primitive `name` with its shape rule and its StableHLO lowering, and its
+    derivative rules (ad.py): `jvp` (a rule, or a factory given the primitive such as
+    ad.zero_jvp and ad.linear_jvp) and `vjp`."""
     prim = primitive(name, multiple_results)
     shape_rules[prim] = shape
     lowering_rules[prim] = lower
+    if jvp is not None:
+        ad.jvp_rules[prim] = jvp(prim) if getattr(jvp, "takes_primitive", False) else jvp
+    if vjp is not None:
+        ad.vjp_rules[prim] = vjp
     return prim
 
 
