@@ -12,13 +12,15 @@ from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
                    TracerBoolConversionError)
 from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
+from .batching import vmap
 from . import lax, nn, numpy
 from .ir_parser import parse_ir
 from .verify import verify
 
 __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
            "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
-           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify"]
+           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify",
+           "vmap"]
 
 del elementwise, indexing, linalg, reductions, shape_ops, sort
 

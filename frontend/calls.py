@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax.tree_util as tree_util
 
 from . import arguments
+from .batching import batch_graph
 from .lowering import tensor_type
 from .primitives import define
 
@@ -35,4 +36,11 @@ def _pjit_lowering(ctx, eqn, *args):
     return results if isinstance(results, list) else [results]
 
 
-pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True)
+def _pjit_batch(values, dims, *, name, graph):
+    """vmap of a call is a call of the batched graph."""
+    batched, out_dims, captured = batch_graph(graph, values, dims)
+    return pjit_p.bind(*values, *captured, name=name, graph=batched), out_dims
+
+
+pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True,
+                batch=_pjit_batch)

@@ -11,17 +11,23 @@ from __future__ import annotations
 import numpy as np
 
 from .. import runtime
+from ..batching import batch_rules
 from ..core import Primitive, Tracer, lift, primitive, shape_rules, type_of
 from ..lowering import lowering_rules
 
 PY_SCALARS = (bool, int, float, complex)
 
 
-def define(name: str, *, shape, lower, multiple_results: bool = False) -> Primitive:
-    """Register primitive `name` with its shape rule and its StableHLO lowering."""
+def define(name: str, *, shape, lower, multiple_results: bool = False,
+           batch=None,
+           ) -> Primitive:
+    """Register primitive `name` with its shape rule and its StableHLO lowering, and
+    its batching rule (vmap; see batching.py for the signature)."""
     prim = primitive(name, multiple_results)
     shape_rules[prim] = shape
     lowering_rules[prim] = lower
+    if batch is not None:
+        batch_rules[prim] = batch
     return prim
 
 

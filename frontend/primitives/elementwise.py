@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes
+from ..batching import broadcasting_rule, moveaxis
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
@@ -94,7 +95,8 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
             return ctx.op(f'"{mlir_op}"({", ".join(operands)}) : {_signature(in_types, out)}')
         return ctx.op(f"{mlir_op} {', '.join(operands)} : {_signature(in_types, out)}")
 
-    prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering)
+    prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering,
+                  batch=broadcasting_rule(name))
     return prim, _nary(prim)
 
 
@@ -184,7 +186,8 @@ def _conj_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.complex {re}, {im} : {_signature([part, part], out)}")
 
 
-conj_p = define("conj", shape=_conj_shape, lower=_conj_lowering)
+conj_p = define("conj", shape=_conj_shape, lower=_conj_lowering,
+                batch=broadcasting_rule("conj"))
 conj = _nary(conj_p)
 
 
@@ -197,7 +200,8 @@ def _exp2_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.exponential {scaled} : {tensor_type(t)}")
 
 
-exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering)
+exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering,
+                batch=broadcasting_rule("exp2"))
 exp2 = _nary(exp2_p)
 
 
@@ -236,10 +240,12 @@ def _division_lowering(mlir_op, remainder):
 
 
 div_p = define("div", shape=_shape_rule("div", 2, "number"),
-               lower=_division_lowering("stablehlo.divide", remainder=False))
+               lower=_division_lowering("stablehlo.divide", remainder=False),
+               batch=broadcasting_rule("div"))
 div = _nary(div_p)
 rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
-               lower=_division_lowering("stablehlo.remainder", remainder=True))
+               lower=_division_lowering("stablehlo.remainder", remainder=True),
+               batch=broadcasting_rule("rem"))
 rem = _nary(rem_p)
 
 
@@ -252,7 +258,8 @@ def _sign_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.sign {x} : {tensor_type(t)}")
 
 
-sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering)
+sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering,
+                batch=broadcasting_rule("sign"))
 sign = _nary(sign_p)
 
 
@@ -270,7 +277,8 @@ def _round_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.{op[eqn.params['method']]} {x} : {t}")
 
 
-round_p = define("round", shape=_round_shape, lower=_round_lowering)
+round_p = define("round", shape=_round_shape, lower=_round_lowering,
+                 batch=broadcasting_rule("round"))
 
 
 def round(x, rounding_method="away_from_zero"):
@@ -305,7 +313,8 @@ def _compare_lowering(ctx, eqn, x, y):
                   f"{compare_type(operand.dtype)} : {_signature([operand, operand], out)}")
 
 
-compare_p = define("compare", shape=_compare_shape, lower=_compare_lowering)
+compare_p = define("compare", shape=_compare_shape, lower=_compare_lowering,
+                   batch=broadcasting_rule("compare"))
 
 
 def _compare(direction):
@@ -336,7 +345,8 @@ def _select_lowering(ctx, eqn, pred, on_true, on_false):
                   f"{_signature([pred_type, out, out], out)}")
 
 
-select_p = define("select", shape=_select_shape, lower=_select_lowering)
+select_p = define("select", shape=_select_shape, lower=_select_lowering,
+                  batch=broadcasting_rule("select"))
 
 
 def select(pred, on_true, on_false):
@@ -356,7 +366,8 @@ def _clamp_lowering(ctx, eqn, lo, x, hi):
     return ctx.op(f"stablehlo.clamp {lo}, {x}, {hi} : {_signature([out] * 3, out)}")
 
 
-clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering)
+clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering,
+                 batch=broadcasting_rule("clamp"))
 clamp = _nary(clamp_p)
 
 
@@ -376,7 +387,8 @@ def _convert_lowering(ctx, eqn, x):
 
 
 convert_element_type_p = define("convert_element_type", shape=_convert_shape,
-                                lower=_convert_lowering)
+                                lower=_convert_lowering,
+                                batch=broadcasting_rule("convert_element_type"))
 
 
 def convert_element_type(x, new_dtype, weak_type=False):
@@ -411,8 +423,17 @@ def _bitcast_lowering(ctx, eqn, x):
                   f"{_signature([eqn.inputs[0].type], eqn.outputs[0].type)}")
 
 
+def _bitcast_batch(values, dims, *, new_dtype):
+    """A width change adds or removes the minor axis: the batch axis must not be it."""
+    (x,), (d,) = values, dims
+    if d == type_of(x).ndim - 1:
+        x, d = moveaxis(x, d, 0), 0
+    return [bitcast_convert_type_p.bind(x, new_dtype=new_dtype)], [d]
+
+
 bitcast_convert_type_p = define("bitcast_convert_type", shape=_bitcast_shape,
-                                lower=_bitcast_lowering)
+                                lower=_bitcast_lowering,
+                                batch=_bitcast_batch)
 
 
 def bitcast_convert_type(x, new_dtype):

@@ -1,6 +1,7 @@
 """dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum."""
 from __future__ import annotations
 
+from ..batching import not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from . import define
@@ -35,7 +36,29 @@ def _dot_general_lowering(ctx, eqn, lhs, rhs):
                        {"dot_dimension_numbers": f"#stablehlo.dot<{', '.join(fields)}>"})
 
 
-dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering)
+def _dot_general_batch(values, dims, *, dimension_numbers):
+    """Both operands batched: their batch axes pair up as the first batch dimension.
+    One batched: its batch axis is one more free axis, which keeps its place among the
+    result's axes from that operand."""
+    (lhs, rhs), (dl, dr) = values, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def free_before(d, contracting, batch):
+        return sum(i not in contracting and i not in batch for i in range(d))
+
+    if dl is not not_mapped and dr is not not_mapped:
+        return [dot_general(lhs, rhs, ((shifted(lc, dl), shifted(rc, dr)),
+                                       ((dl,) + shifted(lb, dl), (dr,) + shifted(rb, dr))))], [0]
+    if dr is not_mapped:
+        return [dot_general(lhs, rhs, ((shifted(lc, dl), rc), (shifted(lb, dl), rb)))], \
+            [len(lb) + free_before(dl, lc, lb)]
+    lhs_free = type_of(lhs).ndim - len(lc) - len(lb)
+    return [dot_general(lhs, rhs, ((lc, shifted(rc, dr)), (lb, shifted(rb, dr))))], \
+        [len(lb) + lhs_free + free_before(dr, rc, rb)]
+
+
+dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering,
+                       batch=_dot_general_batch)
 
 
 def dot_general(lhs, rhs, dimension_numbers):
