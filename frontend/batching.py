@@ -119,17 +119,19 @@ def shifted(axes, dim: int) -> tuple:
 
 def broadcasting_rule(name: str):
     """The batching rule of the elementwise primitive `name` (by name: the rule is made
-    before the primitive it binds). Its operands share one shape, or are rank 0: batched ones get their batch axis where the first full-rank batched
-    operand has it (no transpose in the common case), unbatched full-rank ones are
+    before the primitive it binds). Its operands share one shape, or are rank 0: batched
+    ones get their batch axis where the first full-rank batched operand has it (no
+    transpose in the common case; axis 0 if none), unbatched full-rank ones are
     broadcast along it, unbatched rank-0 ones stay rank 0."""
 
     def rule(values, dims, **params):
         types = [type_of(x) for x in values]
         ranks = [t.ndim - (d is not not_mapped) for t, d in zip(types, dims)]
         rank = max(ranks)
-        out_dim, t = next((d, t) for d, t, r in zip(dims, types, ranks)
-                          if d is not not_mapped and r == rank)
-        shape = t.shape
+        full = [(d, t) for d, t, r in zip(dims, types, ranks) if r == rank]
+        batched_full = [(d, t.shape) for d, t in full if d is not not_mapped]
+        out_dim, shape = batched_full[0] if batched_full else (
+            0, (axis_size(values, dims),) + full[0][1].shape)
         aligned = []
         for x, d, r in zip(values, dims, ranks):
             if d is not_mapped:
@@ -223,7 +225,8 @@ def _mapped_size(fn, args, kwargs, leaves, axes, axis_size) -> int:
         counts.setdefault(size, []).append(i)
     for rank, (size, where) in enumerate(sorted(counts.items(), key=lambda kv: -len(kv[1]))):
         i = where[0]
-        example = f"axis {axes[i]} of {names[i]} of type {type_of(leaves[i])}"
+        t = type_of(leaves[i])
+        example = f"axis {axes[i]} of {names[i]} of type {t.dtype.name}[{','.join(map(str, t.shape))}]"
         if len(where) == 1:
             msg.append(f"  * one axis had size {size}: {example};")
         else:
