@@ -65,9 +65,6 @@ class BatchTrace(core.Trace):
         return [x if d is not_mapped else BatchTracer(self, x, d)
                 for x, d in zip(outs, out_dims)]
 
-    def known_value(self, tracer):
-        return None  # a batched value has one value per example, not one
-
     def concrete(self, tracer, what):
         """A batched value has no single Python value; JAX raises the same errors."""
         error = TracerBoolConversionError if what == "bool()" else ConcretizationError

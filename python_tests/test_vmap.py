@@ -455,3 +455,11 @@ def test_numpy_functions_under_vmap_match_jax():
         theirs = jax.vmap(make(jnp), in_axes=axes)(xa, i)
         for got, want in zip(tree_util.tree_leaves(ours[name]), tree_util.tree_leaves(theirs)):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.xfail(raises=tracehlo.TracehloError, strict=True,
+                   reason="a nested jit captures outer values of staging traces only "
+                          "(core.StagingTrace._capture); JAX batches the captured value")
+def test_nested_jit_closing_over_a_batched_value():
+    f = tracehlo.vmap(lambda x: tracehlo.jit(lambda y: y * x)(2.0))
+    np.testing.assert_allclose(f(V), V * 2)
