@@ -14,6 +14,7 @@ from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
 from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                  linearize, remat, value_and_grad, vjp)
+from .batching import vmap
 from . import lax, nn, numpy
 from .ir_parser import parse_ir
 from .verify import verify
@@ -23,7 +24,7 @@ __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction
            "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify",
            # transformations
            "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
-           "jvp", "linearize", "remat", "value_and_grad", "vjp"]
+           "jvp", "linearize", "remat", "value_and_grad", "vjp", "vmap"]
 
 del elementwise, indexing, linalg, reductions, shape_ops, sort
 

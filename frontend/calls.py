@@ -6,6 +6,7 @@ from __future__ import annotations
 import jax.tree_util as tree_util
 
 from . import ad, arguments, core
+from .batching import batch_graph
 from .core import new_trace, staging
 from .lowering import tensor_type
 from .primitives import define
@@ -56,5 +57,12 @@ def _pjit_jvp(primals, tangents, *, name, graph):
     return results[:n], [t if ad.is_zero(t) else next(nonzero_outs) for _, t in pairs]
 
 
+def _pjit_batch(values, dims, *, name, graph):
+    """vmap of a call is a call of the batched graph."""
+    batched, out_dims, captured = batch_graph(graph, values, dims)
+    return pjit_p.bind(*values, *captured, name=name, graph=batched), out_dims
+
+
 pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True,
-                jvp=_pjit_jvp, vjp=ad.inline)
+                jvp=_pjit_jvp, vjp=ad.inline,
+                batch=_pjit_batch)

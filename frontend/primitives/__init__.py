@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ad, runtime
+from ..batching import batch_rules
 from ..core import Primitive, Tracer, lift, primitive, shape_rules, type_of
 from ..lowering import lowering_rules
 
@@ -18,10 +19,10 @@ PY_SCALARS = (bool, int, float, complex)
 
 
 def define(name: str, *, shape, lower, multiple_results: bool = False,
-           jvp=None, vjp=None) -> Primitive:
-    """Register primitive `name` with its shape rule and its StableHLO lowering, and its
+           jvp=None, vjp=None, batch=None) -> Primitive:
+    """Register primitive `name` with its shape rule and its StableHLO lowering, its
     derivative rules (ad.py): `jvp` (a rule, or a factory given the primitive such as
-    ad.zero_jvp and ad.linear_jvp) and `vjp`."""
+    ad.zero_jvp and ad.linear_jvp) and `vjp`, and its batching rule (batching.py)."""
     prim = primitive(name, multiple_results)
     shape_rules[prim] = shape
     lowering_rules[prim] = lower
@@ -29,6 +30,8 @@ def define(name: str, *, shape, lower, multiple_results: bool = False,
         ad.jvp_rules[prim] = jvp(prim) if getattr(jvp, "takes_primitive", False) else jvp
     if vjp is not None:
         ad.vjp_rules[prim] = vjp
+    if batch is not None:
+        batch_rules[prim] = batch
     return prim
 
 

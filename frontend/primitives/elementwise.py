@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ad, dtypes
+from ..batching import broadcasting_rule, moveaxis
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
@@ -96,7 +97,8 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype, d
         return ctx.op(f"{mlir_op} {', '.join(operands)} : {_signature(in_types, out)}")
 
     prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering,
-                  **_derivative_rules(deriv, lambda *xs: prim.bind(*xs)))
+                  **_derivative_rules(deriv, lambda *xs: prim.bind(*xs)),
+                  batch=broadcasting_rule(name))
     return prim, _nary(prim)
 
 
@@ -313,7 +315,8 @@ def _conj_lowering(ctx, eqn, x):
 
 conj_p = define("conj", shape=_conj_shape, lower=_conj_lowering,
                 jvp=ad.linear_jvp, vjp=lambda cts, xs, outs: [
-                    conj(cts[0]) if dtypes.is_complex(type_of(xs[0]).dtype) else real(cts[0])])
+                    conj(cts[0]) if dtypes.is_complex(type_of(xs[0]).dtype) else real(cts[0])],
+                batch=broadcasting_rule("conj"))
 conj = _nary(conj_p)
 
 
@@ -328,7 +331,8 @@ def _exp2_lowering(ctx, eqn, x):
 
 exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering,
                 **_derivative_rules([lambda g, out, x: mul(g, mul(out, float(np.log(2))))],
-                                    lambda x: exp2_p.bind(x)))
+                                    lambda x: exp2_p.bind(x)),
+                batch=broadcasting_rule("exp2"))
 exp2 = _nary(exp2_p)
 
 
@@ -376,7 +380,8 @@ rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
                lower=_division_lowering("stablehlo.remainder", remainder=True),
                **_derivative_rules([lambda g, out, x, y: g,
                                     lambda g, out, x, y: neg(mul(g, _trunc(div(x, y))))],
-                                   lambda *xs: rem_p.bind(*xs)))
+                                   lambda *xs: rem_p.bind(*xs)),
+               batch=broadcasting_rule("div"))
 rem = _nary(rem_p)
 
 
@@ -390,7 +395,8 @@ def _sign_lowering(ctx, eqn, x):
 
 
 sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering,
-                jvp=ad.zero_jvp)
+                jvp=ad.zero_jvp,
+                batch=broadcasting_rule("sign"))
 sign = _nary(sign_p)
 
 
@@ -408,7 +414,8 @@ def _round_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.{op[eqn.params['method']]} {x} : {t}")
 
 
-round_p = define("round", shape=_round_shape, lower=_round_lowering, jvp=ad.zero_jvp)
+round_p = define("round", shape=_round_shape, lower=_round_lowering, jvp=ad.zero_jvp,
+                 batch=broadcasting_rule("round"))
 
 
 def round(x, rounding_method="away_from_zero"):
@@ -444,7 +451,8 @@ def _compare_lowering(ctx, eqn, x, y):
 
 
 compare_p = define("compare", shape=_compare_shape, lower=_compare_lowering,
-                   jvp=ad.zero_jvp)
+                   jvp=ad.zero_jvp,
+                   batch=broadcasting_rule("compare"))
 
 
 def _compare(direction):
@@ -478,7 +486,8 @@ def _select_lowering(ctx, eqn, pred, on_true, on_false):
 select_p = define("select", shape=_select_shape, lower=_select_lowering,
                   **_derivative_rules([None, lambda g, out, p, x, y: select(p, g, 0),
                                        lambda g, out, p, x, y: select(p, 0, g)],
-                                      lambda *xs: select_p.bind(*xs)))
+                                      lambda *xs: select_p.bind(*xs)),
+                  batch=broadcasting_rule("select"))
 
 
 def select(pred, on_true, on_false):
@@ -501,7 +510,8 @@ def _clamp_lowering(ctx, eqn, lo, x, hi):
 clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering, **_derivative_rules([
     lambda g, out, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), g, 0),
     lambda g, out, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g, 0),
-    lambda g, out, lo, x, hi: select(lt(hi, x), g, 0)], lambda *xs: clamp_p.bind(*xs)))
+    lambda g, out, lo, x, hi: select(lt(hi, x), g, 0)], lambda *xs: clamp_p.bind(*xs)),
+                 batch=broadcasting_rule("clamp"))
 clamp = _nary(clamp_p)
 
 
@@ -536,7 +546,8 @@ def _convert_vjp(cts, primals, outs, *, new_dtype, weak_type=False):
 
 convert_element_type_p = define("convert_element_type", shape=_convert_shape,
                                 lower=_convert_lowering,
-                                jvp=_convert_jvp, vjp=_convert_vjp)
+                                jvp=_convert_jvp, vjp=_convert_vjp,
+                                batch=broadcasting_rule("convert_element_type"))
 
 
 def convert_element_type(x, new_dtype, weak_type=False):
@@ -571,8 +582,17 @@ def _bitcast_lowering(ctx, eqn, x):
                   f"{_signature([eqn.inputs[0].type], eqn.outputs[0].type)}")
 
 
+def _bitcast_batch(values, dims, *, new_dtype):
+    """A width change adds or removes the minor axis: the batch axis must not be it."""
+    (x,), (d,) = values, dims
+    if d == type_of(x).ndim - 1:
+        x, d = moveaxis(x, d, 0), 0
+    return [bitcast_convert_type_p.bind(x, new_dtype=new_dtype)], [d]
+
+
 bitcast_convert_type_p = define("bitcast_convert_type", shape=_bitcast_shape,
-                                lower=_bitcast_lowering, jvp=ad.zero_jvp)
+                                lower=_bitcast_lowering, jvp=ad.zero_jvp,
+                                batch=_bitcast_batch)
 
 
 def bitcast_convert_type(x, new_dtype):

@@ -6,6 +6,7 @@ slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices f
 from __future__ import annotations
 
 from .. import ad, dtypes
+from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
@@ -58,6 +59,44 @@ def _gather_lowering(ctx, eqn, operand, indices):
                            "indices_are_sorted": "false"})
 
 
+def _plus1(dims):
+    return tuple(d + 1 for d in dims)
+
+
+def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_index_map,
+                  operand_batching_dims, start_indices_batching_dims, index_vector_dim,
+                  slice_sizes):
+    """A batched operand is sliced whole along its batch axis (one more offset axis);
+    batched indices are one more batch axis of the result; both batched pair up as a
+    batching dimension of the gather. The batch axis ends up first in every case."""
+    (x, indices), (dx, di) = values, dims
+    if di is not_mapped:
+        x = moveaxis(x, dx, 0)
+        return [gather(
+            x, indices, offset_dims=(0,) + _plus1(offset_dims),
+            collapsed_slice_dims=_plus1(collapsed_slice_dims),
+            start_index_map=_plus1(start_index_map),
+            operand_batching_dims=_plus1(operand_batching_dims),
+            start_indices_batching_dims=start_indices_batching_dims,
+            index_vector_dim=index_vector_dim,
+            slice_sizes=(type_of(x).shape[0],) + slice_sizes)], [0]
+    indices = moveaxis(indices, di, 0)
+    if dx is not_mapped:
+        return [gather(
+            x, indices, offset_dims=_plus1(offset_dims),
+            collapsed_slice_dims=collapsed_slice_dims, start_index_map=start_index_map,
+            operand_batching_dims=operand_batching_dims,
+            start_indices_batching_dims=_plus1(start_indices_batching_dims),
+            index_vector_dim=index_vector_dim + 1, slice_sizes=slice_sizes)], [0]
+    return [gather(
+        moveaxis(x, dx, 0), indices, offset_dims=_plus1(offset_dims),
+        collapsed_slice_dims=_plus1(collapsed_slice_dims),
+        start_index_map=_plus1(start_index_map),
+        operand_batching_dims=(0,) + _plus1(operand_batching_dims),
+        start_indices_batching_dims=(0,) + _plus1(start_indices_batching_dims),
+        index_vector_dim=index_vector_dim + 1, slice_sizes=(1,) + slice_sizes)], [0]
+
+
 def _gather_jvp(primals, tangents, **params):
     operand, indices = primals
     return ([gather_p.bind(operand, indices, **params)],
@@ -95,7 +134,8 @@ def _gather_vjp(cts, primals, outs, **params):
 
 
 gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering,
-                  jvp=_gather_jvp, vjp=_gather_vjp)
+                  jvp=_gather_jvp, vjp=_gather_vjp,
+                  batch=_gather_batch)
 
 
 def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
@@ -155,6 +195,33 @@ def _scatter_lowering(ctx, eqn, operand, indices, updates):
                            "indices_are_sorted": "false", "unique_indices": "false"}, [body])
 
 
+def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
+                   scatter_dims_to_operand_dims, index_vector_dim, combiner):
+    """Operand and updates batched along axis 0. With shared indices the batch axis is
+    one more window axis; with batched indices each index vector gets the example's
+    number as a leading component, addressing the operand's batch axis."""
+    (x, indices, updates), (dx, di, du) = values, dims
+    size = axis_size(values, dims)
+    x, updates = batch_at(x, dx, size), batch_at(updates, du, size)
+    if di is not_mapped:
+        return [scatter(x, indices, updates, update_window_dims=(0,) + _plus1(update_window_dims),
+                        inserted_window_dims=_plus1(inserted_window_dims),
+                        scatter_dims_to_operand_dims=_plus1(scatter_dims_to_operand_dims),
+                        index_vector_dim=index_vector_dim, combiner=combiner)], [0]
+    indices = moveaxis(indices, di, 0)
+    vector_dim = index_vector_dim + 1
+    if vector_dim == type_of(indices).ndim:  # an implicit trailing vector of one index
+        indices = expand_dims(indices, (vector_dim,))
+    shape = list(type_of(indices).shape)
+    shape[vector_dim] = 1
+    counter = broadcasted_iota(type_of(indices).dtype, shape, 0)
+    return [scatter(x, concatenate([counter, indices], vector_dim), updates,
+                    update_window_dims=_plus1(update_window_dims),
+                    inserted_window_dims=(0,) + _plus1(inserted_window_dims),
+                    scatter_dims_to_operand_dims=(0,) + _plus1(scatter_dims_to_operand_dims),
+                    index_vector_dim=vector_dim, combiner=combiner)], [0]
+
+
 def _scatter_jvp(primals, tangents, **params):
     """'add' and 'set' are linear in (operand, updates); the other combiners have no rule."""
     if params["combiner"] not in ("add", "set"):
@@ -187,7 +254,8 @@ def _scatter_vjp(cts, primals, outs, **params):
 
 
 scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering,
-                   jvp=_scatter_jvp, vjp=_scatter_vjp)
+                   jvp=_scatter_jvp, vjp=_scatter_vjp,
+                   batch=_scatter_batch)
 
 
 def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from .. import ad
+from ..batching import not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from . import define
@@ -36,6 +37,27 @@ def _dot_general_lowering(ctx, eqn, lhs, rhs):
     return ctx.generic("stablehlo.dot_general", [lhs, rhs], [a.type for a in eqn.inputs],
                        [eqn.outputs[0].type],
                        {"dot_dimension_numbers": f"#stablehlo.dot<{', '.join(fields)}>"})
+
+
+def _dot_general_batch(values, dims, *, dimension_numbers):
+    """Both operands batched: their batch axes pair up as the first batch dimension.
+    One batched: its batch axis is one more free axis, which keeps its place among the
+    result's axes from that operand."""
+    (lhs, rhs), (dl, dr) = values, dims
+    (lc, rc), (lb, rb) = dimension_numbers
+
+    def free_before(d, contracting, batch):
+        return sum(i not in contracting and i not in batch for i in range(d))
+
+    if dl is not not_mapped and dr is not not_mapped:
+        return [dot_general(lhs, rhs, ((shifted(lc, dl), shifted(rc, dr)),
+                                       ((dl,) + shifted(lb, dl), (dr,) + shifted(rb, dr))))], [0]
+    if dr is not_mapped:
+        return [dot_general(lhs, rhs, ((shifted(lc, dl), rc), (shifted(lb, dl), rb)))], \
+            [len(lb) + free_before(dl, lc, lb)]
+    lhs_free = type_of(lhs).ndim - len(lc) - len(lb)
+    return [dot_general(lhs, rhs, ((lc, shifted(rc, dr)), (lb, shifted(rb, dr))))], \
+        [len(lb) + lhs_free + free_before(dr, rc, rb)]
 
 
 def _dot_general_jvp(primals, tangents, *, dimension_numbers):
@@ -77,7 +99,8 @@ def _dot_general_vjp(cts, primals, outs, *, dimension_numbers):
 
 
 dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering,
-                       jvp=_dot_general_jvp, vjp=_dot_general_vjp)
+                       jvp=_dot_general_jvp, vjp=_dot_general_vjp,
+                       batch=_dot_general_batch)
 
 
 def dot_general(lhs, rhs, dimension_numbers):

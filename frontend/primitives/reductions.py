@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ad, dtypes
+from ..batching import shifted
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
@@ -47,6 +48,12 @@ def _reduced_shape(name, x, axes):
     return tuple(n for i, n in enumerate(x.shape) if i not in axes)
 
 
+def _batch_reduction(prim, values, dims, *, axes, **params):
+    """A reduction of a batched value reduces the same axes, the batch axis shifted past."""
+    (x,), (d,) = values, dims
+    return [prim.bind(x, axes=shifted(axes, d), **params)], [d - sum(a < d for a in axes)]
+
+
 def _reduce(kind, allowed, **rules):
     """reduce_{kind}[axes] and its wrapper; `rules`: its derivative rules for define."""
     name = f"reduce_{kind}"
@@ -64,7 +71,10 @@ def _reduce(kind, allowed, **rules):
                            {"dimensions": dims_attr(sorted(eqn.params["axes"]))},
                            [_scalar_body(ctx, kind, dtype)])
 
-    prim = define(name, shape=shape_rule, lower=lowering, **rules)
+    def batch(values, dims, **params):
+        return _batch_reduction(prim, values, dims, **params)
+    prim = define(name, shape=shape_rule, lower=lowering, **rules,
+                  batch=batch)
 
     def wrapper(x, axes):
         return prim.bind(x, axes=tuple(sorted(axes)))
@@ -191,7 +201,10 @@ def _argminmax(kind):
                               {"dimensions": dims_attr([axis])}, [region])
         return results[1]
 
-    prim = define(name, shape=shape_rule, lower=lowering, jvp=ad.zero_jvp)
+    def batch(values, dims, **params):
+        return _batch_reduction(prim, values, dims, **params)
+    prim = define(name, shape=shape_rule, lower=lowering, jvp=ad.zero_jvp,
+                  batch=batch)
 
     def wrapper(x, axis: int, index_dtype=dtypes.int32):
         return prim.bind(x, axes=(axis,), index_dtype=dtypes.canonicalize(index_dtype))
@@ -231,7 +244,11 @@ def _cumulative(kind, allowed, **rules):
             "padding": f"dense<[{pad_text}]> : tensor<{t.ndim}x2xi64>"},
             [_scalar_body(ctx, kind, t.dtype)])
 
-    prim = define(name, shape=shape_rule, lower=lowering, **rules)
+    def batch(values, dims, *, axis, reverse):
+        (x,), (d,) = values, dims
+        return [prim.bind(x, axis=axis + (axis >= d), reverse=reverse)], [d]
+    prim = define(name, shape=shape_rule, lower=lowering, **rules,
+                  batch=batch)
 
     def wrapper(x, axis: int = 0, reverse: bool = False):
         return prim.bind(x, axis=axis, reverse=reverse)

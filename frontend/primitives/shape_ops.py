@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ad, dtypes
-from ..core import type_of
+from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
+from ..core import lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import PY_SCALARS, define, scalars_to, unchanged
-from .elementwise import add, lt, select, sub
+from .elementwise import add, clamp, convert_element_type, lt, select, sub
 
 
 def _simple(ctx, eqn, name, operands, attrs=None):
@@ -73,9 +74,20 @@ def _broadcast_in_dim_vjp(cts, xs, outs, *, shape, broadcast_dimensions):
     return [reshape(reduce_sum(ct, summed) if summed else ct, t.shape)]
 
 
+def _broadcast_in_dim_batch(values, dims, *, shape, broadcast_dimensions):
+    """The batch axis goes right after where the operand axis before it goes."""
+    (x,), (d,) = values, dims
+    out = broadcast_dimensions[d - 1] + 1 if d else 0
+    moved = shifted(broadcast_dimensions, out)
+    return [broadcast_in_dim_p.bind(
+        x, shape=shape[:out] + (type_of(x).shape[d],) + shape[out:],
+        broadcast_dimensions=moved[:d] + (out,) + moved[d:])], [out]
+
+
 broadcast_in_dim_p = define("broadcast_in_dim", shape=_broadcast_in_dim_shape,
                             lower=_broadcast_in_dim_lowering,
-                            jvp=ad.linear_jvp, vjp=_broadcast_in_dim_vjp)
+                            jvp=ad.linear_jvp, vjp=_broadcast_in_dim_vjp,
+                            batch=_broadcast_in_dim_batch)
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
@@ -104,9 +116,16 @@ def _reshape_shape(x, *, new_sizes):
     return ArrayType(tuple(new_sizes), x.dtype, x.weak)
 
 
+def _reshape_batch(values, dims, *, new_sizes):
+    (x,), (d,) = values, dims
+    x = moveaxis(x, d, 0)
+    return [reshape(x, (type_of(x).shape[0],) + new_sizes)], [0]
+
+
 reshape_p = define("reshape", shape=_reshape_shape, lower=_reshape_lowering,
                    jvp=ad.linear_jvp,
-                   vjp=lambda cts, xs, outs, *, new_sizes: [reshape(cts[0], type_of(xs[0]).shape)])
+                   vjp=lambda cts, xs, outs, *, new_sizes: [reshape(cts[0], type_of(xs[0]).shape)],
+                   batch=_reshape_batch)
 
 
 def reshape(x, new_sizes):
@@ -125,9 +144,15 @@ def _squeeze_shape(x, *, dimensions):
     return ArrayType(shape, x.dtype, x.weak)
 
 
+def _squeeze_batch(values, dims, *, dimensions):
+    (x,), (d,) = values, dims
+    return [squeeze(x, shifted(dimensions, d))], [d - sum(k < d for k in dimensions)]
+
+
 squeeze_p = define("squeeze", shape=_squeeze_shape, lower=_reshape_lowering,
                    jvp=ad.linear_jvp,
-                   vjp=lambda cts, xs, outs, *, dimensions: [expand_dims(cts[0], dimensions)])
+                   vjp=lambda cts, xs, outs, *, dimensions: [expand_dims(cts[0], dimensions)],
+                   batch=_squeeze_batch)
 
 
 def squeeze(x, dimensions):
@@ -142,9 +167,19 @@ def _expand_dims_shape(x, *, dimensions):
     return ArrayType(shape, x.dtype, x.weak)
 
 
+def _expand_dims_batch(values, dims, *, dimensions):
+    """The batch axis stays before the operand axis it preceded (or last)."""
+    (x,), (d,) = values, dims
+    rank = type_of(x).ndim - 1 + len(dimensions)
+    kept = [i for i in range(rank) if i not in dimensions]  # where operand axes go
+    out = kept[d] if d < len(kept) else rank
+    return [expand_dims(x, shifted(dimensions, out))], [out]
+
+
 expand_dims_p = define("expand_dims", shape=_expand_dims_shape, lower=_reshape_lowering,
                        jvp=ad.linear_jvp,
-                       vjp=lambda cts, xs, outs, *, dimensions: [squeeze(cts[0], dimensions)])
+                       vjp=lambda cts, xs, outs, *, dimensions: [squeeze(cts[0], dimensions)],
+                       batch=_expand_dims_batch)
 
 
 def expand_dims(x, dimensions):
@@ -163,10 +198,16 @@ def _transpose_lowering(ctx, eqn, x):
                    {"permutation": dims_attr(eqn.params["permutation"])})
 
 
+def _transpose_batch(values, dims, *, permutation):
+    (x,), (d,) = values, dims
+    return [transpose(x, (d,) + shifted(permutation, d))], [0]
+
+
 transpose_p = define("transpose", shape=_transpose_shape, lower=_transpose_lowering,
                      jvp=ad.linear_jvp,
                      vjp=lambda cts, xs, outs, *, permutation: [transpose(
-                         cts[0], sorted(range(len(permutation)), key=permutation.__getitem__))])
+                         cts[0], sorted(range(len(permutation)), key=permutation.__getitem__))],
+                     batch=_transpose_batch)
 
 
 def transpose(x, permutation):
@@ -186,8 +227,14 @@ def _rev_lowering(ctx, eqn, x):
                    {"dimensions": dims_attr(eqn.params["dimensions"])})
 
 
+def _rev_batch(values, dims, *, dimensions):
+    (x,), (d,) = values, dims
+    return [rev(x, shifted(dimensions, d))], [d]
+
+
 rev_p = define("rev", shape=_rev_shape, lower=_rev_lowering, jvp=ad.linear_jvp,
-               vjp=lambda cts, xs, outs, *, dimensions: [rev(cts[0], dimensions)])
+               vjp=lambda cts, xs, outs, *, dimensions: [rev(cts[0], dimensions)],
+               batch=_rev_batch)
 
 
 def rev(x, dimensions):
@@ -215,6 +262,14 @@ def _concatenate_lowering(ctx, eqn, *xs):
                    {"dimension": f"{eqn.params['dimension']} : i64"})
 
 
+def _concatenate_batch(values, dims, *, dimension):
+    """Every operand batched where the first batched one is (unbatched ones broadcast)."""
+    size = axis_size(values, dims)
+    out = next(d for d in dims if d is not not_mapped)
+    xs = [batch_at(x, d, size, out) for x, d in zip(values, dims)]
+    return [concatenate(xs, dimension + (dimension >= out))], [out]
+
+
 def _concatenate_vjp(cts, xs, outs, *, dimension):
     """Each operand's part of the cotangent."""
     parts, start = [], 0
@@ -226,7 +281,8 @@ def _concatenate_vjp(cts, xs, outs, *, dimension):
 
 
 concatenate_p = define("concatenate", shape=_concatenate_shape, lower=_concatenate_lowering,
-                       jvp=ad.linear_jvp, vjp=_concatenate_vjp)
+                       jvp=ad.linear_jvp, vjp=_concatenate_vjp,
+                       batch=_concatenate_batch)
 
 
 def concatenate(operands, dimension: int):
@@ -258,6 +314,23 @@ def _pad_lowering(ctx, eqn, x, value):
         "interior_padding": dims_attr([c[2] for c in cfg])})
 
 
+def _pad_batch(values, dims, *, padding_config):
+    """A padding value per example: pad with any value, then select by a mask of the
+    padding (as JAX does)."""
+    (x, value), (dx, dv) = values, dims
+    if dv is not_mapped:
+        config = padding_config[:dx] + ((0, 0, 0),) + padding_config[dx:]
+        return [pad_p.bind(x, value, padding_config=config)], [dx]
+    size = axis_size(values, dims)
+    x = batch_at(x, dx, size, 0)
+    t = type_of(x)
+    padded = pad(x, 0, ((0, 0, 0),) + padding_config)
+    is_x = pad(broadcast_in_dim(lift(True), t.shape[1:], ()), False, padding_config)
+    shape = type_of(padded).shape
+    return [select(broadcast_in_dim(is_x, shape, range(1, len(shape))), padded,
+                   broadcast_in_dim(value, shape, (0,)))], [0]
+
+
 def _pad_vjp(cts, xs, outs, *, padding_config):
     """The operand's elements of the cotangent (negative padding removes the edges, a
     strided slice the interior); the padding value gets the sum of the rest."""
@@ -270,7 +343,8 @@ def _pad_vjp(cts, xs, outs, *, padding_config):
     return [ct_x, sub(reduce_sum(ct, every), reduce_sum(ct_x, every))]
 
 
-pad_p = define("pad", shape=_pad_shape, lower=_pad_lowering, jvp=ad.linear_jvp, vjp=_pad_vjp)
+pad_p = define("pad", shape=_pad_shape, lower=_pad_lowering, jvp=ad.linear_jvp, vjp=_pad_vjp,
+               batch=_pad_batch)
 
 
 def pad(x, padding_value, padding_config):
@@ -297,6 +371,14 @@ def _slice_lowering(ctx, eqn, x):
         "strides": dims_attr(p["strides"])})
 
 
+def _slice_batch(values, dims, *, start_indices, limit_indices, strides):
+    (x,), (d,) = values, dims
+    size = type_of(x).shape[d]
+    return [slice(x, start_indices[:d] + (0,) + start_indices[d:],
+                  limit_indices[:d] + (size,) + limit_indices[d:],
+                  strides[:d] + (1,) + strides[d:])], [d]
+
+
 def _slice_vjp(cts, xs, outs, *, start_indices, limit_indices, strides):
     """The cotangent padded back to the operand's shape: zeros between strided elements."""
     shape, out_shape = type_of(xs[0]).shape, type_of(outs[0]).shape
@@ -306,7 +388,8 @@ def _slice_vjp(cts, xs, outs, *, start_indices, limit_indices, strides):
 
 
 slice_p = define("slice", shape=_slice_shape, lower=_slice_lowering, jvp=ad.linear_jvp,
-                 vjp=_slice_vjp)
+                 vjp=_slice_vjp,
+                 batch=_slice_batch)
 
 
 def slice(x, start_indices, limit_indices, strides=None):
@@ -353,9 +436,42 @@ def _dynamic_slice_vjp(cts, primals, outs, *, slice_sizes):
     return [dynamic_update_slice_p.bind(zeros, cts[0], *indices)] + [None] * len(indices)
 
 
+def _index_vectors(indices, dims, size):
+    """Rank-0 start indices, some batched, as one (size, len(indices)) array."""
+    kinds = {type_of(i).dtype for i in indices}
+    dtype = kinds.pop() if len(kinds) == 1 else dtypes.int32
+    columns = [expand_dims(batch_at(convert_element_type(i, dtype), d, size), (1,))
+               for i, d in zip(indices, dims)]
+    return concatenate(columns, 1)
+
+
+def _dynamic_slice_batch(values, dims, *, slice_sizes):
+    """Batched start indices make a gather (which clamps them as dynamic_slice does)."""
+    (x, *indices), (dx, *di) = values, dims
+    size = axis_size(values, dims)
+    n = len(indices)
+    if all(d is not_mapped for d in di):
+        zero = lift(0, type_of(indices[0]).dtype if indices else dtypes.int32)
+        return [dynamic_slice_p.bind(x, *indices[:dx], zero, *indices[dx:],
+                                     slice_sizes=slice_sizes[:dx] + (size,) + slice_sizes[dx:])
+                ], [dx]
+    from .indexing import gather  # indexing's batching rules use this module's wrappers
+    starts = _index_vectors(indices, di, size)
+    if dx is not_mapped:
+        out = gather(x, starts, offset_dims=range(1, n + 1), collapsed_slice_dims=(),
+                     start_index_map=range(n), slice_sizes=slice_sizes, index_vector_dim=1)
+    else:
+        out = gather(moveaxis(x, dx, 0), starts, offset_dims=range(1, n + 1),
+                     collapsed_slice_dims=(), start_index_map=range(1, n + 1),
+                     slice_sizes=(1,) + slice_sizes, index_vector_dim=1,
+                     operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+    return [out], [0]
+
+
 dynamic_slice_p = define("dynamic_slice", shape=_dynamic_slice_shape,
                          lower=_dynamic_slice_lowering,
-                         jvp=_dynamic_slice_jvp, vjp=_dynamic_slice_vjp)
+                         jvp=_dynamic_slice_jvp, vjp=_dynamic_slice_vjp,
+                         batch=_dynamic_slice_batch)
 
 
 def _start_indices(indices, shape):
@@ -403,9 +519,30 @@ def _dynamic_update_slice_vjp(cts, primals, outs):
             dynamic_slice_p.bind(cts[0], *indices, slice_sizes=ut.shape)] + [None] * len(indices)
 
 
+def _dynamic_update_slice_batch(values, dims):
+    """Batched start indices make a scatter; they are clamped first, as
+    dynamic_update_slice clamps them (a scatter would drop the update instead)."""
+    (x, update, *indices), (dx, du, *di) = values, dims
+    size = axis_size(values, dims)
+    x, update = batch_at(x, dx, size), batch_at(update, du, size)
+    if all(d is not_mapped for d in di):
+        zero = lift(0, type_of(indices[0]).dtype if indices else dtypes.int32)
+        return [dynamic_update_slice_p.bind(x, update, zero, *indices)], [0]
+    from .indexing import scatter  # indexing's batching rules use this module's wrappers
+    shape, update_shape = type_of(x).shape[1:], type_of(update).shape[1:]
+    indices = [clamp(0, i, n - u) for i, n, u in zip(indices, shape, update_shape)]
+    starts = _index_vectors(indices, di, size)
+    counter = broadcasted_iota(type_of(starts).dtype, (size, 1), 0)
+    n = len(indices)
+    return [scatter(x, concatenate([counter, starts], 1), update,
+                    update_window_dims=range(1, n + 1), inserted_window_dims=(0,),
+                    scatter_dims_to_operand_dims=range(n + 1), index_vector_dim=1)], [0]
+
+
 dynamic_update_slice_p = define("dynamic_update_slice", shape=_dynamic_update_slice_shape,
                                 lower=_dynamic_update_slice_lowering,
-                                jvp=_dynamic_update_slice_jvp, vjp=_dynamic_update_slice_vjp)
+                                jvp=_dynamic_update_slice_jvp, vjp=_dynamic_update_slice_vjp,
+                                batch=_dynamic_update_slice_batch)
 
 
 def dynamic_update_slice(x, update, start_indices):

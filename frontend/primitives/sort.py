@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import ad, dtypes
+from ..batching import axis_size, batch_at, not_mapped
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
@@ -77,6 +78,15 @@ def _sort_lowering(ctx, eqn, *xs):
     return results if isinstance(results, list) else [results]
 
 
+def _sort_batch(values, dims, *, dimension, num_keys):
+    """Every operand batched where the first batched one is (unbatched ones broadcast)."""
+    size = axis_size(values, dims)
+    out = next(d for d in dims if d is not not_mapped)
+    xs = [batch_at(x, d, size, out) for x, d in zip(values, dims)]
+    return sort_p.bind(*xs, dimension=dimension + (dimension >= out),
+                       num_keys=num_keys), [out] * len(xs)
+
+
 def _permutation(keys, dimension, num_keys):
     """The sorted keys and, along `dimension`, where each sorted element came from."""
     shape = type_of(keys[0]).shape
@@ -102,7 +112,8 @@ def _sort_vjp(cts, primals, outs, *, dimension, num_keys):
 
 
 sort_p = define("sort", shape=_sort_shape, lower=_sort_lowering, multiple_results=True,
-                jvp=_sort_jvp, vjp=_sort_vjp)
+                jvp=_sort_jvp, vjp=_sort_vjp,
+                batch=_sort_batch)
 
 
 def sort(operands, dimension: int = -1, num_keys: int = 1):

@@ -1,0 +1,465 @@
+"""vmap: every primitive's batching rule against a Python loop over the batch, and
+vmap's API (pytree in_axes/out_axes, axis_size, nesting, jit either side, errors as
+JAX words them, with jax.vmap as the oracle for the messages).
+
+The table has one row per primitive (or per case of one): a function of one example's
+operands. Each row runs with in_axes 0, 1, -1, mixed and None per operand, all rows of
+one family (and dtype) traced into one jitted function that also stacks the
+per-example results of a Python loop, so a family costs one compile.
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import jax.tree_util as tree_util
+import numpy as np
+import pytest
+
+import tracehlo
+import tracehlo.numpy as tnp
+from tracehlo import core, lax
+from tracehlo.batching import batch_rules
+
+B = 3  # the batch size; example shapes avoid 3, so a wrong axis cannot pass unseen
+
+
+def f32(*shape, lo=-1.0, hi=1.0):
+    return lambda rng: rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def i32(*shape, lo=-8, hi=8):
+    return lambda rng: rng.integers(lo, hi, shape, dtype=np.int32)
+
+
+def u8(*shape):
+    return lambda rng: rng.integers(0, 256, shape, dtype=np.uint8)
+
+
+def boolean(*shape):
+    return lambda rng: rng.random(shape) < 0.5
+
+
+def c64(*shape):
+    return lambda rng: (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)
+                        ).astype(np.complex64)
+
+
+def distinct(n, k, *trailing):
+    """k distinct indices below n (a scatter with 'set' must not write one place twice)."""
+    return lambda rng: rng.permutation(n)[:k].astype(np.int32).reshape((k,) + trailing)
+
+
+class Row(NamedTuple):
+    name: str          # the primitive's name, then "/case" if it has several rows
+    family: str        # rows of one family run in one compiled function
+    fn: Callable       # of one example's operands
+    args: list         # one generator of an example's operand per argument
+
+
+def unary(name, fn, gen=f32(2, 4), family="unary"):
+    return Row(name, family, fn, [gen])
+
+
+X = f32(2, 4)
+POS = f32(2, 4, lo=0.1, hi=0.9)
+dn_matmul = (((1,), (0,)), ((), ()))
+inner = tracehlo.jit(lambda a, b: (tnp.tanh(a) * b, a - b))
+
+ROWS = [
+    # elementwise, one operand
+    unary("neg", lax.neg), unary("abs", lax.abs), unary("floor", lax.floor),
+    unary("ceil", lax.ceil), unary("exp", lax.exp), unary("log", lax.log, POS),
+    unary("log1p", lax.log1p), unary("expm1", lax.expm1), unary("sqrt", lax.sqrt, POS),
+    unary("rsqrt", lax.rsqrt, POS), unary("cbrt", lax.cbrt), unary("sin", lax.sin),
+    unary("cos", lax.cos), unary("tan", lax.tan), unary("tanh", lax.tanh),
+    unary("logistic", lax.logistic), unary("asin", lax.asin), unary("acos", lax.acos),
+    unary("atan", lax.atan), unary("sinh", lax.sinh), unary("cosh", lax.cosh),
+    unary("asinh", lax.asinh), unary("acosh", lax.acosh, f32(2, 4, lo=1.1, hi=3.0)),
+    unary("atanh", lax.atanh), unary("erf", lax.erf), unary("erfc", lax.erfc),
+    unary("erf_inv", lax.erf_inv), unary("lgamma", lax.lgamma, POS),
+    unary("digamma", lax.digamma, POS), unary("exp2", lax.exp2), unary("sign", lax.sign),
+    unary("round", lambda x: lax.round(x * 4)),
+    unary("is_finite", lambda x: lax.is_finite(lax.log(x))),
+    # elementwise, several operands; rank-0 operands broadcast against the others
+    Row("add", "binary", lax.add, [X, X]), Row("sub", "binary", lax.sub, [X, X]),
+    Row("mul", "binary", lax.mul, [X, X]),
+    Row("mul/scalar", "binary", lax.mul, [X, f32()]),
+    Row("div", "binary", lax.div, [X, POS]), Row("rem", "binary", lax.rem, [X, POS]),
+    Row("pow", "binary", lax.pow, [POS, X]), Row("max", "binary", lax.max, [X, X]),
+    Row("min", "binary", lax.min, [X, X]), Row("atan2", "binary", lax.atan2, [X, X]),
+    Row("nextafter", "binary", lax.nextafter, [X, X]),
+    Row("compare", "binary", lax.gt, [X, X]),
+    Row("compare/scalar", "binary", lax.le, [f32(), X]),
+    Row("select", "binary", lax.select, [boolean(2, 4), X, X]),
+    Row("select/scalar_pred", "binary", lax.select, [boolean(), X, X]),
+    Row("clamp", "binary", lax.clamp, [f32(lo=-1, hi=0), X, f32(lo=0, hi=1)]),
+    Row("not", "int", lax.bitwise_not, [i32(2, 4)]),
+    Row("population_count", "int", lax.population_count, [i32(2, 4)]),
+    Row("and", "int", lax.bitwise_and, [i32(2, 4), i32(2, 4)]),
+    Row("or", "int", lax.bitwise_or, [i32(2, 4), i32(2, 4)]),
+    Row("xor", "int", lax.bitwise_xor, [i32(2, 4), i32(2, 4)]),
+    Row("shift_left", "int", lax.shift_left, [i32(2, 4), i32(2, 4, lo=0, hi=31)]),
+    Row("shift_right_arithmetic", "int", lax.shift_right_arithmetic,
+        [i32(2, 4), i32(2, 4, lo=0, hi=31)]),
+    Row("shift_right_logical", "int", lax.shift_right_logical,
+        [i32(2, 4), i32(2, 4, lo=0, hi=31)]),
+    Row("div/int", "int", lax.div, [i32(2, 4), i32(2, 4, lo=1, hi=5)]),
+    Row("real", "complex", lax.real, [c64(2, 4)]),
+    Row("imag", "complex", lax.imag, [c64(2, 4)]),
+    Row("conj", "complex", lax.conj, [c64(2, 4)]),
+    Row("complex", "complex", lax.complex, [X, X]),
+    Row("convert_element_type", "convert", lambda x: lax.convert_element_type(x * 9, np.int32),
+        [X]),
+    Row("bitcast_convert_type", "convert", lambda x: lax.bitcast_convert_type(x, np.int32),
+        [X]),
+    Row("bitcast_convert_type/narrower", "convert",
+        lambda x: lax.bitcast_convert_type(x, np.uint8), [X]),
+    Row("bitcast_convert_type/wider", "convert",
+        lambda x: lax.bitcast_convert_type(x, np.uint32), [u8(2, 4)]),
+    # reductions
+    Row("reduce_sum", "reduce", lambda x: lax.reduce_sum(x, (1,)), [X]),
+    Row("reduce_sum/all", "reduce", lambda x: lax.reduce_sum(x, (0, 1)), [X]),
+    Row("reduce_prod", "reduce", lambda x: lax.reduce_prod(x, (0,)), [X]),
+    Row("reduce_max", "reduce", lambda x: lax.reduce_max(x, (1,)), [X]),
+    Row("reduce_min", "reduce", lambda x: lax.reduce_min(x, (0,)), [X]),
+    Row("reduce_and", "reduce", lambda x: lax.reduce_and(x, (1,)), [boolean(2, 4)]),
+    Row("reduce_or", "reduce", lambda x: lax.reduce_or(x, (0, 1)), [boolean(2, 4)]),
+    Row("argmax", "reduce", lambda x: lax.argmax(x, 1), [X]),
+    Row("argmin", "reduce", lambda x: lax.argmin(x, 0), [X]),
+    Row("cumsum", "reduce", lambda x: lax.cumsum(x, 1), [X]),
+    Row("cumprod", "reduce", lambda x: lax.cumprod(x, 0, reverse=True), [X]),
+    Row("cummax", "reduce", lambda x: lax.cummax(x, 1, reverse=True), [X]),
+    Row("cummin", "reduce", lambda x: lax.cummin(x, 0), [X]),
+    # shapes
+    Row("broadcast_in_dim", "shape",
+        lambda x: lax.broadcast_in_dim(x, (5, 2, 4, 2), (1, 2)), [X]),
+    Row("broadcast_in_dim/expand", "shape",
+        lambda x: lax.broadcast_in_dim(x, (2, 5, 4), (0, 2)), [f32(2, 1)]),
+    Row("reshape", "shape", lambda x: lax.reshape(x, (4, 2)), [X]),
+    Row("squeeze", "shape", lambda x: lax.squeeze(x, (0, 2)), [f32(1, 4, 1)]),
+    Row("expand_dims", "shape", lambda x: lax.expand_dims(x, (0, 2)), [X]),
+    Row("expand_dims/last", "shape", lambda x: lax.expand_dims(x, (2,)), [X]),
+    Row("transpose", "shape", lambda x: lax.transpose(x, (2, 0, 1)), [f32(2, 4, 5)]),
+    Row("rev", "shape", lambda x: lax.rev(x, (1,)), [X]),
+    Row("concatenate", "shape", lambda x, y: lax.concatenate([x, y, x], 1), [X, f32(2, 5)]),
+    Row("pad", "shape", lambda x, v: lax.pad(x, v, ((1, 2, 0), (0, -1, 1))), [X, f32()]),
+    Row("slice", "shape", lambda x: lax.slice(x, (0, 1), (2, 4), (1, 2)), [X]),
+    Row("dynamic_slice", "shape", lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)),
+        [f32(4, 5), i32(lo=-5, hi=6), i32(lo=-6, hi=7)]),
+    Row("dynamic_update_slice", "shape",
+        lambda x, u, i, j: lax.dynamic_update_slice(x, u, (i, j)),
+        [f32(4, 5), f32(2, 2), i32(lo=-5, hi=6), i32(lo=-6, hi=7)]),
+    # indexing, dot, sort, calls
+    Row("gather", "gather", lambda x, i: lax.gather(
+        x, i, offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
+        slice_sizes=(1, 4), index_vector_dim=1), [f32(5, 4), i32(2, 1, lo=0, hi=5)]),
+    Row("gather/batching_dims", "gather", lambda x, i: lax.gather(
+        x, i, offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,),
+        operand_batching_dims=(0,), start_indices_batching_dims=(0,),
+        slice_sizes=(1, 1), index_vector_dim=1), [X, i32(2, 1, lo=0, hi=4)]),
+    Row("scatter", "gather", lambda x, i, u: lax.scatter(
+        x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner="add"),
+        [f32(5, 4), i32(2, 1, lo=0, hi=5), X]),
+    Row("scatter/set_implicit_vector", "gather", lambda x, i, u: lax.scatter(
+        x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
+        scatter_dims_to_operand_dims=(0,), index_vector_dim=1), [f32(5, 4), distinct(5, 2), X]),
+    Row("dot_general", "dot", lambda a, b: lax.dot_general(a, b, dn_matmul),
+        [X, f32(4, 5)]),
+    Row("dot_general/batch", "dot", lambda a, b: lax.dot_general(
+        a, b, (((2,), (1,)), ((0,), (0,)))), [f32(2, 5, 4), f32(2, 4, 5)]),
+    Row("dot_general/vector", "dot", lambda a, b: lax.dot_general(
+        a, b, (((0,), (0,)), ((), ()))), [f32(4), f32(4)]),
+    Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
+    Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
+    Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
+]
+
+EXEMPT = {"iota": "it has no operands, so it never meets a batched value: its result is "
+                  "the same for every example"}
+
+
+def variants(ranks):
+    """in_axes to try: all 0, all 1, all -1, each operand unbatched in turn, mixed.
+    Axis 1 of a rank-0 example is its only axis, 0."""
+    n = len(ranks)
+    out = [(0,) * n, (1,) * n, (-1,) * n]
+    if n > 1:
+        out += [tuple(None if j == k else 0 for j in range(n)) for k in range(n)]
+        out.append(tuple((1, -1, 0)[j % 3] for j in range(n)))
+    out = [tuple(a if a is None or a <= r else r for a, r in zip(v, ranks)) for v in out]
+    return list(dict.fromkeys(out))
+
+
+def family_program(rows):
+    """vmap of every row under every in_axes, beside the stacked loop over examples."""
+
+    def program(data):
+        out = {}
+        for row in rows:
+            stacked = data[row.name]
+            loops = {}  # the loop depends only on which operands are shared
+            for axes in variants([x.ndim - 1 for x in stacked]):
+                args = [x[0] if a is None else tnp.moveaxis(x, 0, a)
+                        for x, a in zip(stacked, axes)]
+                key = f"{row.name} in_axes={axes}"
+                out[key] = tracehlo.vmap(row.fn, in_axes=axes)(*args)
+                shared = tuple(a is None for a in axes)
+                if shared not in loops:
+                    loops[shared] = tree_util.tree_map(lambda *ys: tnp.stack(ys), *[
+                        row.fn(*[x[0] if s else x[i] for x, s in zip(stacked, shared)])
+                        for i in range(B)])
+                out[key + " loop"] = loops[shared]
+        return out
+    return program
+
+
+FAMILIES = sorted({row.family for row in ROWS})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_batching_rule_matches_a_loop_over_the_batch(family):
+    rows = [row for row in ROWS if row.family == family]
+    rng = np.random.default_rng(0)
+    data = {row.name: [np.stack([gen(rng) for _ in range(B)]) for gen in row.args]
+            for row in rows}
+    compiled = tracehlo.compile(family_program(rows), (data,), fusion="none")  # faster XLA compile
+    tracehlo.verify(compiled.ir)
+    results = compiled(data)
+    failures = []
+    for key in results:
+        if key.endswith(" loop"):
+            continue
+        for got, want in zip(tree_util.tree_leaves(results[key]),
+                             tree_util.tree_leaves(results[key + " loop"])):
+            try:
+                assert got.dtype == want.dtype, (got.dtype, want.dtype)
+                np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+            except AssertionError as e:
+                failures.append(f"{key}: {e}")
+    assert not failures, "\n".join(failures)
+
+
+def test_every_primitive_has_a_batching_rule_and_a_row():
+    names = set(core.primitives) - set(EXEMPT)
+    assert {p.name for p in batch_rules} == names
+    assert {row.name.split("/")[0] for row in ROWS} == names
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.name for row in ROWS])
+def test_row_binds_its_primitive(row):
+    """A row tests the rule it is named after: its function binds that primitive."""
+    example = [gen(np.random.default_rng(0)) for gen in row.args]
+    graph = tracehlo.make_ir(row.fn)(*example)
+    assert row.name.split("/")[0] in {eqn.prim.name for eqn in graph.eqns}
+
+
+def test_a_primitive_without_a_rule_is_an_error(monkeypatch):
+    from tracehlo.primitives.elementwise import sin_p
+    monkeypatch.delitem(batch_rules, sin_p)
+    with pytest.raises(NotImplementedError, match=r"test_vmap.py:\d+: vmap has no batching "
+                                                  r"rule for sin"):
+        tracehlo.vmap(tnp.sin)(np.ones(3, np.float32))
+
+
+# ---------------------------------------------------------------- the API
+
+A = np.arange(12, dtype=np.float32).reshape(3, 4)
+V = np.array([1.0, -2.0, 0.5], np.float32)
+
+
+def test_eager_vmap_runs_on_concrete_values():
+    got = tracehlo.vmap(lambda x, y: tnp.dot(x, y) + 1.0, in_axes=(1, None))(A, V)
+    np.testing.assert_allclose(got, A.T @ V + 1.0, rtol=1e-6)
+
+
+def test_python_control_flow_on_an_unbatched_argument_works():
+    def f(x, n):
+        return x * 2.0 if n > 0 else -x
+    np.testing.assert_allclose(tracehlo.vmap(f, in_axes=(0, None))(A, 1), A * 2)
+    np.testing.assert_allclose(tracehlo.vmap(f, in_axes=(0, None))(A, -1), -A)
+
+
+def test_python_control_flow_on_a_batched_value_is_an_error():
+    def f(x):
+        return x if tnp.sum(x) > 0 else -x
+    with pytest.raises(tracehlo.TracerBoolConversionError,
+                       match=r"test_vmap.py:\d+: bool\(\) needs one concrete value, but under "
+                             r"vmap this bool\[\] has one value per example"):
+        tracehlo.vmap(f)(A)
+    with pytest.raises(tracehlo.ConcretizationError, match=r"float\(\) needs one concrete"):
+        tracehlo.vmap(lambda x: float(x))(V)
+
+
+def test_nested_vmap_is_an_outer_operation():
+    def f(x, y):
+        return tnp.sin(x) * y
+    outer = tracehlo.vmap(tracehlo.vmap(f, in_axes=(None, 0)), in_axes=(0, None))
+    want = np.sin(V)[:, None] * A[0][None, :]
+    np.testing.assert_allclose(outer(V, A[0]), want, rtol=1e-6)
+    graph = tracehlo.make_ir(outer)(V, A[0])
+    tracehlo.verify(graph)
+    np.testing.assert_allclose(tracehlo.jit(outer)(V, A[0]), want, rtol=1e-6)
+
+
+def test_nested_vmap_closing_over_the_outer_batch():
+    def per_row(row):
+        return tracehlo.vmap(lambda x: x * tnp.sum(row))(row)
+    np.testing.assert_allclose(tracehlo.vmap(per_row)(A), A * A.sum(1, keepdims=True))
+
+
+def test_nested_vmap_matches_jax_on_the_inner_axis():
+    f = lambda x, w: tnp.tanh(x @ w)
+    jf = lambda x, w: jnp.tanh(x @ w)
+    x = np.random.default_rng(1).standard_normal((2, 4, 5)).astype(np.float32)
+    w = np.random.default_rng(2).standard_normal((4, 6)).astype(np.float32)
+    ours = tracehlo.vmap(tracehlo.vmap(f, in_axes=(1, None)), in_axes=(0, None), out_axes=1)
+    theirs = jax.vmap(jax.vmap(jf, in_axes=(1, None)), in_axes=(0, None), out_axes=1)
+    np.testing.assert_allclose(ours(x, w), theirs(x, w), rtol=1e-5, atol=1e-6)
+
+
+SCALE = tracehlo.jit(lambda a, k: tnp.cos(a) * k)
+
+
+def test_vmap_of_jit_is_a_call_of_the_batched_graph():
+    graph = tracehlo.make_ir(tracehlo.vmap(SCALE, in_axes=(1, None)))(A, 2.0)
+    tracehlo.verify(graph)
+    assert [e.prim.name for e in graph.eqns] == ["pjit", "transpose"]
+    callee = graph.eqns[0].params["graph"]
+    assert [t.shape for t in callee.in_types] == [(3, 4), ()]
+    assert [e.prim.name for e in callee.eqns] == ["cos", "mul"]
+    want = (np.cos(A) * 2).T
+    np.testing.assert_allclose(tracehlo.vmap(SCALE, in_axes=(1, None))(A, 2.0), want, rtol=1e-6)
+    np.testing.assert_allclose(tracehlo.jit(tracehlo.vmap(SCALE, in_axes=(1, None)))(A, 2.0),
+                               want, rtol=1e-6)
+
+
+def test_vmap_of_jit_with_a_batched_and_an_unbatched_output():
+    f = tracehlo.jit(lambda x, k: (x * k, k + 1.0))
+    got, k1 = tracehlo.vmap(f, in_axes=(0, None), out_axes=(0, None))(A, 3.0)
+    np.testing.assert_allclose(got, A * 3)
+    assert float(k1) == 4.0
+
+
+def test_jit_of_vmap():
+    f = tracehlo.jit(tracehlo.vmap(lambda x: tnp.max(x) - x, in_axes=1, out_axes=-1))
+    np.testing.assert_allclose(f(A), A.max(0) - A)
+
+
+def test_pytree_in_axes_and_out_axes():
+    params = {"w": A[0], "b": V}  # w shared, b one per example
+
+    def f(p, x):
+        return {"y": p["w"] * x + p["b"], "w": p["w"]}, x.sum()
+
+    out, s = tracehlo.vmap(f, in_axes=({"w": None, "b": 0}, 0),
+                           out_axes=({"y": 1, "w": None}, 0))(params, A)
+    np.testing.assert_allclose(out["y"], (A[0] * A + V[:, None]).T)
+    np.testing.assert_allclose(out["w"], A[0])
+    np.testing.assert_allclose(s, A.sum(1))
+
+
+def test_list_in_axes_and_keyword_arguments_mapped_along_axis_0():
+    f = tracehlo.vmap(lambda x, y, *, z: x - y + z, in_axes=[1, None])
+    np.testing.assert_allclose(f(A, V[0], z=A.T), A.T - V[0] + A.T)
+
+
+def test_unbatched_output_is_broadcast_to_out_axes():
+    got = tracehlo.vmap(lambda x: (x, V), out_axes=(0, 1))(A)
+    np.testing.assert_allclose(got[1], np.broadcast_to(V[:, None], (3, 3)))
+
+
+def test_axis_size_without_a_mapped_argument():
+    got = tracehlo.vmap(lambda x: x * 2.0, in_axes=None, axis_size=4)(V)
+    np.testing.assert_allclose(got, np.broadcast_to(V * 2, (4, 3)))
+
+
+def test_a_per_example_type_error_names_the_user_line():
+    with pytest.raises(TypeError, match=r"test_vmap.py:\d+: add needs operands of one shape "
+                                        r"\(or rank 0\), got f32\[4\], f32\[3\]"):
+        tracehlo.vmap(lambda x, y: lax.add(x, y))(A, np.ones((3, 3), np.float32))
+
+
+# JAX's messages, read from jax.vmap itself; ours may add the user's line in front.
+ERROR_CASES = {
+    "inconsistent sizes": (lambda x, y: x + y, {}, (A, np.ones(4, np.float32))),
+    "most axes": (lambda x, y, z: x + y, {}, (V, V, np.ones((4, 3), np.float32))),
+    "axis_size disagrees": (lambda x: x, {"axis_size": 4}, (V,)),
+    "in_axes too long": (lambda x: x, {"in_axes": (0, 1)}, (V,)),
+    "rank too small": (lambda x: x, {"in_axes": 1}, (V,)),
+    "no mapped argument": (lambda x: x, {"in_axes": None}, (V,)),
+    "batched output with out_axes None": (lambda x: (x, x), {"out_axes": (0, None)}, (V,)),
+}
+
+
+@pytest.mark.parametrize("case", ERROR_CASES)
+def test_errors_say_what_jax_says(case):
+    fn, kwargs, args = ERROR_CASES[case]
+    with pytest.raises(ValueError) as theirs:
+        jax.vmap(fn, **kwargs)(*args)
+    with pytest.raises(ValueError) as ours:
+        tracehlo.vmap(fn, **kwargs)(*args)
+    assert re.sub(r"^\S+test_vmap.py:\d+: ", "", str(ours.value)) == str(theirs.value)
+    assert "test_vmap.py" in str(ours.value)
+
+
+def test_in_axes_of_a_wrong_type():
+    with pytest.raises(TypeError, match=re.escape(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            "positional arguments passed to the function, but got 0.5.")):
+        tracehlo.vmap(lambda x: x, in_axes=0.5)
+    with pytest.raises(TypeError, match="vmap out_axes must be an int, None, or"):
+        tracehlo.vmap(lambda x: x, out_axes=(0, "a"))
+
+
+def test_in_axes_not_a_prefix_of_the_arguments():
+    with pytest.raises(ValueError, match="vmap in_axes specification must be a tree prefix "
+                                         "of the corresponding value"):
+        tracehlo.vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": V})
+
+
+# tracehlo.numpy functions under vmap, against jax.numpy under jax.vmap: (fn, in_axes)
+# with fn taking the numpy module, then x (5, 4) and i (an int) per example.
+NUMPY_CASES = {
+    "index": (lambda np_: lambda x, i: x[i], (0, 0)),
+    "index_column": (lambda np_: lambda x, i: x[:, i], (1, 0)),
+    "at_set": (lambda np_: lambda x, i: x.at[i].set(0.0), (0, 0)),
+    "at_add_shared_index": (lambda np_: lambda x, i: x.at[i, 1].add(5.0), (0, None)),
+    "argsort_take_along_axis": (lambda np_: lambda x, i: np_.take_along_axis(
+        x, np_.argsort(x, axis=1), axis=1), (2, None)),
+    "einsum": (lambda np_: lambda x, i: np_.einsum("ij,kj->ik", x, x), (-1, None)),
+    "softmax": (lambda np_: lambda x, i: np_.exp(x) / np_.sum(np_.exp(x), -1, keepdims=True),
+                (0, None)),
+    "where": (lambda np_: lambda x, i: np_.where(x > 0, x, i * 1.0), (1, 0)),
+    "pad": (lambda np_: lambda x, i: np_.pad(x, ((1, 0), (0, 2))), (0, None)),
+    "roll": (lambda np_: lambda x, i: np_.roll(x, 2, axis=0), (0, None)),
+    "mean_var": (lambda np_: lambda x, i: (np_.mean(x, 0), np_.var(x)), (-1, None)),
+    "matmul": (lambda np_: lambda x, i: x @ x.T, (0, None)),
+    "sort": (lambda np_: lambda x, i: np_.sort(x, axis=0), (2, None)),
+    "concatenate": (lambda np_: lambda x, i: np_.concatenate([x, x * 2], axis=1), (0, None)),
+    "cumsum_argmax": (lambda np_: lambda x, i: (np_.cumsum(x, 1), np_.argmax(x, 0)), (1, None)),
+}
+
+
+def test_numpy_functions_under_vmap_match_jax():
+    x = np.random.default_rng(3).standard_normal((3, 5, 4)).astype(np.float32)
+    i = np.array([1, -1, 3], np.int32)
+    ours = tracehlo.jit(lambda x, i: {name: tracehlo.vmap(make(tnp), in_axes=axes)(
+        tnp.moveaxis(x, 0, axes[0]), i)
+        for name, (make, axes) in NUMPY_CASES.items()})(x, i)
+    for name, (make, axes) in NUMPY_CASES.items():
+        xa = np.moveaxis(x, 0, axes[0])
+        theirs = jax.vmap(make(jnp), in_axes=axes)(xa, i)
+        for got, want in zip(tree_util.tree_leaves(ours[name]), tree_util.tree_leaves(theirs)):
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+@pytest.mark.xfail(raises=tracehlo.TracehloError, strict=True,
+                   reason="a nested jit captures outer values of staging traces only "
+                          "(core.StagingTrace._capture); JAX batches the captured value")
+def test_nested_jit_closing_over_a_batched_value():
+    f = tracehlo.vmap(lambda x: tracehlo.jit(lambda y: y * x)(2.0))
+    np.testing.assert_allclose(f(V), V * 2)
