@@ -81,7 +81,7 @@ ROWS = [
     unary("atanh", lax.atanh), unary("erf", lax.erf), unary("erfc", lax.erfc),
     unary("erf_inv", lax.erf_inv), unary("lgamma", lax.lgamma, POS),
     unary("digamma", lax.digamma, POS), unary("exp2", lax.exp2), unary("sign", lax.sign),
-    unary("round", lambda x: lax.round(x * 4)),
+    unary("round", lambda x: lax.round(x * 4)), unary("stop_gradient", lax.stop_gradient),
     unary("is_finite", lambda x: lax.is_finite(lax.log(x))),
     # elementwise, several operands; rank-0 operands broadcast against the others
     Row("add", "binary", lax.add, [X, X]), Row("sub", "binary", lax.sub, [X, X]),

@@ -374,14 +374,15 @@ div_p = define("div", shape=_shape_rule("div", 2, "number"),
                lower=_division_lowering("stablehlo.divide", remainder=False),
                **_derivative_rules([lambda g, out, x, y: div(g, y),
                                     lambda g, out, x, y: neg(mul(g, div(out, y)))],
-                                   lambda *xs: div_p.bind(*xs)))
+                                   lambda *xs: div_p.bind(*xs)),
+               batch=broadcasting_rule("div"))
 div = _nary(div_p)
 rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
                lower=_division_lowering("stablehlo.remainder", remainder=True),
                **_derivative_rules([lambda g, out, x, y: g,
                                     lambda g, out, x, y: neg(mul(g, _trunc(div(x, y))))],
                                    lambda *xs: rem_p.bind(*xs)),
-               batch=broadcasting_rule("div"))
+               batch=broadcasting_rule("rem"))
 rem = _nary(rem_p)
 
 
@@ -601,4 +602,4 @@ def bitcast_convert_type(x, new_dtype):
 
 # stop_gradient: the identity, with a zero derivative (tracehlo.lax.stop_gradient).
 stop_gradient_p = define("stop_gradient", shape=lambda x: x, lower=lambda ctx, eqn, x: x,
-                         jvp=ad.zero_jvp)
+                         jvp=ad.zero_jvp, batch=broadcasting_rule("stop_gradient"))
