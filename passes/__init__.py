@@ -6,8 +6,8 @@ Python API
         sibling-fusion, producer-consumer-fusion) for `backend` ("cpu" or "gpu"); returns the
         fused module as text with every source location kept, checked with
         check_backend so XLA can compile it.
-    fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE)
-        -> FusionResult(text, report, xla_passes_off)
+    fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
+                     after_pass=None) -> FusionResult(text, report, xla_passes_off)
         The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,
         locations, bytes_saved) and `.decisions` (Decision: pass_name, fused, ops,
         reason; `.rejected` lists the refused ones). str(report) is readable text.

@@ -148,9 +148,10 @@ class FusionResult:
 
 
 def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
-                     pipeline: str = DEFAULT_PIPELINE) -> FusionResult:
+                     pipeline: str = DEFAULT_PIPELINE,
+                     after_pass: Callable[[str, ir.Module], None] | None = None) -> FusionResult:
     module = parse(stablehlo_text)
-    report = PassManager(pipeline, backend).run(module)
+    report = PassManager(pipeline, backend, after_pass).run(module)
     check_backend(module, backend)
     return FusionResult(to_text(module, debug_info=True), report, xla_passes_to_disable(module))
 
