@@ -13,8 +13,8 @@ import time
 import jax.tree_util as tree_util
 
 from . import calls, core, eager, runtime  # noqa: F401  (eager: the evaluation trace)
-from .arguments import (Signature, as_tuple, donated_leaves, fn_name, leaf_type,
-                        trace)
+from .arguments import (Signature, as_tuple, donated_leaves, fn_location, fn_name,
+                        leaf_type, trace)
 from .config import config
 from .ir import ArrayType
 from .lowering import lower_graph
@@ -51,7 +51,8 @@ class Compiled:
         self._sig, self._static = sig, sig.split(args, kwargs)[2]
         t0 = time.perf_counter()
         self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{fn_name(fn)}",
-                                     donated=donated_leaves(sig, args, donate_argnums))
+                                     donated=donated_leaves(sig, args, donate_argnums),
+                                     loc=fn_location(fn))
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
         self.fused, self._report, passes_off = None, None, ()
