@@ -3,6 +3,7 @@
     hlo-opt FILE.mlir                       parse, verify, print
     hlo-opt FILE.mlir --fuse [--backend=gpu] the default pipeline for a backend
     hlo-opt FILE.mlir --pass-pipeline='instruction-fusion,fusion-merger{max-operands=8}'
+    hlo-opt --help                          every pass, its summary and typed options
     options: --print-ir-after-all, --print-ir-after=NAME, --split-input-file,
              --mlir-print-debuginfo, --fusion-report, --check-backend, -o FILE;
              --print-after-all and --explain are hlo-dump's old spellings, kept;
