@@ -5,8 +5,10 @@ that reason, so a refused fusion is as explainable as a performed one.
 """
 from __future__ import annotations
 
+from jaxlib.mlir import ir
+
 from . import opinfo
-from .capability import Backend, reduce_root, select_problem
+from .capability import Backend, reduce_root, select_problem, shared_value_problem
 from .graph import DataflowGraph
 
 
@@ -84,7 +86,8 @@ def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_o
         return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "
                 "only as one variadic reduce")
     if not backend.layout_sensitive_ops:
-        reason = _layout_problem(graph, group)
+        reason = _layout_problem(graph, group) or (
+            len(group) > 1 and shared_value_problem(_fused_producers(graph, group)))
         if reason:
             return reason
     if not backend.reduce_inside_loop and reduces and _reduce_feeds_group(graph, group):
@@ -152,7 +155,12 @@ class GrowingGroup:
         readers = [u for u in graph.users[p] if u in self.members]
         if not backend.layout_sensitive_ops:
             self.members.add(p)  # as a member, for a moment
-            reason = _layout_problem(graph, self.members, [p, *readers])
+            reason = _layout_problem(graph, self.members, [p, *readers]) or (
+                # a chain needs no look at the whole group: only a node read twice
+                # in it (a fusion: by its insides) can end an emitter function
+                (len(readers) > 1 or any(opinfo.name(graph.nodes[n]) == opinfo.FUSION
+                                         for n in (p, *readers)))
+                and shared_value_problem(_fused_producers(graph, self.members)))
             self.members.discard(p)
             if reason:
                 return reason
@@ -201,6 +209,25 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
     outer = dict(zip(body.arguments, op.operation.operands))
     return [(inner, [outer.get(v) for v in inner.operation.operands])
             for inner in opinfo.fusion_body(op)]
+
+
+def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
+    """capability.shared_value_problem's view of `group` as one fusion: each op it
+    fuses, with the fused op making each operand (None: read from outside)."""
+    maker = {}  # a member's result -> the op that makes it inside the fusion
+    for i in group:
+        op = graph.nodes[i]
+        if opinfo.name(op) == opinfo.FUSION:
+            maker.update((r, None if isinstance(v.owner, ir.Block) else v.owner)
+                         for r, v in zip(op.operation.results, opinfo.fusion_roots(op)))
+        else:
+            maker.update((r, op) for r in op.operation.results)
+    found = []
+    for i in sorted(group):
+        for op, outer in _fused_reads(graph, i):
+            found.append((op, [maker.get(o) if o is not None else v.owner
+                               for v, o in zip(op.operation.operands, outer)]))
+    return found
 
 
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:

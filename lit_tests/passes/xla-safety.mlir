@@ -38,3 +38,59 @@ func.func @zero_element_values_are_constants(%x: tensor<5xf32>) -> (tensor<f32>,
   %bp = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<f32>) -> tensor<1xf32>
   return %s1, %empty, %bp : tensor<f32>, tensor<0xf32>, tensor<1xf32>
 }
+
+// -----
+
+// XLA CPU computes a bf16 select in f32: its on_true becomes a convert made
+// inside the fusion, which has no layout there, and XLA aborted ("has_layout()"
+// in InferSelectShape; fuzzer, hlo-opt seeds 58 and 74). It stays unfused.
+// CHECK-LABEL: func.func @bf16_select_stays_out_of_fusions
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.select
+// WHY: [instruction-fusion] not fused: stablehlo.broadcast_in_dim {{.*}} + stablehlo.select {{.*}}: a fused bf16 select: XLA CPU converts its on_true to f32 inside the fusion, where the convert has no layout (aborts)
+func.func @bf16_select_stays_out_of_fusions(%p: tensor<3xi1>, %a: tensor<3xbf16>, %s: tensor<bf16>) -> tensor<3xbf16> {
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<bf16>) -> tensor<3xbf16>
+  %r = stablehlo.select %p, %a, %b : tensor<3xi1>, tensor<3xbf16>
+  return %r : tensor<3xbf16>
+}
+
+// -----
+
+// A fused value read by a slice and an or ends a function of XLA CPU's loop
+// emitter, whose result needs a layout XLA does not give ops inside our fusions:
+// it aborted ("has_layout()" in CreateSubgraphMlirFunction; fuzzer, hlo-opt
+// seed 84). The convert stays outside, and the fusion reads it as a parameter.
+// CHECK-LABEL: func.func @a_value_read_by_a_slice_and_an_or
+// CHECK: %[[C:.*]] = stablehlo.convert
+// CHECK: "mhlo.fusion"(%[[C]])
+// CHECK-NOT: stablehlo.convert
+// CHECK: stablehlo.slice
+// CHECK: stablehlo.or
+// WHY: [instruction-fusion] not fused: stablehlo.convert {{.*}} + stablehlo.or {{.*}}: stablehlo.convert read by 2 fused ops (stablehlo.or, stablehlo.slice) ends a function of XLA CPU's loop emitter, which needs a layout it lacks inside our fusions (aborts)
+func.func @a_value_read_by_a_slice_and_an_or(%x: tensor<4x5xf16>) -> tensor<4x5xui32> {
+  %c = stablehlo.convert %x : (tensor<4x5xf16>) -> tensor<4x5xui32>
+  %s = stablehlo.slice %c [3:4, 0:5] : (tensor<4x5xui32>) -> tensor<1x5xui32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x5xui32>) -> tensor<4x5xui32>
+  %r = stablehlo.or %b, %c : tensor<4x5xui32>
+  return %r : tensor<4x5xui32>
+}
+
+// -----
+
+// The same through two reverses (fuzzer, hlo-opt seed 71): the first reverse is
+// read by the second and by a shift, under two index maps.
+// CHECK-LABEL: func.func @a_value_read_under_two_index_maps
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.reverse
+// CHECK-NOT: stablehlo.reverse
+// CHECK: stablehlo.return
+// CHECK: "mhlo.fusion"
+// WHY: read by 2 fused ops (stablehlo.reverse, stablehlo.shift_right_logical) ends a function of XLA CPU's loop emitter
+func.func @a_value_read_under_two_index_maps(%x: tensor<3x4xi1>) -> tensor<3x4xi32> {
+  %c = stablehlo.convert %x : (tensor<3x4xi1>) -> tensor<3x4xi32>
+  %m = stablehlo.multiply %c, %c : tensor<3x4xi32>
+  %r1 = stablehlo.reverse %m, dims = [1] : tensor<3x4xi32>
+  %r2 = stablehlo.reverse %r1, dims = [1] : tensor<3x4xi32>
+  %r = stablehlo.shift_right_logical %r2, %r1 : tensor<3x4xi32>
+  return %r : tensor<3x4xi32>
+}
