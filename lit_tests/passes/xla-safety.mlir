@@ -94,3 +94,45 @@ func.func @a_value_read_under_two_index_maps(%x: tensor<3x4xi1>) -> tensor<3x4xi
   %r = stablehlo.shift_right_logical %r2, %r1 : tensor<3x4xi32>
   return %r : tensor<3x4xi32>
 }
+
+// -----
+
+// XLA CPU computes bf16 in f32, converting a bf16 parameter inside the fusion:
+// read by a slice and a remainder, that convert ends an emitter function and
+// XLA aborted (fuzzer, jit seed 43). The slice stays outside.
+// CHECK-LABEL: func.func @a_bf16_parameter_read_by_a_slice_and_a_remainder
+// CHECK: %[[S:.*]] = stablehlo.slice
+// CHECK: "mhlo.fusion"(%[[S]], %arg0)
+// CHECK-NOT: stablehlo.slice
+// CHECK: stablehlo.remainder
+// WHY: not fused: stablehlo.slice {{.*}}: a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion) read by 2 fused ops (stablehlo.remainder, stablehlo.slice)
+func.func @a_bf16_parameter_read_by_a_slice_and_a_remainder(%x: tensor<2xbf16>) -> tensor<2xbf16> {
+  %s = stablehlo.slice %x [0:1] : (tensor<2xbf16>) -> tensor<1xbf16>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<1xbf16>) -> tensor<2xbf16>
+  %r = stablehlo.remainder %x, %b : tensor<2xbf16>
+  return %r : tensor<2xbf16>
+}
+
+// -----
+
+// XLA drops a fused variadic reduce's unread result; two left make a tuple root
+// XLA CPU cannot emit (aborted, "has_layout()" in GetWorkDimensions; fuzzer, jit
+// seeds 8 and 99). So the reduce takes in no producer.
+// CHECK-LABEL: func.func @a_reduce_with_an_unread_result_among_three
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.reduce
+// WHY: not fused: stablehlo.iota {{.*}} + stablehlo.reduce {{.*}}: 1 of the 3 outputs unread: XLA drops them, leaving a tuple-root fusion CPU cannot compile
+func.func @a_reduce_with_an_unread_result_among_three(%x: tensor<3xf32>) -> (tensor<i32>, tensor<f32>) {
+  %i = stablehlo.iota dim = 0 : tensor<3xi32>
+  %n = stablehlo.negate %x : tensor<3xf32>
+  %c0 = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %c1 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.reduce(%x init: %c0), (%i init: %c1), (%n init: %c0) across dimensions = [0] : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>, tensor<f32>, tensor<i32>, tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<f32>)
+   reducer(%a0: tensor<f32>, %b0: tensor<f32>) (%a1: tensor<i32>, %b1: tensor<i32>) (%a2: tensor<f32>, %b2: tensor<f32>) {
+    %s = stablehlo.minimum %a0, %b0 : tensor<f32>
+    %m = stablehlo.minimum %a1, %b1 : tensor<i32>
+    %t = stablehlo.minimum %a2, %b2 : tensor<f32>
+    stablehlo.return %s, %m, %t : tensor<f32>, tensor<i32>, tensor<f32>
+  }
+  return %r#1, %r#2 : tensor<i32>, tensor<f32>
+}
