@@ -110,9 +110,10 @@ def _kind_attr(backend: Backend, roots: list[ir.Value]) -> ir.Attribute:
 
 def canonicalize(block: ir.Block) -> None:
     """Fold op(x, x) = x for idempotent ops, turn a float divide by a broadcast into
-    a multiply by the broadcast reciprocal, replace a zero-element result by a
-    constant, then erase the ops we understand whose results nothing reads. XLA's
-    simplifier does all four after us, but never
+    a multiply by the broadcast reciprocal and a float multiply by a converted bool
+    into a select, replace a zero-element result by a constant, then erase the ops
+    we understand whose results nothing reads. XLA's simplifier does all of these
+    after us, but never
     inside a fusion: a fusion output only dead code read vanishes under its feet
     (XLA CPU aborts, found by the random-program test), and a fused divide stays a
     divide per element. So the passes see, and fuse, the program XLA would see."""
@@ -120,6 +121,9 @@ def canonicalize(block: ir.Block) -> None:
         if opinfo.name(op) == "stablehlo.divide":
             _multiply_by_reciprocal(op)
         _empty_to_constant(op)
+    for op in list(block.operations)[:-1]:
+        if opinfo.name(op) == "stablehlo.multiply":
+            _bool_multiply_to_select(op)
     for op in list(block.operations)[:-1]:
         operands = list(op.operation.operands)
         if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
@@ -143,6 +147,35 @@ def _empty_to_constant(op) -> None:
         empty = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
             "value": ir.Attribute.parse(f"dense<> : {result.type}")})
     result.replace_all_uses_with(empty.results[0])
+
+
+def _bool_multiply_to_select(multiply) -> None:
+    """convert(p) * y -> select(p, y, 0) for a bool p and floats, as XLA's simplifier
+    rewrites it outside fusions: where p is false the product is 0 even for an
+    infinite or nan y (so a bool divided by a bool 0 is 0, not nan, under jax.jit;
+    found by the fuzzer). Fused, the multiply would stay and give nan."""
+    result_type = multiply.result.type
+    if not isinstance(ir.RankedTensorType(result_type).element_type, ir.FloatType):
+        return
+    for k, v in enumerate(multiply.operation.operands):
+        convert = v.owner
+        if (isinstance(convert, ir.Block) or convert.name != "stablehlo.convert"
+                or opinfo.element_type(convert.operands[0].type) != "i1"):
+            continue
+        element = ir.RankedTensorType(result_type).element_type
+        with multiply.location, ir.InsertionPoint(multiply):
+            scalar = ir.RankedTensorType.get([], element)
+            zero = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+                "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 0.0))})
+            zeros = ir.Operation.create(
+                "stablehlo.broadcast_in_dim", results=[result_type], operands=[zero.results[0]],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
+            select = ir.Operation.create(
+                "stablehlo.select", results=[result_type],
+                operands=[convert.operands[0], multiply.operation.operands[1 - k],
+                          zeros.results[0]])
+        multiply.result.replace_all_uses_with(select.results[0])
+        return
 
 
 def _multiply_by_reciprocal(divide) -> None:

@@ -136,3 +136,19 @@ func.func @a_reduce_with_an_unread_result_among_three(%x: tensor<3xf32>) -> (ten
   }
   return %r#1, %r#2 : tensor<i32>, tensor<f32>
 }
+
+// -----
+
+// XLA's simplifier makes convert(p) * y a select outside fusions, so a false p
+// gives 0 even for an infinite y (a bool divided by a bool 0 is 0 under jax.jit;
+// fuzzer, hlo-opt seeds 170 and 171). The passes do the same before fusing.
+// CHECK-LABEL: func.func @a_float_multiply_by_a_bool_is_a_select
+// CHECK-NOT: stablehlo.multiply
+// CHECK: %[[Z:.*]] = stablehlo.broadcast_in_dim
+// CHECK: stablehlo.select %{{.*}}, %{{.*}}, %[[Z]]
+// CHECK-NOT: stablehlo.multiply
+func.func @a_float_multiply_by_a_bool_is_a_select(%p: tensor<4xi1>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.convert %p : (tensor<4xi1>) -> tensor<4xf32>
+  %r = stablehlo.multiply %y, %c : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
