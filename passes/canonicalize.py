@@ -1,5 +1,6 @@
-"""Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), empty
-values to constants, and erase dead code, as XLA's simplifier does after us.
+"""Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b),
+convert(bool) * y to a select, empty values to constants, and erase dead code, as
+XLA's simplifier does after us.
 
 Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
 become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
@@ -31,6 +32,9 @@ def canonicalize_block(block: ir.Block) -> None:
             _multiply_by_reciprocal(op)
         _empty_to_constant(op)
     for op in list(block.operations)[:-1]:
+        if opinfo.name(op) == "stablehlo.multiply":
+            _bool_multiply_to_select(op)
+    for op in list(block.operations)[:-1]:
         operands = list(op.operation.operands)
         if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
             op.operation.results[0].replace_all_uses_with(operands[-1])
@@ -53,6 +57,66 @@ def _empty_to_constant(op) -> None:
         empty = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
             "value": ir.Attribute.parse(f"dense<> : {result.type}")})
     result.replace_all_uses_with(empty.results[0])
+
+
+def _multiply_by_reciprocal(divide) -> None:
+    """x / broadcast(b) -> x * broadcast(1 / b), for f32/f64 with b smaller than x (in
+    bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide; found by
+    the fuzzer)."""
+    x, divisor = divide.operation.operands
+    spread = divisor.owner
+    if (isinstance(spread, ir.Block) or spread.name != "stablehlo.broadcast_in_dim"
+            or str(ir.RankedTensorType(x.type).element_type) not in ("f32", "f64")):
+        return
+    b = spread.operands[0]
+    if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
+        return
+    element = ir.RankedTensorType(b.type).element_type
+    with divide.location, ir.InsertionPoint(divide):
+        scalar = ir.RankedTensorType.get([], element)
+        # a scalar broadcast, as JAX writes constants: a fusion takes it in
+        ones = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+            "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 1.0))})
+        if ir.RankedTensorType(b.type).rank:
+            ones = ir.Operation.create(
+                "stablehlo.broadcast_in_dim", results=[b.type], operands=[ones.results[0]],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
+        reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
+                                         operands=[ones.results[0], b])
+        spread_back = spread.clone(ip=ir.InsertionPoint(divide))
+        spread_back.operands[0] = reciprocal.results[0]
+        product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
+                                      operands=[x, spread_back.results[0]])
+    divide.result.replace_all_uses_with(product.results[0])
+
+
+def _bool_multiply_to_select(multiply) -> None:
+    """convert(p) * y -> select(p, y, 0) for a bool p and floats, as XLA's simplifier
+    rewrites it outside fusions: where p is false the product is 0 even for an
+    infinite or nan y (so a bool divided by a bool 0 is 0, not nan, under jax.jit;
+    found by the fuzzer). Fused, the multiply would stay and give nan."""
+    result_type = multiply.result.type
+    if not isinstance(ir.RankedTensorType(result_type).element_type, ir.FloatType):
+        return
+    for k, v in enumerate(multiply.operation.operands):
+        convert = v.owner
+        if (isinstance(convert, ir.Block) or convert.name != "stablehlo.convert"
+                or opinfo.element_type(convert.operands[0].type) != "i1"):
+            continue
+        element = ir.RankedTensorType(result_type).element_type
+        with multiply.location, ir.InsertionPoint(multiply):
+            scalar = ir.RankedTensorType.get([], element)
+            zero = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+                "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 0.0))})
+            zeros = ir.Operation.create(
+                "stablehlo.broadcast_in_dim", results=[result_type], operands=[zero.results[0]],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
+            select = ir.Operation.create(
+                "stablehlo.select", results=[result_type],
+                operands=[convert.operands[0], multiply.operation.operands[1 - k],
+                          zeros.results[0]])
+        multiply.result.replace_all_uses_with(select.results[0])
+        return
 
 
 def _multiply_by_reciprocal(divide) -> None:

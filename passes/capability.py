@@ -10,6 +10,7 @@ multi-output); they are not measured here.
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -53,13 +54,101 @@ def layout_problem(op) -> str | None:
 
 
 def select_problem(op, outside: list[bool]) -> str | None:
-    """XLA CPU takes a fused select's layout from its on_true operand; computed
-    inside the fusion, that has none, and XLA aborts (measured: whenever the
-    predicate is a parameter or both branches are computed; we require on_true
-    to be a parameter). `outside[k]`: whether the fusion reads operand k from outside."""
-    if opinfo.name(op) == "stablehlo.select" and not outside[1]:
+    """XLA infers a select's shape from its predicate's, then reads on_true's layout.
+    Inside our fusions only parameters, constants and the root keep layouts (see
+    shared_value_problem), so a predicate read from outside with an on_true computed
+    inside aborts XLA CPU ("has_layout()" in InferSelectShape). We require on_true to
+    be read from outside, since XLA's simplifier can turn a computed predicate into a
+    parameter (select(not(p), a, b) -> select(p, b, a)). A bf16 select XLA CPU computes
+    in f32, so its on_true is always a convert made inside the fusion (found by the
+    fuzzer): with a non-scalar predicate it stays out. `outside[k]`: whether the
+    fusion reads operand k from outside."""
+    if opinfo.name(op) != "stablehlo.select":
+        return None
+    if not outside[1]:
         return "a fused select needs its on_true operand from outside the fusion (layouts)"
+    operands = op.operation.operands
+    if (opinfo.element_type(operands[1].type) == "bf16"
+            and ir.RankedTensorType(operands[0].type).rank):
+        return ("a fused bf16 select: XLA CPU converts its on_true to f32 inside the "
+                "fusion, where the convert has no layout (aborts)")
     return None
+
+
+# What XLA's HLO counts as elementwise (HloInstruction::IsOpElementwise); a
+# bitcast_convert between widths is not, so none counts here.
+_HLO_ELEMENTWISE = (opinfo.CHEAP_ELEMENTWISE | opinfo.EXPENSIVE_ELEMENTWISE) - {
+    "stablehlo.bitcast_convert"}
+
+
+def shared_value_problem(producers: list[tuple]) -> str | None:
+    """Why XLA CPU's loop emitter aborts on a fusion whose ops are `producers`:
+    (op, [what makes each operand: a fused op, or the ir.Value a fusion parameter
+    holds]), in topological order. The emitter splits a fusion into functions
+    (PartitionedComputation): an op read by several ops that are not all
+    elementwise under one index map ends a function, whose result type needs the
+    op's layout. XLA fuses after layout assignment, so its own fusions have
+    layouts; inside ours layout assignment keeps them only on parameters,
+    constants and the root, and XLA aborts ("has_layout()" in
+    CreateSubgraphMlirFunction; found by the fuzzer: a value read by a slice and
+    an or, a softmax's exp read by its reduce and its divide). A bf16 parameter
+    counts as computed: XLA CPU computes bf16 in f32, converting it inside the
+    fusion. This repeats the emitter's partitioning, users before producers."""
+    readers: dict = {}
+    bf16_parameters: dict = {}
+    for op, made_by in producers:
+        for p in made_by:
+            if isinstance(p, ir.Value):
+                if opinfo.element_type(p.type) != "bf16":
+                    continue
+                bf16_parameters[p] = p
+            readers.setdefault(_key(p), {})[op.operation] = op
+    ids: dict = {}  # op -> (function, index map), as the emitter numbers them
+    fresh = itertools.count()
+    for node in [op for op, _ in reversed(producers)] + list(bf16_parameters):
+        users = list(readers.get(_key(node), {}).values())
+        user_ids = {ids[u.operation] for u in users}
+        # a multi-result op is read through one get-tuple-element per result
+        results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
+        n_users = len(users) if len(results) == 1 else len(
+            {k for u in users for k, r in enumerate(results) if r in list(u.operation.operands)})
+        elementwise = len(results) == 1 and all(
+            opinfo.name(u) in _HLO_ELEMENTWISE for u in users)
+        if users and len(user_ids) == 1 and elementwise:
+            ids[_key(node)] = user_ids.pop()
+        elif not users or n_users > 1:
+            ids[_key(node)] = (next(fresh), next(fresh))
+            what = ("a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion)"
+                    if isinstance(node, ir.Value) else opinfo.name(node))
+            if users and what != "stablehlo.constant":
+                return (f"{what} read by {len(users)} fused ops "
+                        f"({', '.join(sorted({opinfo.name(u) for u in users}))}) ends a "
+                        "function of XLA CPU's loop emitter, which needs a layout it "
+                        "lacks inside our fusions (aborts)")
+        else:
+            ids[_key(node)] = (ids[users[0].operation][0], next(fresh))
+    return None
+
+
+def _key(node):
+    return node if isinstance(node, ir.Value) else node.operation
+
+
+def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
+    """XLA drops a multi-output fusion's unread outputs; left with two or more, the
+    variadic reduce root becomes a tuple of its elements, a multi-output fusion XLA
+    CPU cannot emit (aborts, "has_layout()" in GetWorkDimensions; fuzzer: an argmin
+    pair reduced with a third value nothing reads). One left becomes a single output."""
+    if n_unread and n_outputs - n_unread > 1:
+        return (f"{n_unread} of the {n_outputs} outputs unread: XLA drops them, leaving a "
+                "tuple-root fusion CPU cannot compile")
+    return None
+
+
+def body_producers(fusion) -> list[tuple]:
+    """shared_value_problem's view of an mhlo.fusion's body."""
+    return [(op, [v if isinstance(v.owner, ir.Block) else v.owner
+                  for v in op.operation.operands]) for op in opinfo.fusion_body(fusion)]
 
 
 def reshape_like(op) -> bool:
@@ -179,9 +268,14 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     kind = kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">")
     if kind not in backend.kinds:
         return f"fusion kind {kind} is not supported on {backend.name}"
-    if len(op.results) > 1 and not backend.multi_output and reduce_root(fusion) is None:
-        return (f"{len(op.results)}-output fusion: {backend.name} compiles multi-output "
-                f"fusions only as one variadic reduce")
+    if len(op.results) > 1 and not backend.multi_output:
+        if reduce_root(fusion) is None:
+            return (f"{len(op.results)}-output fusion: {backend.name} compiles multi-output "
+                    f"fusions only as one variadic reduce")
+        reason = unread_outputs_problem(len(op.results),
+                                        sum(not list(r.uses) for r in op.results))
+        if reason:
+            return reason
     if kind == "kInput" and not any(opinfo.name(v.owner) == opinfo.REDUCE
                                     for v in opinfo.fusion_roots(fusion)):
         return "kInput fusion without a reduce root"
@@ -189,6 +283,10 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     size = len(opinfo.fusion_body(fusion))
     if backend.max_fused_ops is not None and size > backend.max_fused_ops:
         return f"{size} fused ops exceed XLA {backend.name}'s bound of {backend.max_fused_ops}"
+    if not backend.layout_sensitive_ops:
+        reason = shared_value_problem(body_producers(fusion))
+        if reason:
+            return reason
     for inner in opinfo.fusion_body(fusion):
         reason = backend.op_problem(inner) or (not backend.layout_sensitive_ops and select_problem(
             inner, [isinstance(v.owner, ir.Block) and v.owner == body

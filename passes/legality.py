@@ -5,8 +5,11 @@ that reason, so a refused fusion is as explainable as a performed one.
 """
 from __future__ import annotations
 
+from jaxlib.mlir import ir
+
 from . import opinfo
-from .capability import Backend, reduce_root, select_problem
+from .capability import (Backend, reduce_root, select_problem, shared_value_problem,
+                         unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -79,12 +82,13 @@ def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_o
     n_io = len(inputs) + len(outputs)
     if n_io > max_operands:
         return f"{n_io} operands+outputs exceed the bound of {max_operands}"
-    if len(outputs) > 1 and not backend.multi_output and not _reduce_outputs(
-            graph, outputs, sibling_reduces=reduce_heroes > 1):
-        return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "
-                "only as one variadic reduce")
+    if len(outputs) > 1 and not backend.multi_output:
+        reason = _multi_output_problem(graph, outputs, backend, sibling_reduces=reduce_heroes > 1)
+        if reason:
+            return reason
     if not backend.layout_sensitive_ops:
-        reason = _layout_problem(graph, group)
+        reason = _layout_problem(graph, group) or (
+            len(group) > 1 and shared_value_problem(_fused_producers(graph, group)))
         if reason:
             return reason
     if not backend.reduce_inside_loop and reduces and _reduce_feeds_group(graph, group):
@@ -145,14 +149,22 @@ class GrowingGroup:
         n_io = n_inputs + len(outputs)
         if n_io > self.max_operands:
             return f"{n_io} operands+outputs exceed the bound of {self.max_operands}"
-        if len(outputs) > 1 and not backend.multi_output and not _reduce_outputs(
-                graph, outputs, sibling_reduces=False):
-            return (f"{len(outputs)} outputs: {backend.name} compiles multi-output "
-                    "fusions only as one variadic reduce")
+        if len(outputs) > 1 and not backend.multi_output:
+            reason = _multi_output_problem(graph, outputs, backend, sibling_reduces=False)
+            if reason:
+                return reason
         readers = [u for u in graph.users[p] if u in self.members]
         if not backend.layout_sensitive_ops:
             self.members.add(p)  # as a member, for a moment
-            reason = _layout_problem(graph, self.members, [p, *readers])
+            reason = _layout_problem(graph, self.members, [p, *readers]) or (
+                # a chain needs no look at the whole group: only a node read twice
+                # in it (a fusion: by its insides), or a bf16 input, can end an
+                # emitter function
+                (len(readers) > 1 or any(opinfo.name(graph.nodes[n]) == opinfo.FUSION
+                                         for n in (p, *readers))
+                 or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
+                        for v in graph.reads[p]))
+                and shared_value_problem(_fused_producers(graph, self.members)))
             self.members.discard(p)
             if reason:
                 return reason
@@ -203,6 +215,29 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
             for inner in opinfo.fusion_body(op)]
 
 
+def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
+    """capability.shared_value_problem's view of `group` as one fusion: each op it
+    fuses, with the fused op making each operand (or the value read from outside)."""
+    maker = {}  # a member's result -> the op (or outer value) that makes it in the fusion
+    for i in group:
+        op = graph.nodes[i]
+        if opinfo.name(op) == opinfo.FUSION:  # a root may be one of its parameters
+            maker.update((r, op.operation.operands[v.arg_number]
+                          if isinstance(v.owner, ir.Block) else v.owner)
+                         for r, v in zip(op.operation.results, opinfo.fusion_roots(op)))
+        else:
+            maker.update((r, op) for r in op.operation.results)
+
+    def made_by(value):
+        while isinstance(value, ir.Value) and value in maker:
+            value = maker[value]
+        return value
+
+    return [(op, [made_by(o) if o is not None else v.owner
+                  for v, o in zip(op.operation.operands, outer)])
+            for i in sorted(group) for op, outer in _fused_reads(graph, i)]
+
+
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
     """Layout problems of `nodes` (default: all) as members of `group`."""
     reads = [r for i in (group if nodes is None else nodes) for r in _fused_reads(graph, i)]
@@ -212,6 +247,17 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
         if reason:
             return reason
     return None
+
+
+def _multi_output_problem(graph: DataflowGraph, outputs, backend: Backend,
+                          sibling_reduces: bool) -> str | None:
+    """Why `outputs` (more than one) cannot leave one fusion on `backend`, which
+    compiles multi-output fusions only as one variadic reduce."""
+    if not _reduce_outputs(graph, outputs, sibling_reduces):
+        return (f"{len(outputs)} outputs: {backend.name} compiles multi-output fusions "
+                "only as one variadic reduce")
+    return unread_outputs_problem(len(outputs), sum(
+        not graph.value_users.get(v) and v not in graph.returned for v in outputs))
 
 
 def _reduce_outputs(graph: DataflowGraph, outputs, sibling_reduces: bool) -> bool:

@@ -97,6 +97,11 @@ def static_tensor(t: ir.Type) -> bool:
     return isinstance(t, ir.RankedTensorType) and t.has_static_shape
 
 
+def element_type(t: ir.Type) -> str:
+    """A tensor type's element type as text ("bf16"), or "" for other types."""
+    return str(t.element_type) if isinstance(t, ir.RankedTensorType) else ""
+
+
 def element_bytes(element_type: ir.Type) -> int:
     if isinstance(element_type, ir.ComplexType):
         return 2 * element_bytes(element_type.element_type)

@@ -78,6 +78,73 @@ module {
     return %0 : tensor<4x8xf32>
   }
 }""",
+    # XLA CPU's loop emitter makes a value read by several ops that are not all
+    # elementwise under one index map a function result, which needs the layout
+    # ops inside our fusions lack (found by the fuzzer); elementwise readers share one
+    "exp_read_by_reduce_and_divide": program("kLoop", """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+      %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+      %r = stablehlo.divide %e, %b : tensor<4x8xf32>
+      stablehlo.return %r : tensor<4x8xf32>""", "tensor<4x8xf32>", 1),
+    "exp_read_by_two_elementwise_ops": program("kLoop", """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %n = stablehlo.negate %e : tensor<4x8xf32>
+      %m = stablehlo.abs %e : tensor<4x8xf32>
+      %r = stablehlo.add %n, %m : tensor<4x8xf32>
+      stablehlo.return %r : tensor<4x8xf32>""", "tensor<4x8xf32>", 1),
+    # XLA CPU computes a bf16 select in f32: on_true becomes a convert inside the
+    # fusion even when it is a parameter (found by the fuzzer)
+    "bf16_select": """
+module {
+  func.func public @main(%c: tensor<4x8xi1>, %a: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+    %0 = "mhlo.fusion"(%c, %a) ({
+    ^bb0(%p: tensor<4x8xi1>, %x: tensor<4x8xbf16>):
+      %f = stablehlo.negate %x : tensor<4x8xbf16>
+      %s = stablehlo.select %p, %x, %f : tensor<4x8xi1>, tensor<4x8xbf16>
+      stablehlo.return %s : tensor<4x8xbf16>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xi1>, tensor<4x8xbf16>) -> tensor<4x8xbf16>
+    return %0 : tensor<4x8xbf16>
+  }
+}""",
+    # XLA CPU computes bf16 in f32: a bf16 parameter is converted inside the fusion,
+    # and read by a slice and a remainder, the convert needs a layout (fuzzer)
+    "bf16_parameter_read_by_slice_and_remainder": """
+module {
+  func.func public @main(%a: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+    %0 = "mhlo.fusion"(%a) ({
+    ^bb0(%x: tensor<4x8xbf16>):
+      %s = stablehlo.slice %x [0:1, 0:8] : (tensor<4x8xbf16>) -> tensor<1x8xbf16>
+      %b = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x8xbf16>) -> tensor<4x8xbf16>
+      %r = stablehlo.remainder %x, %b : tensor<4x8xbf16>
+      stablehlo.return %r : tensor<4x8xbf16>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xbf16>) -> tensor<4x8xbf16>
+    return %0 : tensor<4x8xbf16>
+  }
+}""",
+    # XLA drops the unread output; the two left become a tuple root (fuzzer)
+    "variadic_reduce_root_one_of_three_unread": """
+module {
+  func.func public @main(%a: tensor<4x8xf32>) -> (tensor<4xi32>, tensor<4xf32>) {
+    %0:3 = "mhlo.fusion"(%a) ({
+    ^bb0(%x: tensor<4x8xf32>):
+      %i = stablehlo.iota dim = 1 : tensor<4x8xi32>
+      %n = stablehlo.negate %x : tensor<4x8xf32>
+      %c0 = stablehlo.constant dense<0x7F800000> : tensor<f32>
+      %c1 = stablehlo.constant dense<0> : tensor<i32>
+      %r:3 = stablehlo.reduce(%x init: %c0), (%i init: %c1), (%n init: %c0) across dimensions = [1] : (tensor<4x8xf32>, tensor<4x8xi32>, tensor<4x8xf32>, tensor<f32>, tensor<i32>, tensor<f32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xf32>)
+       reducer(%a0: tensor<f32>, %b0: tensor<f32>) (%a1: tensor<i32>, %b1: tensor<i32>) (%a2: tensor<f32>, %b2: tensor<f32>) {
+        %s = stablehlo.minimum %a0, %b0 : tensor<f32>
+        %m = stablehlo.minimum %a1, %b1 : tensor<i32>
+        %t = stablehlo.minimum %a2, %b2 : tensor<f32>
+        stablehlo.return %s, %m, %t : tensor<f32>, tensor<i32>, tensor<f32>
+      }
+      stablehlo.return %r#0, %r#1, %r#2 : tensor<4xf32>, tensor<4xi32>, tensor<4xf32>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xf32>) -> (tensor<4xf32>, tensor<4xi32>, tensor<4xf32>)
+    return %0#1, %0#2 : tensor<4xi32>, tensor<4xf32>
+  }
+}""",
     # found by the corpus with runtime inputs (reduce_bfloat16_4_6_int32_4_6)
     "bf16_variadic_reduce": """
 module {
@@ -109,6 +176,11 @@ EXPECTED = {
     "unit_broadcast_root": ("aborts", False),
     "select_on_true_computed": ("aborts", False),
     "bf16_variadic_reduce": ("aborts", False),
+    "exp_read_by_reduce_and_divide": ("aborts", False),
+    "exp_read_by_two_elementwise_ops": ("runs", True),
+    "bf16_select": ("aborts", False),
+    "bf16_parameter_read_by_slice_and_remainder": ("aborts", False),
+    "variadic_reduce_root_one_of_three_unread": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""

@@ -38,3 +38,117 @@ func.func @zero_element_values_are_constants(%x: tensor<5xf32>) -> (tensor<f32>,
   %bp = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<f32>) -> tensor<1xf32>
   return %s1, %empty, %bp : tensor<f32>, tensor<0xf32>, tensor<1xf32>
 }
+
+// -----
+
+// XLA CPU computes a bf16 select in f32: its on_true becomes a convert made
+// inside the fusion, which has no layout there, and XLA aborted ("has_layout()"
+// in InferSelectShape; fuzzer, hlo-opt seeds 58 and 74). It stays unfused.
+// CHECK-LABEL: func.func @bf16_select_stays_out_of_fusions
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.select
+// WHY: [instruction-fusion] not fused: stablehlo.broadcast_in_dim {{.*}} + stablehlo.select {{.*}}: a fused bf16 select: XLA CPU converts its on_true to f32 inside the fusion, where the convert has no layout (aborts)
+func.func @bf16_select_stays_out_of_fusions(%p: tensor<3xi1>, %a: tensor<3xbf16>, %s: tensor<bf16>) -> tensor<3xbf16> {
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<bf16>) -> tensor<3xbf16>
+  %r = stablehlo.select %p, %a, %b : tensor<3xi1>, tensor<3xbf16>
+  return %r : tensor<3xbf16>
+}
+
+// -----
+
+// A fused value read by a slice and an or ends a function of XLA CPU's loop
+// emitter, whose result needs a layout XLA does not give ops inside our fusions:
+// it aborted ("has_layout()" in CreateSubgraphMlirFunction; fuzzer, hlo-opt
+// seed 84). The convert stays outside, and the fusion reads it as a parameter.
+// CHECK-LABEL: func.func @a_value_read_by_a_slice_and_an_or
+// CHECK: %[[C:.*]] = stablehlo.convert
+// CHECK: "mhlo.fusion"(%[[C]])
+// CHECK-NOT: stablehlo.convert
+// CHECK: stablehlo.slice
+// CHECK: stablehlo.or
+// WHY: [instruction-fusion] not fused: stablehlo.convert {{.*}} + stablehlo.or {{.*}}: stablehlo.convert read by 2 fused ops (stablehlo.or, stablehlo.slice) ends a function of XLA CPU's loop emitter, which needs a layout it lacks inside our fusions (aborts)
+func.func @a_value_read_by_a_slice_and_an_or(%x: tensor<4x5xf16>) -> tensor<4x5xui32> {
+  %c = stablehlo.convert %x : (tensor<4x5xf16>) -> tensor<4x5xui32>
+  %s = stablehlo.slice %c [3:4, 0:5] : (tensor<4x5xui32>) -> tensor<1x5xui32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0, 1] : (tensor<1x5xui32>) -> tensor<4x5xui32>
+  %r = stablehlo.or %b, %c : tensor<4x5xui32>
+  return %r : tensor<4x5xui32>
+}
+
+// -----
+
+// The same through two reverses (fuzzer, hlo-opt seed 71): the first reverse is
+// read by the second and by a shift, under two index maps.
+// CHECK-LABEL: func.func @a_value_read_under_two_index_maps
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.reverse
+// CHECK-NOT: stablehlo.reverse
+// CHECK: stablehlo.return
+// CHECK: "mhlo.fusion"
+// WHY: read by 2 fused ops (stablehlo.reverse, stablehlo.shift_right_logical) ends a function of XLA CPU's loop emitter
+func.func @a_value_read_under_two_index_maps(%x: tensor<3x4xi1>) -> tensor<3x4xi32> {
+  %c = stablehlo.convert %x : (tensor<3x4xi1>) -> tensor<3x4xi32>
+  %m = stablehlo.multiply %c, %c : tensor<3x4xi32>
+  %r1 = stablehlo.reverse %m, dims = [1] : tensor<3x4xi32>
+  %r2 = stablehlo.reverse %r1, dims = [1] : tensor<3x4xi32>
+  %r = stablehlo.shift_right_logical %r2, %r1 : tensor<3x4xi32>
+  return %r : tensor<3x4xi32>
+}
+
+// -----
+
+// XLA CPU computes bf16 in f32, converting a bf16 parameter inside the fusion:
+// read by a slice and a remainder, that convert ends an emitter function and
+// XLA aborted (fuzzer, jit seed 43). The slice stays outside.
+// CHECK-LABEL: func.func @a_bf16_parameter_read_by_a_slice_and_a_remainder
+// CHECK: %[[S:.*]] = stablehlo.slice
+// CHECK: "mhlo.fusion"(%[[S]], %arg0)
+// CHECK-NOT: stablehlo.slice
+// CHECK: stablehlo.remainder
+// WHY: not fused: stablehlo.slice {{.*}}: a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion) read by 2 fused ops (stablehlo.remainder, stablehlo.slice)
+func.func @a_bf16_parameter_read_by_a_slice_and_a_remainder(%x: tensor<2xbf16>) -> tensor<2xbf16> {
+  %s = stablehlo.slice %x [0:1] : (tensor<2xbf16>) -> tensor<1xbf16>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<1xbf16>) -> tensor<2xbf16>
+  %r = stablehlo.remainder %x, %b : tensor<2xbf16>
+  return %r : tensor<2xbf16>
+}
+
+// -----
+
+// XLA drops a fused variadic reduce's unread result; two left make a tuple root
+// XLA CPU cannot emit (aborted, "has_layout()" in GetWorkDimensions; fuzzer, jit
+// seeds 8 and 99). So the reduce takes in no producer.
+// CHECK-LABEL: func.func @a_reduce_with_an_unread_result_among_three
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.reduce
+// WHY: not fused: stablehlo.iota {{.*}} + stablehlo.reduce {{.*}}: 1 of the 3 outputs unread: XLA drops them, leaving a tuple-root fusion CPU cannot compile
+func.func @a_reduce_with_an_unread_result_among_three(%x: tensor<3xf32>) -> (tensor<i32>, tensor<f32>) {
+  %i = stablehlo.iota dim = 0 : tensor<3xi32>
+  %n = stablehlo.negate %x : tensor<3xf32>
+  %c0 = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %c1 = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.reduce(%x init: %c0), (%i init: %c1), (%n init: %c0) across dimensions = [0] : (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>, tensor<f32>, tensor<i32>, tensor<f32>) -> (tensor<f32>, tensor<i32>, tensor<f32>)
+   reducer(%a0: tensor<f32>, %b0: tensor<f32>) (%a1: tensor<i32>, %b1: tensor<i32>) (%a2: tensor<f32>, %b2: tensor<f32>) {
+    %s = stablehlo.minimum %a0, %b0 : tensor<f32>
+    %m = stablehlo.minimum %a1, %b1 : tensor<i32>
+    %t = stablehlo.minimum %a2, %b2 : tensor<f32>
+    stablehlo.return %s, %m, %t : tensor<f32>, tensor<i32>, tensor<f32>
+  }
+  return %r#1, %r#2 : tensor<i32>, tensor<f32>
+}
+
+// -----
+
+// XLA's simplifier makes convert(p) * y a select outside fusions, so a false p
+// gives 0 even for an infinite y (a bool divided by a bool 0 is 0 under jax.jit;
+// fuzzer, hlo-opt seeds 170 and 171). The passes do the same before fusing.
+// CHECK-LABEL: func.func @a_float_multiply_by_a_bool_is_a_select
+// CHECK-NOT: stablehlo.multiply
+// CHECK: %[[Z:.*]] = stablehlo.broadcast_in_dim
+// CHECK: stablehlo.select %{{.*}}, %{{.*}}, %[[Z]]
+// CHECK-NOT: stablehlo.multiply
+func.func @a_float_multiply_by_a_bool_is_a_select(%p: tensor<4xi1>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.convert %p : (tensor<4xi1>) -> tensor<4xf32>
+  %r = stablehlo.multiply %y, %c : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
