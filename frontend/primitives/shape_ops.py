@@ -263,12 +263,16 @@ def slice(x, start_indices, limit_indices, strides=None):
                         limit_indices=tuple(limit_indices), strides=strides)
 
 
-def slice_in_dim(x, start: int, limit: int, axis: int = 0):
+def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """x[..., start:limit:stride] along `axis`, as JAX's: None means the axis' end and
+    negative indices count from it."""
     t = type_of(x)
-    starts = [0] * t.ndim
-    limits = list(t.shape)
-    starts[axis], limits[axis] = start, limit
-    return slice(x, starts, limits)
+    n = t.shape[axis]
+    start = 0 if start_index is None else start_index + n * (start_index < 0)
+    limit = n if limit_index is None else limit_index + n * (limit_index < 0)
+    starts, limits, strides = [0] * t.ndim, list(t.shape), [1] * t.ndim
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    return slice(x, starts, limits, strides)
 
 # dynamic_slice[slice_sizes] operand, *start_indices (rank-0 integers; clamped into range)
 def _check_start_indices(name, x, indices):
