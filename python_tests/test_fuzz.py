@@ -18,8 +18,6 @@ _SUBNORMAL = ("XLA itself: nextafter(0., 5.) is the smallest subnormal; XLA's fu
 KNOWN = {
     ("jit", 1003): _SUBNORMAL,
     ("hlo-opt", 1003): _SUBNORMAL,
-    ("jit", 1007): "prims helper: tl.select refuses a non-bool predicate jax.lax.select takes "
-                   "(to-prims.md)",
 }
 
 

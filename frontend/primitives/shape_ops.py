@@ -8,7 +8,7 @@ from .. import dtypes
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
-from . import PY_SCALARS, define, scalars_to, unchanged
+from . import define, scalars_to, unchanged
 from .elementwise import add, lt, select
 
 
@@ -302,7 +302,7 @@ def _start_indices(indices, shape):
     (allow_negative_indices), and then clamp into range like any other."""
     out = []
     for i, n in zip(indices, shape):
-        if isinstance(i, PY_SCALARS):
+        if dtypes.is_python_scalar(i):
             out.extend(scalars_to(dtypes.int32, i + n if i < 0 else i))
         elif dtypes.is_unsigned(type_of(i).dtype):
             out.append(i)
