@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax._src.numpy.util import promote_args_inexact  # the oracle of tnp.rsqrt
 
 import tracehlo
 import tracehlo.numpy as tnp
@@ -54,7 +55,8 @@ def _cumulative(lax_fn):
     return fn
 
 
-ORACLE = _jnp_with(rsqrt=lambda x: jnp.reciprocal(jnp.sqrt(x)), linalg=jnp.linalg,
+ORACLE = _jnp_with(rsqrt=lambda x: jax.lax.rsqrt(*promote_args_inexact("rsqrt", x)),
+                   linalg=jnp.linalg,
                    cummax=_cumulative(jax.lax.cummax), cummin=_cumulative(jax.lax.cummin))
 
 
@@ -623,12 +625,8 @@ JAX_INCONSISTENT = _by_case({  # JAX disagrees with itself: the oracle cannot de
 })
 
 NOT_YET_FIXED = _by_case({  # disagreements not fixed yet (issue 8); a listed case that passes fails
-    "complex edge values (inf/nan parts): XLA's complex ops differ between our programs and "
-    "JAX's (square: the sign of a zero; cummax: max of a complex window)": [
-        'unary[complex64] log2(special)',
-        'unary[complex64] log10(special)',
-        'unary[complex64] square(special)',
-        'unary[complex64] rsqrt(special)',
+    "complex edge values: our cummax's reduce_window max of complex values differs from "
+    "JAX's associative scan (lexicographic max)": [
         'reductions[complex64] cummax(special)',
     ],
 })

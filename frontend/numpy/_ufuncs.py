@@ -83,14 +83,23 @@ nextafter = _binary(lax.nextafter, True, "nextafter")
 
 
 def log2(x):
-    """log(x) / log(2), the divisor a strong constant as in JAX (so log2(3) is strong)."""
-    (x,) = _promote(x, to_inexact=True)
-    return lax.div(lax.log(x), _np.array(_np.log(2), _t(x).dtype))
+    """log(x) / log(2) as JAX: a strong constant (so log2(3) is strong), dividing each
+    part of a complex log (so infinite parts stay finite or infinite, not nan)."""
+    return _scaled_log(x, lambda v, dt: lax.div(v, _np.array(_np.log(2), dt)))
 
 
 def log10(x):
+    """log(x) times JAX's strong constant 1 / log(10), part by part for complex x."""
+    return _scaled_log(x, lambda v, dt: lax.mul(v, _np.array(0.4342944819032518, dt)))
+
+
+def _scaled_log(x, scale):
     (x,) = _promote(x, to_inexact=True)
-    return lax.div(lax.log(x), _np.array(_np.log(10), _t(x).dtype))
+    r = lax.log(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        re, im = lax.real(r), lax.imag(r)
+        return lax.complex(scale(re, _t(re).dtype), scale(im, _t(re).dtype))
+    return scale(r, _t(r).dtype)
 
 
 def rsqrt(x):
@@ -170,8 +179,13 @@ def _promote_numeric(*args):
 
 
 def square(x):
+    """x * x; complex as CHLO's square, which JAX lowers to: (a - b)(a + b) + 2ab i."""
     (x,) = _promote(x)
     x = _numeric(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        a, b = lax.real(x), lax.imag(x)
+        return lax.complex(lax.mul(lax.sub(a, b), lax.add(a, b)),
+                           lax.mul(lax.mul(a, b), _like(2, a)))
     return lax.mul(x, x)
 
 
