@@ -139,8 +139,9 @@ def type_of(x) -> ArrayType:
     """The ArrayType of any operand: Tracer, Literal, jax/NumPy array or Python scalar."""
     if isinstance(x, (Tracer, Literal)):
         return x.type
-    if isinstance(x, (bool, int, float, complex)):
-        return ArrayType((), dtypes.canonicalize(dtypes.python_scalar_dtype(x)), True)
+    if dtypes.is_python_scalar(x):
+        return ArrayType((), dtypes.canonicalize(dtypes.python_scalar_dtype(x)),
+                         dtypes.is_weak_scalar(x))
     if hasattr(x, "shape") and hasattr(x, "dtype"):
         return ArrayType(tuple(x.shape), _device_dtype(x.dtype),
                          bool(getattr(getattr(x, "aval", None), "weak_type", False)))

@@ -73,6 +73,17 @@ def default_complex() -> np.dtype:
     return complex128 if config.enable_x64 else complex64
 
 
+def is_python_scalar(x) -> bool:
+    """A Python bool/int/float/complex, weakly typed in JAX. NumPy scalars are strong,
+    though np.float64 and np.complex128 subclass float and complex."""
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
+
+
+def is_weak_scalar(x) -> bool:
+    """A Python scalar JAX types weakly: int, float or complex (a bool is strong)."""
+    return is_python_scalar(x) and not isinstance(x, bool)
+
+
 def python_scalar_dtype(x) -> np.dtype:
     """The dtype JAX gives a Python scalar (weakly typed)."""
     if isinstance(x, bool):
@@ -96,7 +107,7 @@ _LATTICE = {
     uint64: [_WEAK_FLOAT],
     int8: [int16], int16: [int32], int32: [int64], int64: [_WEAK_FLOAT],
     _WEAK_FLOAT: [_WEAK_COMPLEX, bfloat16, float16],
-    bfloat16: [float32], float16: [float32], float32: [float64], float64: [complex128],
+    bfloat16: [float32], float16: [float32], float32: [float64, complex64], float64: [complex128],
     _WEAK_COMPLEX: [complex64], complex64: [complex128], complex128: [],
 }
 

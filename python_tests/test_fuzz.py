@@ -18,9 +18,6 @@ _SUBNORMAL = ("XLA itself: nextafter(0., 5.) is the smallest subnormal; XLA's fu
 KNOWN = {
     ("jit", 1003): _SUBNORMAL,
     ("hlo-opt", 1003): _SUBNORMAL,
-    ("jit", 1005): "prims helper: tl.slice_in_dim lacks JAX's stride argument (to-prims.md)",
-    ("jit", 1007): "prims helper: tl.select refuses a non-bool predicate jax.lax.select takes "
-                   "(to-prims.md)",
 }
 
 

@@ -108,6 +108,8 @@ def test_compare(direction):
 
 def test_select_clamp_round():
     lax_check(lambda lax, p, x, y: lax.select(p, x, y), bools(2, 3), f32(2, 3), f32(2, 3))
+    for pred in (np.array([-2, -1, 0, 1, 2, 7], np.int8), np.array([0, 1, 2, 255, 0, 1], np.uint8)):
+        lax_check(lambda lax, p, x, y: lax.select(p, x, y), pred, f32(6), f32(6))
     lax_check(lambda lax, x: lax.clamp(np.float32(-1), x, np.float32(1)), f32(5))
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, 0.3], np.float32)
     lax_check(lambda lax, x: lax.round(x), x)
@@ -148,6 +150,8 @@ SHAPE_OPS = [
     ("slice", lambda lax, x: lax.slice(x, (0, 1), (2, 3))),
     ("slice strides", lambda lax, x: lax.slice(x, (0, 0), (2, 3), (1, 2))),
     ("slice_in_dim", lambda lax, x: lax.slice_in_dim(x, 1, 3, axis=1)),
+    ("slice_in_dim stride", lambda lax, x: lax.slice_in_dim(x, None, -1, 2, 1)),
+    ("slice_in_dim negative", lambda lax, x: lax.slice_in_dim(x, -2, None, axis=0)),
     ("dynamic_slice", lambda lax, x: lax.dynamic_slice(x, (1, 1), (1, 2))),
     ("dynamic_slice clamps", lambda lax, x: lax.dynamic_slice(x, (5, -3), (1, 2))),
     ("dynamic_update_slice",

@@ -80,7 +80,10 @@ def matmul(a, b):
 
 
 def vdot(a, b):
-    return dot(ravel(_operand(a)), ravel(_operand(b)))
+    """The dot of the flattened arrays, the first conjugated (NumPy's and JAX's)."""
+    a = _operand(a)
+    a = lax.conj(a) if _dtypes.is_complex(_t(a).dtype) else a
+    return dot(ravel(a), ravel(_operand(b)))
 
 
 def inner(a, b):

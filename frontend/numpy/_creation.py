@@ -10,8 +10,9 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, at_user_line
 from ._util import (
-    _as_dtype, _broadcast_shapes, _canon_axis, _is_array, _operand, _shape, _shape_arg, _static,
-    _static_int, _t, asarray, astype, bool_, broadcast_to, result_type, where)
+    _as_dtype, _broadcast_shapes, _canon_axis, _inexact, _is_array, _operand, _shape,
+    _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, result_type,
+    where)
 
 
 def _new_shape(shape_):
@@ -26,16 +27,15 @@ def _new_shape(shape_):
 
 
 def full(shape_, fill_value, dtype=None):
+    """Weak, as in JAX, when dtype is None and fill_value is weak (a Python number)."""
+    t = _t(_operand(fill_value))
+    return _full(shape_, fill_value, t.dtype if dtype is None else dtype,
+                 dtype is None and t.weak)
+
+
+def _full(shape_, fill_value, dtype, weak):
     shape_ = _new_shape(shape_)
-    if dtype is None:
-        dt = _t(fill_value).dtype if _is_array(fill_value) else \
-            _dtypes.canonicalize(_dtypes.python_scalar_dtype(fill_value)) if isinstance(
-                fill_value, (bool, int, float, complex)) else _dtypes.canonicalize(
-                _np.asarray(fill_value).dtype)
-    else:
-        dt = _dtypes.canonicalize(dtype)
-    value = _as_dtype(fill_value, dt) if isinstance(fill_value, (bool, int, float, complex)) \
-        else astype(_operand(fill_value), dt)
+    value = _as_dtype(_operand(fill_value), _dtypes.canonicalize(dtype), weak)
     if _shape(value) == shape_:
         return value
     return broadcast_to(value, shape_) if _shape(value) else \
@@ -55,8 +55,10 @@ def empty(shape_, dtype=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    return full(_shape(a) if shape is None else shape, fill_value,
-                dtype if dtype is not None else _t(a).dtype)
+    """a's dtype and, when dtype is None, a's weak type (JAX's lax.full_like)."""
+    t = _t(_operand(a))
+    return _full(t.shape if shape is None else shape, fill_value,
+                 t.dtype if dtype is None else dtype, dtype is None and t.weak)
 
 
 def zeros_like(a, dtype=None, shape=None):
@@ -80,6 +82,9 @@ def arange(start, stop=None, step=None, dtype=None):
     dt = _dtypes.canonicalize(dtype if dtype is not None else
                               (_dtypes.default_int() if values.dtype.kind in "iu" else
                                _dtypes.default_float()))
+    if dt == _dtypes.bool_:
+        raise TypeError(at_user_line("arange does not take dtype bool (as JAX's iota: integer, "
+                                     "floating and complex dtypes)"))
     if start == 0 and step == 1:
         return lax.iota(dt, values.size)  # iota reads better in the IR than a constant
     return asarray(values.astype(dt))
@@ -99,8 +104,8 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
 
 
 def _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis):
-    dt = _dtypes.canonicalize(dtype) if dtype is not None else result_type(
-        start, stop, _dtypes.default_float())
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else result_type(start, stop)
+    dt = dt if dtype is not None or _dtypes.is_inexact(dt) else _inexact(dt)
     compute = dt if _dtypes.is_inexact(dt) else _dtypes.default_float()
     start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
     bounds = _broadcast_shapes(_shape(start), _shape(stop))

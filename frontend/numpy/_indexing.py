@@ -11,7 +11,7 @@ import numpy as _np
 from .. import dtypes, lax
 from ..core import Tracer, at_user_line, type_of
 from .. import numpy as tnp
-from ._sorting import _wrap_negative
+from ._sorting import _fill_value, _wrap_negative
 from ._util import _broadcast_shapes
 
 
@@ -174,8 +174,18 @@ class IndexUpdateRef:
     def __init__(self, x, index):
         self.x, self.index = x, index
 
-    def get(self):
-        return getitem(self.x, self.index)
+    def get(self, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+        """As x[index]; mode='fill' puts fill_value (JAX's default: NaN, INT_MIN, True)
+        where an index array is out of bounds, instead of clamping."""
+        if mode in (None, "clip", "promise_in_bounds"):
+            return getitem(self.x, self.index)
+        if mode != "fill":
+            raise ValueError(at_user_line(f"x.at[...].get(mode={mode!r}): expected 'fill', "
+                                          "'clip' or 'promise_in_bounds'"))
+        x, entries = _normalize(_as_tracer_like(self.x), self.index)
+        entries, padding = _past_the_end(x, entries)
+        fill = _fill_value(x.dtype) if fill_value is None else fill_value
+        return getitem(lax.pad(x, tnp.asarray(fill, x.dtype), padding), tuple(entries))
 
     def set(self, values):
         return self._scatter(values, "set")
@@ -251,13 +261,7 @@ def _scatter_flat(x, entries, values, combiner):
     Out-of-bounds indices pick a sentinel position past the end, which scatter drops,
     as JAX drops them."""
     positions = lax.reshape(lax.iota(dtypes.int32, x.size), x.shape)
-    entries, padding = list(entries), [(0, 0, 0)] * x.ndim
-    for k, (i, n) in enumerate(zip(entries, x.shape)):
-        if _is_array_index(i):
-            i = _wrap_negative(i, n)
-            entries[k] = tnp.where(tnp.logical_and(tnp.greater_equal(i, 0), tnp.less(i, n)),
-                                   i, n)
-            padding[k] = (0, 1, 0)
+    entries, padding = _past_the_end(x, entries)
     positions = getitem(lax.pad(positions, x.size, padding), tuple(entries))
     values = tnp.broadcast_to(values, positions.shape)
     flat = lax.scatter(lax.reshape(x, (x.size,)), lax.expand_dims(positions, (positions.ndim,)),
@@ -265,3 +269,17 @@ def _scatter_flat(x, entries, values, combiner):
                        scatter_dims_to_operand_dims=(0,), index_vector_dim=positions.ndim,
                        combiner=combiner)
     return lax.reshape(flat, x.shape)
+
+
+def _past_the_end(x, entries):
+    """(entries with each out-of-bounds array index moved to its axis' end, the padding
+    that adds that one position to those axes): index the padded x and an out-of-bounds
+    index lands on the padding value."""
+    entries, padding = list(entries), [(0, 0, 0)] * x.ndim
+    for k, (i, n) in enumerate(zip(entries, x.shape)):
+        if _is_array_index(i):
+            i = _wrap_negative(i, n)
+            entries[k] = tnp.where(tnp.logical_and(tnp.greater_equal(i, 0), tnp.less(i, n)),
+                                   i, n)
+            padding[k] = (0, 1, 0)
+    return entries, padding

@@ -12,7 +12,7 @@ from ._util import (
     _as_dtype, _canon_axes, _canon_axis, _inexact, _is_array, _operand, _shape, _t,
     _to_bool, asarray, broadcast_to, ndim, where)
 from ._creation import full_like
-from ._ufuncs import _abs_square, maximum, minimum
+from ._ufuncs import _abs_square, _numeric
 from ._shapes import ravel
 
 
@@ -39,7 +39,7 @@ def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=No
     """promote_ints: small ints and bool accumulate in int32; upcast_half (sum, prod):
     half floats in float32 (JAX's dtypes)."""
     x = _operand(x)
-    x = asarray(x) if not _is_array(x) or isinstance(x, (bool, int, float, complex)) else x
+    x = asarray(x) if not _is_array(x) or _dtypes.is_python_scalar(x) else x
     axes = _canon_axes(axis, ndim(x))
     dt = _reduction_dtype(x, dtype, promote_ints)
     x = lax.convert_element_type(x, dt)
@@ -64,15 +64,16 @@ def _with_initial(combine, out, initial):
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
         promote_integers=True):
     _no_out(out)
-    return _with_initial(lax.add, _reduce(lax.reduce_sum, a, axis, keepdims, dtype,
-                                          promote_integers, where, 0, True), initial)
+    return _with_initial(lax.add, _reduce(lax.reduce_sum, _numeric(_operand(a)), axis, keepdims,
+                                          dtype, promote_integers, where, 0, True), initial)
 
 
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None,
          promote_integers=True):
     _no_out(out)
-    return _with_initial(lax.mul, _reduce(lax.reduce_prod, a, axis, keepdims, dtype,
-                                          promote_integers, where, 1, True), initial)
+    return _with_initial(lax.mul, _reduce(lax.reduce_prod, _numeric(_operand(a)), axis,
+                                          keepdims, dtype, promote_integers, where, 1, True),
+                         initial)
 
 
 def _no_out(out):
@@ -83,7 +84,7 @@ def _no_out(out):
 
 def _extreme(lax_fn, combine, name, a, axis, keepdims, initial, where_):
     """max/min: without `initial` there is no identity, so empty axes and where= masks
-    are errors (NumPy and JAX)."""
+    are errors (NumPy and JAX); `initial` takes a's dtype (a bool stays bool)."""
     a = _operand(a)
     if initial is None:
         if where_ is not None:
@@ -94,17 +95,17 @@ def _extreme(lax_fn, combine, name, a, axis, keepdims, initial, where_):
             raise ValueError(at_user_line(
                 f"zero-size array to reduction operation {name} which has no identity"))
     out = _reduce(lax_fn, a, axis, keepdims, where_=where_, identity=initial)
-    return out if initial is None else combine(out, initial)
+    return _with_initial(combine, out, initial)
 
 
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out)
-    return _extreme(lax.reduce_max, maximum, "max", a, axis, keepdims, initial, where)
+    return _extreme(lax.reduce_max, lax.max, "max", a, axis, keepdims, initial, where)
 
 
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out)
-    return _extreme(lax.reduce_min, minimum, "min", a, axis, keepdims, initial, where)
+    return _extreme(lax.reduce_min, lax.min, "min", a, axis, keepdims, initial, where)
 
 
 amax, amin = max, min
@@ -112,12 +113,18 @@ amax, amin = max, min
 
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
     _no_out(out)
-    return _reduce(lax.reduce_and, _to_bool(a), axis, keepdims, where_=where, identity=True)
+    return _reduce(lax.reduce_and, _truth(a), axis, keepdims, where_=where, identity=True)
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
     _no_out(out)
-    return _reduce(lax.reduce_or, _to_bool(a), axis, keepdims, where_=where, identity=False)
+    return _reduce(lax.reduce_or, _truth(a), axis, keepdims, where_=where, identity=False)
+
+
+def _truth(a):
+    """all/any read a complex value by its real part, as JAX's cast to bool does."""
+    a = _operand(a)
+    return _to_bool(lax.real(a) if _dtypes.is_complex(_t(a).dtype) else a)
 
 
 def _count(a, axis):

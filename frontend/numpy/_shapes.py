@@ -237,7 +237,7 @@ def roll(a, shift, axis=None):
     if isinstance(shift, Tracer):
         shift = astype(shift, _dtypes.int32)
         shifts = [shift] if ndim(shift) == 0 else [
-            lax.reshape(lax.slice_in_dim(shift, i, i + 1, 0), ()) for i in range(size(shift))]
+            lax.reshape(lax.slice_in_dim(shift, i, i + 1, axis=0), ()) for i in range(size(shift))]
     else:
         shifts = [_static_int(s, "roll's shift") for s in _np.ravel(shift)]
     if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
@@ -280,10 +280,10 @@ def pad(array, pad_width, mode="constant", constant_values=0):
 def _pad_constant(array, pw, constant_values):
     """One value for every side, or (as JAX) per axis and side, padded axis by axis."""
     dt = _t(array).dtype
-    if isinstance(constant_values, (bool, int, float, complex)) or (
+    if _dtypes.is_python_scalar(constant_values) or (
             _is_array(constant_values) and ndim(constant_values) == 0):
-        value = _as_dtype(constant_values, dt) if isinstance(
-            constant_values, (bool, int, float, complex)) else astype(constant_values, dt)
+        value = _as_dtype(constant_values, dt) if _dtypes.is_python_scalar(
+            constant_values) else astype(constant_values, dt)
         return lax.pad(array, value, [(lo, hi, 0) for lo, hi in pw])
     values = _np.broadcast_to(_np.asarray(_static(constant_values, "pad's constant_values")),
                               (len(pw), 2))
@@ -298,10 +298,10 @@ def _pad_constant(array, pw, constant_values):
 
 def _pad_edge(array, ax, lo, hi, mode):
     n = _shape(array)[ax]
-    parts = [repeat(lax.slice_in_dim(array, 0, 1, ax), lo, ax)] if lo else []
+    parts = [repeat(lax.slice_in_dim(array, 0, 1, axis=ax), lo, ax)] if lo else []
     parts.append(array)
     if hi:
-        parts.append(repeat(lax.slice_in_dim(array, n - 1, n, ax), hi, ax))
+        parts.append(repeat(lax.slice_in_dim(array, n - 1, n, axis=ax), hi, ax))
     return lax.concatenate(parts, ax)
 
 
@@ -311,14 +311,14 @@ def _pad_periodic(array, ax, lo, hi, mode):
     n = _shape(array)[ax]
     mirror = lax.rev(array, (ax,))
     period = {"wrap": [array], "symmetric": [array, mirror],
-              "reflect": [array, lax.slice_in_dim(mirror, 1, n - 1, ax)] if n > 1 else [array]}
+              "reflect": [array, lax.slice_in_dim(mirror, 1, n - 1, axis=ax)] if n > 1 else [array]}
     period = lax.concatenate(period[mode], ax) if len(period[mode]) > 1 else period[mode][0]
     p = _shape(period)[ax]
     before = -(-lo // p)
     copies = before + -(-(n + hi) // p)
     tiled = lax.concatenate([period] * copies, ax) if copies > 1 else period
     start = before * p - lo
-    return lax.slice_in_dim(tiled, start, start + lo + n + hi, ax)
+    return lax.slice_in_dim(tiled, start, start + lo + n + hi, axis=ax)
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -332,7 +332,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
     # Row i holds its element in column i + offset: summing out the other axis leaves
     # the diagonal at positions 0..length-1 (reduce_sum keeps bool a bool).
     picked = lax.reduce_sum(where(mask, a, zeros_like(a)), (n - 1 if offset >= 0 else n - 2,))
-    return lax.slice_in_dim(picked, 0, length, n - 2)
+    return lax.slice_in_dim(picked, 0, length, axis=n - 2)
 
 
 def diag(v, k=0):

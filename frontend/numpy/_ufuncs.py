@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import builtins
+import operator
+
 import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import at_user_line, known_value
+from ..core import Tracer, at_user_line, known_value
 from ._util import (
     _array, _as_dtype, _is_array, _operand, _promote, _t, _to_bool, astype, bool_, where)
 from ._creation import full_like, ones_like
@@ -27,7 +29,34 @@ def _binary(op, to_inexact=False, name=None):
     return fn
 
 
-sin, cos, tan = (_unary(f, True) for f in (lax.sin, lax.cos, lax.tan))
+def _sin_cos_complex(x, cosine):
+    """JAX's expansion of complex sin/cos (its lowering of lax.sin/cos), so edge values
+    agree: sinh and cosh of the imaginary part from expm1, and a zero real part exact."""
+    a, b = lax.real(x), lax.imag(x)
+    two = _like(2, a)
+    sn, cs = lax.sin(a), lax.cos(a)
+    e1m, e2m = lax.expm1(b), lax.expm1(lax.neg(b))
+    snh, csh = lax.div(lax.sub(e1m, e2m), two), lax.div(lax.add(lax.add(e1m, e2m), two), two)
+    a_is_zero = lax.eq(a, _like(0, a))
+    if cosine:
+        re = lax.mul(cs, csh)
+        return lax.select(a_is_zero, lax.complex(re, _like(0, a)),
+                          lax.complex(re, lax.mul(lax.neg(sn), snh)))
+    im = lax.mul(cs, snh)
+    return lax.select(a_is_zero, lax.complex(_like(0, a), im), lax.complex(lax.mul(sn, csh), im))
+
+
+def sin(x):
+    (x,) = _promote(x, to_inexact=True)
+    return _sin_cos_complex(x, False) if _dtypes.is_complex(_t(x).dtype) else lax.sin(x)
+
+
+def cos(x):
+    (x,) = _promote(x, to_inexact=True)
+    return _sin_cos_complex(x, True) if _dtypes.is_complex(_t(x).dtype) else lax.cos(x)
+
+
+tan = _unary(lax.tan, True)
 arcsin, arccos, arctan = (_unary(f, True, n) for f, n in
                           ((lax.asin, "arcsin"), (lax.acos, "arccos"), (lax.atan, "arctan")))
 sinh, cosh, tanh = (_unary(f, True) for f in (lax.sinh, lax.cosh, lax.tanh))
@@ -54,13 +83,23 @@ nextafter = _binary(lax.nextafter, True, "nextafter")
 
 
 def log2(x):
-    (x,) = _promote(x, to_inexact=True)
-    return lax.div(lax.log(x), _np.log(2))
+    """log(x) / log(2) as JAX: a strong constant (so log2(3) is strong), dividing each
+    part of a complex log (so infinite parts stay finite or infinite, not nan)."""
+    return _scaled_log(x, lambda v, dt: lax.div(v, _np.array(_np.log(2), dt)))
 
 
 def log10(x):
+    """log(x) times JAX's strong constant 1 / log(10), part by part for complex x."""
+    return _scaled_log(x, lambda v, dt: lax.mul(v, _np.array(0.4342944819032518, dt)))
+
+
+def _scaled_log(x, scale):
     (x,) = _promote(x, to_inexact=True)
-    return lax.div(lax.log(x), _np.log(10))
+    r = lax.log(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        re, im = lax.real(r), lax.imag(r)
+        return lax.complex(scale(re, _t(re).dtype), scale(im, _t(re).dtype))
+    return scale(r, _t(r).dtype)
 
 
 def rsqrt(x):
@@ -89,19 +128,34 @@ def ceil(x):
 
 
 def round(x, decimals=0):
+    """JAX's: half to even after scaling by 10**decimals (weak only for a weak scalar;
+    float16 scaled in float32); complex parts rounded each; integers unchanged."""
     (x,) = _promote(x)
-    if _t(x).dtype == _dtypes.bool_:
+    dt = _t(x).dtype
+    if dt == _dtypes.bool_:
         raise ValueError(at_user_line("round of a bool array: data type bool is not inexact "
                                       "(convert it first, as in JAX)"))
-    if not _dtypes.is_inexact(_t(x).dtype):
+    if not _dtypes.is_inexact(dt):
         if decimals < 0:
             raise NotImplementedError(at_user_line(
                 "round of integers to decimals < 0 is not implemented (as in JAX)"))
         return _array(x)
-    if decimals == 0:
-        return lax.round(x, "to_nearest_even")
-    factor = 10.0 ** decimals
-    return lax.div(lax.round(lax.mul(x, factor), "to_nearest_even"), factor)
+    if decimals > _np.log10(float(_dtypes.finfo(dt).max)):
+        return _array(x)  # beyond the type's precision
+
+    def round_real(x):
+        if decimals == 0:
+            return lax.round(x, "to_nearest_even")
+        part = _t(x).dtype
+        x = astype(x, _dtypes.float32) if part == _dtypes.float16 else x
+        weak_scalar = _t(x).weak and _t(x).shape == ()  # JAX's lax._const
+        factor = _as_dtype(10.0 ** decimals, _t(x).dtype, weak_scalar)
+        out = lax.div(lax.round(lax.mul(x, factor), "to_nearest_even"), factor)
+        return astype(out, part) if part == _dtypes.float16 else out
+
+    if _dtypes.is_complex(dt):
+        return lax.complex(round_real(lax.real(x)), round_real(lax.imag(x)))
+    return round_real(x)
 
 
 around = round
@@ -115,8 +169,9 @@ def trunc(x):
 
 
 def _numeric(x):
-    """bool counts as int in arithmetic that has no bool form (JAX's promote_args_numeric)."""
-    return astype(x, _dtypes.default_int()) if _t(x).dtype == _dtypes.bool_ else x
+    """bool counts as int32 in arithmetic that has no bool form (JAX's
+    promote_args_numeric: int32 under x64 too)."""
+    return astype(x, _dtypes.int32) if _t(x).dtype == _dtypes.bool_ else x
 
 
 def _promote_numeric(*args):
@@ -124,8 +179,13 @@ def _promote_numeric(*args):
 
 
 def square(x):
+    """x * x; complex as CHLO's square, which JAX lowers to: (a - b)(a + b) + 2ab i."""
     (x,) = _promote(x)
     x = _numeric(x)
+    if _dtypes.is_complex(_t(x).dtype):
+        a, b = lax.real(x), lax.imag(x)
+        return lax.complex(lax.mul(lax.sub(a, b), lax.add(a, b)),
+                           lax.mul(lax.mul(a, b), _like(2, a)))
     return lax.mul(x, x)
 
 
@@ -139,7 +199,7 @@ def _abs_square(x):
 
 def reciprocal(x):
     (x,) = _promote(x, to_inexact=True)
-    return lax.div(_as_dtype(1, _t(x).dtype), x)
+    return lax.div(_like(1, x), x)
 
 
 def maximum(x1, x2):
@@ -153,6 +213,9 @@ def minimum(x1, x2):
 
 def _int_pow(x, n: int):
     """x ** n for a static integer n by repeated squaring (JAX's integer_pow)."""
+    if n < 0 and not _dtypes.is_inexact(_t(x).dtype):
+        raise TypeError(at_user_line(
+            f"integers cannot be raised to negative powers, got an integer ** {n}"))
     if n == 0:
         return ones_like(x)
     result, base, k = None, x, builtins.abs(n)
@@ -163,18 +226,48 @@ def _int_pow(x, n: int):
         if k:
             base = lax.mul(base, base)
     if n < 0:
-        if not _dtypes.is_inexact(_t(x).dtype):
-            raise ValueError(at_user_line("integers to negative integer powers are not allowed"))
-        result = lax.div(_as_dtype(1, _t(x).dtype), result)
+        result = lax.div(_like(1, result), result)
     return result
 
 
+def _pow_int_int(x1, x2):
+    """JAX's integer power by an array: six steps of binary exponentiation, so only the
+    exponent's low six bits count (a negative exponent gives what JAX gives)."""
+    zero, one = _np.zeros((), _t(x2).dtype), _np.ones((), _t(x2).dtype)  # strong, as JAX's
+    acc = lax.select(lax.bitwise_and(lax.eq(x1, zero), lax.ne(x2, zero)), zero, one)
+    for _ in range(6):
+        acc = lax.select(lax.ne(lax.bitwise_and(x2, one), zero), lax.mul(acc, x1), acc)
+        x1 = lax.mul(x1, x1)
+        x2 = lax.shift_right_logical(x2, one)
+    return acc
+
+
+def _static_exponent(x2):
+    """x2 as a Python int where JAX's power takes it as a concrete integer exponent (a
+    host integer scalar, bool included), else None."""
+    if isinstance(x2, Tracer):
+        return None
+    try:
+        return operator.index(x2)
+    except TypeError:
+        return None
+
+
 def power(x1, x2):
-    """A static integer exponent raises x1 alone (JAX's integer_pow): `bool_array ** 2`
-    is int32, not weak."""
-    if isinstance(x2, int) and not isinstance(x2, bool) and _is_array(x1) and builtins.abs(x2) <= 64:
-        return _int_pow(_numeric(_promote(x1)[0]), x2)
-    return lax.pow(*_promote_numeric(x1, x2))
+    """JAX's cases: a concrete integer exponent raises x1 alone (integer_pow: `bool_array
+    ** 2` is int32); integer bases by JAX's binary exponentiation; a float base with an
+    integer exponent keeps the base's type (lax.pow: weak only if both are); else promote."""
+    n = _static_exponent(x2)
+    if n is not None:
+        return _int_pow(_numeric(_promote(x1)[0]), n)
+    x1, x2 = _operand(x1), _operand(x2)
+    t1, t2 = _t(x1), _t(x2)
+    if _dtypes.is_inexact(t1.dtype) and _dtypes.is_int(t2.dtype) and not t2.weak:
+        x1 = _as_dtype(x1, t1.dtype)
+    x1, x2 = _promote_numeric(x1, x2)
+    if _dtypes.is_int(_t(x1).dtype):
+        return _pow_int_int(x1, x2)
+    return lax.pow(x1, x2)
 
 
 pow = power
@@ -202,11 +295,12 @@ mod = remainder
 
 
 def fmod(x1, x2):
-    """C's fmod: the sign of the dividend; an integer x % 0 is 0, as in JAX."""
-    x1, x2 = _promote_numeric(x1, x2)
+    """C's fmod: the sign of the dividend; an integer x % 0 is 0, as in JAX (which
+    checks before bools count as ints: a bool x % False is XLA's, x)."""
+    x1, x2 = _promote(x1, x2)
     if _dtypes.is_int(_t(x2).dtype):
         x2 = _where_zero(x2, _like(1, x2), x2)
-    return lax.rem(x1, x2)
+    return lax.rem(_numeric(x1), _numeric(x2))
 
 
 def floor_divide(x1, x2):
@@ -251,8 +345,14 @@ def divmod(x1, x2):
 
 
 def _compare(lax_fn, name):
+    """Complex numbers compare lexicographically, real parts first (JAX's order)."""
     def fn(x1, x2):
-        return lax_fn(*_promote(x1, x2))
+        x1, x2 = _promote(x1, x2)
+        if _dtypes.is_complex(_t(x1).dtype) and lax_fn not in (lax.eq, lax.ne):
+            re1, re2 = lax.real(x1), lax.real(x2)
+            return lax.select(lax.eq(re1, re2), lax_fn(lax.imag(x1), lax.imag(x2)),
+                              lax_fn(re1, re2))
+        return lax_fn(x1, x2)
     fn.__name__ = name
     return fn
 
@@ -330,9 +430,8 @@ def isinf(x):
 
 
 def isnan(x):
+    """x != x for every dtype, as JAX: isnan(3) is a weak bool."""
     (x,) = _promote(x)
-    if not _dtypes.is_inexact(_t(x).dtype):
-        return full_like(x, False, dtype=bool_)
     return lax.ne(x, x)
 
 
@@ -352,6 +451,9 @@ def clip(a, a_min=None, a_max=None, *, min=None, max=None):
 
 def copysign(x1, x2):
     x1, x2 = _promote(x1, x2, to_inexact=True)
+    if _dtypes.is_complex(_t(x1).dtype):
+        raise TypeError(at_user_line("copysign does not support complex-valued inputs "
+                                     "(as in JAX)"))
     return where(signbit(x2), lax.neg(lax.abs(x1)), lax.abs(x1))
 
 
@@ -400,8 +502,18 @@ def hypot(x1, x2):
 
 
 def logaddexp(x1, x2):
+    """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
+    imaginary part wrapped into [-pi, pi]."""
     x1, x2 = _promote(x1, x2, to_inexact=True)
     amax = maximum(x1, x2)
+    if _dtypes.is_complex(_t(x1).dtype):
+        delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _np.array(2, _t(amax).dtype)))
+        out = lax.add(amax, lax.log1p(lax.exp(delta)))
+        im = lax.imag(out)
+        pi, two_pi = (_np.array(v, _t(im).dtype) for v in (_np.pi, 2 * _np.pi))
+        rem = lax.rem(lax.add(im, pi), two_pi)
+        rem = lax.select(lax.lt(rem, _np.zeros((), _t(im).dtype)), lax.add(rem, two_pi), rem)
+        return lax.complex(lax.real(out), lax.sub(rem, pi))
     delta = subtract(x1, x2)
     return where(isnan(delta), add(x1, x2),
                  add(amax, log1p(exp(negative(absolute(delta))))))

@@ -91,7 +91,7 @@ def asarray(a, dtype=None):
         return a if dtype is None else lax.convert_element_type(a, dtype)
     if dtype is None and runtime.is_device_array(a):
         return a
-    return lift(a, dtype)
+    return lift(a, dtype, weak=dtype is None and _dtypes.is_weak_scalar(a))
 
 
 def _contains_tracer(a) -> bool:
@@ -109,25 +109,29 @@ def astype(x, dtype):
 
 
 def _operand(x):
-    """An operand for lax: Python scalars stay (weak); lists become arrays; outside a
-    trace host arrays move to the device, so eager results are jax.Arrays even when a
-    function returns its operand unchanged (tnp.floor of ints)."""
-    if isinstance(x, (bool, int, float, complex, Tracer)):
+    """An operand for lax: Python scalars stay (weak); outside a trace host arrays move
+    to the device, so eager results are jax.Arrays even when a function returns its
+    operand unchanged (tnp.floor of ints). Lists are refused, as JAX refuses them."""
+    if isinstance(x, Tracer) or _dtypes.is_python_scalar(x):
         return x
-    if _is_array(x) or isinstance(x, (list, tuple)):
+    if _is_array(x):
         return asarray(x)
+    if isinstance(x, (list, tuple)):
+        raise TypeError(at_user_line(
+            f"a {type(x).__name__} is not an array: tracehlo.numpy functions take arrays and "
+            "scalars, as JAX's do (convert it first with tracehlo.numpy.asarray)"))
     raise TypeError(at_user_line(f"{type(x).__name__} is not an array or a Python scalar"))
 
 
 def _array(x):
     """x as an array to return to the user: a Python scalar that passed through a
     no-op (tnp.floor(3)) must not escape as one."""
-    return asarray(x) if isinstance(x, (bool, int, float, complex)) else x
+    return asarray(x) if _dtypes.is_python_scalar(x) else x
 
 
 def _as_dtype(x, dtype, weak=False):
     """x converted to dtype; Python scalars become weak literals (inline in the IR)."""
-    if isinstance(x, (bool, int, float, complex)):
+    if _dtypes.is_python_scalar(x):
         return lift(x, dtype, weak)
     return lax.convert_element_type(x, dtype, weak_type=weak)
 
@@ -149,7 +153,7 @@ def broadcast_to(x, shape):
         return _array(x)
     if len(shape) < len(xs) or builtins.any(a not in (1, b) for a, b in zip(xs[::-1], shape[::-1])):
         raise ValueError(at_user_line(f"cannot broadcast an array of shape {xs} to {shape}"))
-    if isinstance(x, (bool, int, float, complex)):
+    if _dtypes.is_python_scalar(x):
         x = _as_dtype(x, _t(x).dtype, True)
     # broadcast_in_dim expands size-1 axes itself: no reshape, which fuses badly
     lead = len(shape) - len(xs)
@@ -174,8 +178,7 @@ def _promote(*args, to_inexact=False):
     out_shape = _broadcast_shapes(*[t.shape for t in types])
     out = []
     for a, t in zip(args, types):
-        a = _as_dtype(a, dt, weak) if t.dtype != dt or isinstance(a, (bool, int, float,
-                                                                       complex)) else a
+        a = _as_dtype(a, dt, weak) if t.dtype != dt or _dtypes.is_python_scalar(a) else a
         if t.shape != out_shape and t.shape != ():
             a = broadcast_to(a, out_shape)
         out.append(a)
@@ -215,6 +218,6 @@ def _static(x, what):
 
 
 def _promote_no_broadcast(arrays):
-    arrays = [asarray(a) if isinstance(a, (bool, int, float, complex)) else a for a in arrays]
+    arrays = [asarray(a) if _dtypes.is_python_scalar(a) else a for a in arrays]
     dt, _ = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in arrays])
     return [lax.convert_element_type(a, dt) for a in arrays]

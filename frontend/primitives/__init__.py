@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import ad, runtime
+from .. import ad, dtypes, runtime
 from ..batching import batch_rules
 from ..core import Primitive, Tracer, lift, primitive, shape_rules, type_of
 from ..lowering import lowering_rules
-
-PY_SCALARS = (bool, int, float, complex)
 
 
 def define(name: str, *, shape, lower, multiple_results: bool = False,
@@ -38,18 +36,19 @@ def define(name: str, *, shape, lower, multiple_results: bool = False,
 def unchanged(x):
     """The result of a no-op: a host operand still comes back as an array of the
     current trace (a device array eagerly), as every result does."""
-    return x if isinstance(x, Tracer) or runtime.is_device_array(x) else lift(x)
+    return x if isinstance(x, Tracer) or runtime.is_device_array(x) else \
+        lift(x, weak=dtypes.is_weak_scalar(x))
 
 
 def scalars_to(dtype, *xs):
     """Python scalars as weakly typed arrays of `dtype` (inline literals in the IR);
     other operands unchanged."""
-    return [lift(x, dtype, weak=True) if isinstance(x, PY_SCALARS) else x for x in xs]
+    return [lift(x, dtype, weak=True) if dtypes.is_python_scalar(x) else x for x in xs]
 
 
 def common_dtype(xs):
     """The dtype Python scalars among `xs` adopt: that of the first array operand."""
     for x in xs:
-        if not isinstance(x, PY_SCALARS):
+        if not dtypes.is_python_scalar(x):
             return type_of(x).dtype
     return type_of(xs[0]).dtype

@@ -492,7 +492,11 @@ select_p = define("select", shape=_select_shape, lower=_select_lowering,
 
 
 def select(pred, on_true, on_false):
+    """An integer `pred` selects as JAX's select_n lowers it: on_true where pred >= 1."""
     on_true, on_false = scalars_to(common_dtype((on_true, on_false)), on_true, on_false)
+    pred_dtype = type_of(pred).dtype
+    if dtypes.is_int(pred_dtype):
+        pred = ge(pred, np.ones((), pred_dtype))
     return select_p.bind(pred, on_true, on_false)
 
 

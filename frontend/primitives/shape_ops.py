@@ -9,7 +9,7 @@ from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
 from ..core import lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
-from . import PY_SCALARS, define, scalars_to, unchanged
+from . import define, scalars_to, unchanged
 from .elementwise import add, clamp, convert_element_type, lt, select, sub
 
 
@@ -398,12 +398,16 @@ def slice(x, start_indices, limit_indices, strides=None):
                         limit_indices=tuple(limit_indices), strides=strides)
 
 
-def slice_in_dim(x, start: int, limit: int, axis: int = 0):
+def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
+    """x[..., start:limit:stride] along `axis`, as JAX's: None means the axis' end and
+    negative indices count from it."""
     t = type_of(x)
-    starts = [0] * t.ndim
-    limits = list(t.shape)
-    starts[axis], limits[axis] = start, limit
-    return slice(x, starts, limits)
+    n = t.shape[axis]
+    start = 0 if start_index is None else start_index + n * (start_index < 0)
+    limit = n if limit_index is None else limit_index + n * (limit_index < 0)
+    starts, limits, strides = [0] * t.ndim, list(t.shape), [1] * t.ndim
+    starts[axis], limits[axis], strides[axis] = start, limit, stride
+    return slice(x, starts, limits, strides)
 
 # dynamic_slice[slice_sizes] operand, *start_indices (rank-0 integers; clamped into range)
 def _check_start_indices(name, x, indices):
@@ -479,7 +483,7 @@ def _start_indices(indices, shape):
     (allow_negative_indices), and then clamp into range like any other."""
     out = []
     for i, n in zip(indices, shape):
-        if isinstance(i, PY_SCALARS):
+        if dtypes.is_python_scalar(i):
             out.extend(scalars_to(dtypes.int32, i + n if i < 0 else i))
         elif dtypes.is_unsigned(type_of(i).dtype):
             out.append(i)
