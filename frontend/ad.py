@@ -164,7 +164,7 @@ def rules_from(fun) -> dict:
     from the derivative of fun, a composition of other primitives: for primitives whose
     rules are simplest stated by such a decomposition (cumprod as a scan of products)."""
     def jvp(primals, tangents, **params):
-        (pair,) = _jvp_flat(lambda *xs: [fun(*xs, **params)], primals, tangents)
+        (pair,), _ = _jvp_flat(lambda *xs: ([fun(*xs, **params)], None), primals, tangents)
         return [pair[0]], [pair[1]]
 
     def vjp(cts, primals, outs, **params):
@@ -173,11 +173,42 @@ def rules_from(fun) -> dict:
 
 
 def _jvp_flat(fun, primals: list, tangents: list):
-    """fun on flat lists: (primal outs, tangent outs as arrays or Zero, their tracers' trace)."""
+    """fun(*ins) -> (out leaves, aux) on flat lists: ([(primal out, tangent out as an
+    array or Zero)], aux as primal values)."""
     with new_trace(JVPTrace()) as trace:
         ins = [JVPTracer(trace, p, t) if not is_zero(t) else p for p, t in zip(primals, tangents)]
-        outs = fun(*ins)
-        return [trace.unpack(o) for o in outs]
+        outs, aux = fun(*ins)
+        return [trace.unpack(o) for o in outs], _strip(aux, trace)
+
+
+class _Flat:
+    """fun as a function of flat input leaves returning (output leaves, aux); the output
+    tree is known once it has run."""
+
+    def __init__(self, fun, in_tree, has_aux):
+        self.fun, self.in_tree, self.has_aux = fun, in_tree, has_aux
+        self.out_tree = None
+
+    def __call__(self, *leaves):
+        out = self.fun(*tree_util.tree_unflatten(self.in_tree, leaves))
+        aux = None
+        if self.has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(at_user_line(
+                    "expected function with aux output to return a two-element tuple, but "
+                    f"got type {type(out)}"))
+            out, aux = out
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        return out_leaves, aux
+
+    def unflatten(self, leaves):
+        return tree_util.tree_unflatten(self.out_tree, leaves)
+
+
+def _strip(tree, trace):
+    """aux outputs leave a transformation as their primal values."""
+    return tree_util.tree_map(
+        lambda x: x.primal if isinstance(x, Tracer) and x._trace is trace else x, tree)
 
 
 def _check_tuples(primals, tangents):
@@ -198,22 +229,11 @@ def jvp(fun, primals, tangents, has_aux=False):
             f"primals have tree structure {in_tree} whereas tangents have {t_tree}."))
     p_leaves = [_primal_array(p) for p in p_leaves]
     t_leaves = [_tangent_in(p, t) for p, t in zip(p_leaves, t_leaves)]
-    trees = {}
-
-    def flat_fun(*xs):
-        out = fun(*tree_util.tree_unflatten(in_tree, xs))
-        if has_aux:
-            out, trees["aux"] = _split_aux(out)
-        leaves, trees["out"] = tree_util.tree_flatten(out)
-        return leaves
-
-    pairs = _jvp_flat(flat_fun, p_leaves, t_leaves)
-    out_tree = trees["out"]
-    primals_out = tree_util.tree_unflatten(out_tree, [p for p, _ in pairs])
-    tangents_out = tree_util.tree_unflatten(out_tree, [instantiate(t) for _, t in pairs])
-    if has_aux:
-        return primals_out, tangents_out, _strip(trees["aux"])
-    return primals_out, tangents_out
+    flat = _Flat(fun, in_tree, has_aux)
+    pairs, aux = _jvp_flat(flat, p_leaves, t_leaves)
+    primals_out = flat.unflatten([p for p, _ in pairs])
+    tangents_out = flat.unflatten([instantiate(t) for _, t in pairs])
+    return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
 
 
 def _tangent_in(primal, tangent):
@@ -228,24 +248,6 @@ def _tangent_in(primal, tangent):
             f"dtype {dtypes.SHORT_NAMES.get(want, 'float0')}, got tangent "
             f"{ttype.shape} of dtype {ttype.dtype}"))
     return Zero(ArrayType(ptype.shape, want)) if want == float0 else _primal_array(tangent)
-
-
-def _split_aux(out):
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(at_user_line(
-            "expected function with aux output to return a two-element tuple, but got type "
-            f"{type(out)}"))
-    return out
-
-
-def _strip(tree):
-    """aux outputs leave a transformation as their primal values."""
-    def primal(x):
-        while isinstance(x, (JVPTracer, VJPTracer)) and not core._is_active(
-                x._trace, core._trace_state.get(core._base_state)[0]):
-            x = x.primal
-        return x
-    return tree_util.tree_map(primal, tree)
 
 
 def linearize(fun, *primals):
@@ -345,12 +347,13 @@ def _vjp_flat(fun, primals: list):
         ins = [VJPTracer(trace, p) for p in primals]
         outs, aux = fun(*ins)
         out_primals = [trace.primal(o) for o in outs]
+        aux = _strip(aux, trace)
 
     def f_vjp(cts):
         got = backward_pass(trace.tape, [(o, c) for o, c in zip(outs, cts)
                                          if isinstance(o, VJPTracer) and o._trace is trace])
         return [got.get(id(t)) for t in ins]
-    return out_primals, f_vjp, _strip(aux)
+    return out_primals, f_vjp, aux
 
 
 def vjp(fun, *primals, has_aux=False):
@@ -358,18 +361,9 @@ def vjp(fun, *primals, has_aux=False):
     back to cotangents of the primals, as jax.vjp."""
     leaves, in_tree = tree_util.tree_flatten(primals)
     leaves = [_primal_array(p) for p in leaves]
-    trees = {}
-
-    def flat_fun(*xs):
-        out = fun(*tree_util.tree_unflatten(in_tree, xs))
-        aux = None
-        if has_aux:
-            out, aux = _split_aux(out)
-        out_leaves, trees["out"] = tree_util.tree_flatten(out)
-        return out_leaves, aux
-
-    out_primals, f_vjp_flat, aux = _vjp_flat(flat_fun, leaves)
-    out_tree = trees["out"]
+    flat = _Flat(fun, in_tree, has_aux)
+    out_primals, f_vjp_flat, aux = _vjp_flat(flat, leaves)
+    out_tree = flat.out_tree
 
     def f_vjp(cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
@@ -386,7 +380,7 @@ def vjp(fun, *primals, has_aux=False):
         return tree_util.tree_unflatten(in_tree, [
             zeros(Zero.like(p).type) if c is None else c for p, c in zip(leaves, cts)])
 
-    out = tree_util.tree_unflatten(out_tree, out_primals)
+    out = flat.unflatten(out_primals)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
@@ -504,21 +498,13 @@ def jacfwd(fun, argnums=0, has_aux=False):
     def jacfwd_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
         types = [type_of(x) for x in leaves]
-        trees = {}
-
-        def flat_f(*xs):
-            out = f(*tree_util.tree_unflatten(in_tree, xs))
-            if has_aux:
-                out, trees["aux"] = _split_aux(out)
-            out_leaves, trees["out"] = tree_util.tree_flatten(out)
-            return out_leaves
-
-        columns, primal_out = [], None
+        flat = _Flat(f, in_tree, has_aux)
+        columns, primal_out, aux = [], None, None
         for k in range(sum(t.size for t in types)):
             j, e = _basis(types, k)
             tangents = [Zero(ArrayType(t.shape, tangent_dtype(t.dtype))) for t in types]
             tangents[j] = core.lift(e)
-            pairs = _jvp_flat(flat_f, leaves, tangents)
+            pairs, aux = _jvp_flat(flat, leaves, tangents)
             primal_out = [p for p, _ in pairs]
             columns.append([instantiate(t) for _, t in pairs])
         blocks = []
@@ -529,8 +515,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
                 row.append(tnp.reshape(cols, ot.shape + t.shape))
                 start += t.size
             blocks.append(row)
-        jac = _jacobian_tree(blocks, trees["out"], in_tree, argnums)
-        return (jac, _strip(trees["aux"])) if has_aux else jac
+        jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
+        return (jac, aux) if has_aux else jac
     return jacfwd_fun
 
 
@@ -541,17 +527,8 @@ def jacrev(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
-        trees = {}
-
-        def flat_f(*xs):
-            out = f(*tree_util.tree_unflatten(in_tree, xs))
-            aux = None
-            if has_aux:
-                out, aux = _split_aux(out)
-            out_leaves, trees["out"] = tree_util.tree_flatten(out)
-            return out_leaves, aux
-
-        outs, f_vjp, aux = _vjp_flat(flat_f, leaves)
+        flat = _Flat(f, in_tree, has_aux)
+        outs, f_vjp, aux = _vjp_flat(flat, leaves)
         out_types = [type_of(o) for o in outs]
         rows = []
         for k in range(sum(t.size for t in out_types)):
@@ -566,7 +543,7 @@ def jacrev(fun, argnums=0, has_aux=False):
                                        ot.shape + type_of(x).shape)
                            for j, x in enumerate(leaves)])
             start += ot.size
-        jac = _jacobian_tree(blocks, trees["out"], in_tree, argnums)
+        jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
         return (jac, aux) if has_aux else jac
     return jacrev_fun
 
@@ -676,9 +653,11 @@ class custom_vjp:
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
 
 
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+def checkpoint(fun):
     """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (jax.checkpoint / remat)."""
+    fun's forward pass again from its saved inputs (jax.checkpoint / remat). Under jit,
+    CSE at the end of staging merges the recomputation with the forward pass (we have
+    no optimization barrier yet), so there it saves no memory."""
 
     @functools.wraps(fun)
     def remat_fun(*args):
@@ -691,9 +670,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         outs, out_tree = tree_util.tree_flatten(out)
 
         def backward(cts):
-            def flat(*xs):
-                return tree_util.tree_leaves(fun(*tree_util.tree_unflatten(in_tree, xs))), None
-            return _vjp_flat(flat, primals)[1](cts)
+            return _vjp_flat(_Flat(fun, in_tree, False), primals)[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
 

@@ -2,6 +2,7 @@
 and the transformations (grad, jvp, vjp, jacfwd, jacrev, hessian, custom rules,
 checkpoint) against jax's as the oracle, alone and composed with jit."""
 import re
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -396,6 +397,35 @@ def test_value_and_grad_has_aux():
     np.testing.assert_allclose(g, jg, rtol=1e-6)
     g2, aux2 = tracehlo.grad(_value_and_grad_aux(tnp), has_aux=True)(x)
     np.testing.assert_allclose(g2, jg, rtol=1e-6)
+
+
+def test_aux_outputs_leave_as_values():
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    f = lambda x: (tnp.sin(x), {"cos": tnp.cos(x)})  # noqa: E731
+    jf = lambda x: (jnp.sin(x), {"cos": jnp.cos(x)})  # noqa: E731
+    out, t, aux = tracehlo.jvp(f, (x,), (x,), has_aux=True)
+    jout, jt, jaux = jax.jvp(jf, (x,), (x,), has_aux=True)
+    _assert_trees_close((out, t, aux), (jout, jt, jaux))
+    for ours, theirs in [(tracehlo.jacfwd, jax.jacfwd), (tracehlo.jacrev, jax.jacrev)]:
+        _assert_trees_close(ours(f, has_aux=True)(x), theirs(jf, has_aux=True)(x))
+    out, f_vjp, aux = tracehlo.vjp(f, x, has_aux=True)
+    assert isinstance(aux["cos"], jax.Array)
+    _assert_trees_close(f_vjp(x), jax.vjp(jf, x, has_aux=True)[1](x))
+
+
+class Params(NamedTuple):
+    w: np.ndarray
+    b: np.ndarray
+
+
+def test_registered_containers_and_closures():
+    p = Params(np.ones((3, 2), np.float32), np.zeros(2, np.float32))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    loss = lambda p: tnp.sum(tnp.tanh(x @ p.w + p.b))  # noqa: E731  (closes over x)
+    jloss = lambda p: jnp.sum(jnp.tanh(x @ p.w + p.b))  # noqa: E731
+    g = tracehlo.grad(loss)(p)
+    assert isinstance(g, Params)
+    _assert_trees_close(g, jax.grad(jloss)(p))
 
 
 def _mlp_loss(np_):
