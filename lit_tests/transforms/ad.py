@@ -1,7 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # Derivative graphs as make_ir prints them: the backward pass staged after the forward
 # one, dead code gone (grad(sin) holds no sin, the MLP's gradient no cotangent for its
-# data), and each graph parses back to the same text and verifies.
+# data, and w's cotangent is one dot_general with no transpose), and each graph parses
+# back to the same text and verifies.
 import numpy as np
 import tracehlo
 import tracehlo.numpy as tnp
@@ -38,9 +39,8 @@ show(tracehlo.make_ir(tracehlo.grad(layer))((np.zeros((3, 4), f32), np.zeros(4, 
 # CHECK-NEXT:    %10: f32[2,4] = sub 1.0:f32[], %9
 # CHECK-NEXT:    %11: f32[2,4] = mul %8, %10
 # CHECK-NEXT:    %12: f32[4] = reduce_sum[axes=(0,)] %11
-# CHECK-NEXT:    %14: f32[4,3] = dot_general[dimension_numbers=(((0,), (0,)), ((), ()))] %11, %2
-# CHECK-NEXT:    %15: f32[3,4] = transpose[permutation=(1, 0)] %14
-# CHECK-NEXT:    return %15, %12
+# CHECK-NEXT:    %14: f32[3,4] = dot_general[dimension_numbers=(((0,), (0,)), ((), ()))] %2, %11
+# CHECK-NEXT:    return %14, %12
 
 
 def jvp_of_exp_times(x, t):
