@@ -489,6 +489,17 @@ def test_grad_of_jit_and_jvp_of_jit():
                                rtol=1e-6)
 
 
+def test_jvp_of_a_call_is_staged_once_per_tangent_types():
+    """So an eager loop of jvp(jit(f)) compiles the jvp'd callee once."""
+    x = np.ones(3, np.float32)
+
+    def callee_graph():
+        g = tracehlo.make_ir(lambda x: tracehlo.jvp(jitted_sin_mul, (x, x), (x, x)))(x)
+        (eqn,) = g.eqns
+        return eqn.params["graph"]
+    assert callee_graph() is callee_graph()
+
+
 def test_jacobians_and_hessian():
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     f = lambda x: tnp.sin(x) * tnp.sum(x ** 2)  # noqa: E731
