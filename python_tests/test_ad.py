@@ -243,6 +243,11 @@ def check_grads(f, args, what, order=2):
 def test_check_grads(x64, name, f, args, order):
     assert re.search(rf"= {name}\b", str(tracehlo.make_ir(f)(*args))), "row misses its primitive"
     check_grads(f, args, name, order)
+    for staged in [lambda *a: tracehlo.jvp(f, a, a),
+                   lambda *a: (lambda out, f_vjp: f_vjp(out))(*tracehlo.vjp(f, *a))]:
+        g = tracehlo.make_ir(staged)(*args)  # the rules staged under jit type-check
+        verify(g)
+        assert str(tracehlo.parse_ir(str(g))) == str(g)
 
 
 @pytest.mark.parametrize("name,f,args", ZERO_ROWS, ids=[r[0] for r in ZERO_ROWS])
