@@ -237,7 +237,8 @@ def jvp(fun, primals, tangents, has_aux=False):
 
 
 def _tangent_in(primal, tangent):
-    """A user's tangent for primal: float0 (or anything) for an integer primal is a Zero."""
+    """A user's tangent for primal: float0 (or anything) for an integer primal is a Zero;
+    a Python scalar takes the primal's dtype."""
     ptype = type_of(primal)
     want = tangent_dtype(ptype.dtype)
     ttype = type_of(tangent) if not (hasattr(tangent, "dtype") and tangent.dtype == float0) \
@@ -247,20 +248,17 @@ def _tangent_in(primal, tangent):
             f"primal and tangent arguments to jvp do not match: primal {ptype} has tangent "
             f"dtype {dtypes.SHORT_NAMES.get(want, 'float0')}, got tangent "
             f"{ttype.shape} of dtype {ttype.dtype}"))
-    return Zero(ArrayType(ptype.shape, want)) if want == float0 else _primal_array(tangent)
+    if want == float0:
+        return Zero(ArrayType(ptype.shape, want))
+    if isinstance(tangent, (int, float, complex)):
+        return core.lift(tangent, want, ptype.weak)
+    return _primal_array(tangent)
 
 
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The forward pass
     is traced again per call of f_jvp (under jit, CSE and DCE share and drop it)."""
-    out, _ = jvp(fun, primals, tuple(zeros_like_tree(primals)))
-    return out, lambda *tangents: jvp(fun, primals, tangents)[1]
-
-
-def zeros_like_tree(tree):
-    return tree_util.tree_map(
-        lambda x: np.zeros(np.shape(x), tangent_dtype(type_of(x).dtype))
-        if tangent_dtype(type_of(x).dtype) == float0 else zeros(type_of(x)), tree)
+    return fun(*primals), lambda *tangents: jvp(fun, primals, tangents)[1]
 
 
 # ---------------------------------------------------------------- reverse mode
