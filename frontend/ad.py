@@ -563,15 +563,37 @@ def stop_gradient(x):
     return tree_util.tree_map(stop, x)
 
 
-class custom_jvp:
-    """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
-    `rule(primals, tangents) -> (primal_out, tangent_out)`. Under the tape, the rule's
-    tangent function (linear in the tangents) is recorded on a nested tape, and its
-    backward pass is the VJP."""
+class _CustomRule:
+    """What custom_jvp and custom_vjp share: fun, and its arguments split into those of
+    nondiff_argnums (passed to the rules as they are) and the differentiable ones."""
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = tuple(sorted(nondiff_argnums))
+
+    def split(self, args):
+        """(nondiff arguments, leaves of the others, their tree)."""
+        leaves, tree = tree_util.tree_flatten(
+            [a for i, a in enumerate(args) if i not in self.nondiff_argnums])
+        return [args[i] for i in self.nondiff_argnums], leaves, tree
+
+    def merge(self, nondiff, tree, leaves) -> list:
+        """All arguments again, with these leaves for the differentiable ones."""
+        rest = tree_util.tree_unflatten(tree, leaves)
+        rest_it, nondiff_it = iter(rest), iter(nondiff)
+        return [next(nondiff_it) if i in self.nondiff_argnums else next(rest_it)
+                for i in range(len(rest) + len(nondiff))]
+
+
+class custom_jvp(_CustomRule):
+    """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
+    `rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`. Under the
+    tape, the rule's tangent function (linear in the tangents) is recorded on a nested
+    tape, and its backward pass is the VJP."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
 
     def defjvp(self, jvp):
@@ -582,32 +604,31 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(at_user_line(
                 f"No JVP defined for custom_jvp function {self.__name__} using defjvp."))
-        leaves, in_tree = tree_util.tree_flatten(args)
+        nondiff, leaves, tree = self.split(args)
         trace = core.find_trace(leaves)
         if isinstance(trace, JVPTrace):
-            return self._jvp(trace, leaves, in_tree)
+            primals, tangents = zip(*map(trace.unpack, leaves))
+            outs, t_outs, out_tree = self._call_rule(nondiff, tree, primals,
+                                                     map(instantiate, tangents))
+            return tree_util.tree_unflatten(out_tree, [JVPTracer(trace, o, t)
+                                                       for o, t in zip(outs, t_outs)])
         if isinstance(trace, VJPTrace):
-            return self._vjp(trace, leaves, in_tree)
+            return self._vjp(trace, nondiff, leaves, tree)
         return self.fun(*args)
 
-    def _call_rule(self, primals, tangents, in_tree):
-        out, t_out = self.jvp(tuple(tree_util.tree_unflatten(in_tree, primals)),
-                              tuple(tree_util.tree_unflatten(in_tree, tangents)))
+    def _call_rule(self, nondiff, tree, primals, tangents):
+        out, t_out = self.jvp(*nondiff, tuple(tree_util.tree_unflatten(tree, list(primals))),
+                              tuple(tree_util.tree_unflatten(tree, list(tangents))))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         return out_leaves, tree_util.tree_leaves(t_out), out_tree
 
-    def _jvp(self, trace, leaves, in_tree):
-        primals, tangents = zip(*map(trace.unpack, leaves))
-        outs, t_outs, out_tree = self._call_rule(
-            primals, [zeros(t.type) if type(t) is Zero else t for t in tangents], in_tree)
-        return tree_util.tree_unflatten(out_tree, [JVPTracer(trace, o, t)
-                                                   for o, t in zip(outs, t_outs)])
-
-    def _vjp(self, trace, leaves, in_tree):
+    def _vjp(self, trace, nondiff, leaves, tree):
         primals = [trace.primal(x) for x in leaves]
         with new_trace(VJPTrace()) as linear:
-            tangents = [VJPTracer(linear, zeros(Zero.like(p).type)) for p in primals]
-            outs, t_outs, out_tree = self._call_rule(primals, tangents, in_tree)
+            tangents = [instantiate(Zero.like(p)) for p in primals]
+            tangents = [VJPTracer(linear, t) if dtypes.is_inexact(type_of(p).dtype) else t
+                        for t, p in zip(tangents, primals)]
+            outs, t_outs, out_tree = self._call_rule(nondiff, tree, primals, tangents)
 
         def backward(cts):
             got = backward_pass(linear.tape, [(t, c) for t, c in zip(t_outs, cts)
@@ -616,14 +637,14 @@ class custom_jvp:
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
 
 
-class custom_vjp:
+class custom_vjp(_CustomRule):
     """A function with a user-defined VJP, as jax.custom_vjp: `f.defvjp(fwd, bwd)`,
-    `fwd(*args) -> (out, residuals)`, `bwd(residuals, cotangent) -> cotangents of args`.
-    Forward mode differentiates the function itself."""
+    `fwd(*args) -> (out, residuals)`, `bwd(*nondiff_args, residuals, cotangent) ->
+    cotangents of the other arguments` (None: zero). Forward mode differentiates the
+    function itself."""
 
-    def __init__(self, fun):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd):
@@ -633,21 +654,24 @@ class custom_vjp:
         if self.fwd is None:
             raise AttributeError(at_user_line(
                 f"No VJP defined for custom_vjp function {self.__name__} using defvjp."))
-        leaves, in_tree = tree_util.tree_flatten(args)
+        nondiff, leaves, tree = self.split(args)
         trace = core.find_trace(leaves)
         if not isinstance(trace, VJPTrace):
             return self.fun(*args)
         primals = [trace.primal(x) for x in leaves]
-        out, res = self.fwd(*tree_util.tree_unflatten(in_tree, primals))
+        out, res = self.fwd(*self.merge(nondiff, tree, primals))
         outs, out_tree = tree_util.tree_flatten(out)
+        diff_args = tree_util.tree_unflatten(tree, leaves)
 
         def backward(cts):
-            ct_args = self.bwd(res, tree_util.tree_unflatten(out_tree, cts))
-            if not isinstance(ct_args, tuple) or len(ct_args) != len(args):
+            ct_args = self.bwd(*nondiff, res, tree_util.tree_unflatten(out_tree, cts))
+            if not isinstance(ct_args, tuple) or len(ct_args) != len(diff_args):
                 raise TypeError(at_user_line(
-                    f"Custom VJP bwd rule must produce a tuple of length equal to the number "
-                    f"of primal inputs ({len(args)}), got {ct_args!r}"))
-            return tree_util.tree_flatten(ct_args, is_leaf=lambda x: x is None)[0]
+                    "Custom VJP bwd rule must produce a tuple of length equal to the number "
+                    f"of primal inputs ({len(diff_args)}), got {ct_args!r}"))
+            return [c for a, ct in zip(diff_args, ct_args) for c in (
+                [None] * len(tree_util.tree_leaves(a)) if ct is None
+                else tree_util.tree_leaves(ct))]
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
 
 

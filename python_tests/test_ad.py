@@ -1,6 +1,7 @@
 """Forward and reverse mode: every primitive's rules checked numerically from one table,
 and the transformations (grad, jvp, vjp, jacfwd, jacrev, hessian, custom rules,
 checkpoint) against jax's as the oracle, alone and composed with jit."""
+import functools
 import re
 from typing import NamedTuple
 
@@ -345,7 +346,8 @@ NUMPY_ROWS = [
     ("vstack", lambda a, b: tnp.vstack([a, b]), [normal(), normal()]),
     ("where", lambda a, b: tnp.where(PRED, a, b), [normal(), normal()]),
     ("getitem", lambda x: x[1:, ::-1][:, np.array([0, 0, 2])], [normal()]),
-    ("at.add", tracehlo.jit(lambda x, u: x.at[np.array([0, 0])].add(u)), [normal(), normal((2, 3))]),
+    ("at.add", tracehlo.jit(lambda x, u: x.at[np.array([0, 0])].add(u)),
+     [normal(), normal((2, 3))]),
     ("at.set", tracehlo.jit(lambda x, u: x.at[:, 1].set(u)), [normal(), normal((2,))]),
     ("nn.gelu", tracehlo.nn.gelu, [normal()]),
     ("nn.log_softmax", tracehlo.nn.log_softmax, [normal()]),
@@ -478,7 +480,7 @@ def _assert_trees_close(a, b, rtol=2e-5):
         np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-6)
 
 
-@pytest.mark.parametrize("name,make,args", _problems(), ids=lambda p: p if isinstance(p, str) else "")
+@pytest.mark.parametrize("name,make,args", _problems(), ids=[p[0] for p in _problems()])
 def test_gradients_equal_jax(name, make, args):
     expected = jax.grad(make(jnp))(*args)
     _assert_trees_close(tracehlo.grad(make(tnp))(*args), expected)
@@ -603,6 +605,34 @@ def test_custom_vjp_uses_bwd():
     np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(f))(np.ones(3, np.float32)),
                                [1.0, 1.0, 1.0])
     assert tracehlo.jvp(f, (np.ones(3, np.float32),), (np.ones(3, np.float32),))[1] == 9.0
+
+
+def test_nondiff_argnums():
+    @functools.partial(tracehlo.custom_vjp, nondiff_argnums=(0,))
+    def clip(lo, x):
+        return x
+
+    clip.defvjp(lambda lo, x: (x, None), lambda lo, res, g: (tnp.clip(g, -lo, lo),))
+
+    @functools.partial(tracehlo.custom_jvp, nondiff_argnums=(0,))
+    def scaled(k, x):
+        return x * k
+    scaled.defjvp(lambda k, p, t: (p[0] * k, t[0] * (k + 1)))  # a deliberately wrong rule
+
+    f = lambda x: tnp.sum(clip(0.5, x) * 3.0)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(f)(np.ones(2, np.float32)), [0.5, 0.5])
+    assert tracehlo.grad(lambda x: scaled(2.0, x))(1.0) == 3.0
+    assert tracehlo.jvp(lambda x: scaled(2.0, x), (1.0,), (1.0,))[1] == 3.0
+
+
+def test_custom_vjp_bwd_may_return_none_for_a_pytree_argument():
+    @tracehlo.custom_vjp
+    def f(params, x):
+        return params["w"] * x
+    f.defvjp(lambda p, x: (f(p, x), p["w"]), lambda w, g: (None, g * w))
+    params = {"w": 3.0, "b": 1.0}
+    g_params, g_x = tracehlo.grad(lambda p, x: f(p, x), argnums=(0, 1))(params, 2.0)
+    assert g_x == 3.0 and g_params == {"w": 0.0, "b": 0.0}
 
 
 def test_checkpoint_recomputes_in_the_backward_pass():
