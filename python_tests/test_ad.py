@@ -667,6 +667,12 @@ def test_errors_name_the_users_line():
     with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
                                                   r"digamma is not implemented"):
         tracehlo.grad(lax.digamma)(1.0)
+    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
+                                                  r"scatter with combiner 'mul'"):
+        tracehlo.grad(lambda x: lax.reduce_sum(lax.scatter(
+            x, IDX[:1], x[:1], update_window_dims=(1,), inserted_window_dims=(0,),
+            scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner="mul"), (0, 1)))(
+                np.ones((2, 3), np.float32))
 
 
 def test_transformed_graphs_verify_round_trip_and_lose_dead_code():

@@ -6,7 +6,7 @@ slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices f
 from __future__ import annotations
 
 from .. import ad, dtypes
-from ..core import type_of
+from ..core import at_user_line, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
@@ -155,11 +155,15 @@ def _scatter_lowering(ctx, eqn, operand, indices, updates):
                            "indices_are_sorted": "false", "unique_indices": "false"}, [body])
 
 
+def _check_differentiable(combiner):
+    if combiner not in ("add", "set"):
+        raise NotImplementedError(at_user_line(
+            f"differentiation of scatter with combiner {combiner!r} is not implemented"))
+
+
 def _scatter_jvp(primals, tangents, **params):
     """'add' and 'set' are linear in (operand, updates); the other combiners have no rule."""
-    if params["combiner"] not in ("add", "set"):
-        raise NotImplementedError(f"differentiation of scatter with combiner "
-                                  f"{params['combiner']!r} is not implemented")
+    _check_differentiable(params["combiner"])
     operand, indices, updates = primals
     t_operand, _, t_updates = map(ad.instantiate, tangents)
     return ([scatter_p.bind(operand, indices, updates, **params)],
@@ -169,9 +173,7 @@ def _scatter_jvp(primals, tangents, **params):
 def _scatter_vjp(cts, primals, outs, **params):
     """The updates' cotangent is gathered from where they went; 'set' hides the operand
     there (with repeated indices, every repeat gets the cotangent)."""
-    if params["combiner"] not in ("add", "set"):
-        raise NotImplementedError(f"differentiation of scatter with combiner "
-                                  f"{params['combiner']!r} is not implemented")
+    _check_differentiable(params["combiner"])
     operand, indices, updates = primals
     ct = cts[0]
     window, inserted = params["update_window_dims"], params["inserted_window_dims"]
