@@ -21,8 +21,9 @@ and there is no partial evaluator to maintain; the cost is two tables of rules. 
 jit, the dead-code elimination at the end of staging drops what the backward pass
 does not use, so `make_ir(grad(sin))` holds `cos` and no `sin`.
 
-Calls (`pjit`, a nested jit): jvp of a call is a call of the jvp'd graph; under the
-tape a call is inlined (its equations are recorded one by one), for now.
+Calls (`pjit`, a nested jit) stay calls: jvp of a call is a call of the jvp'd graph,
+and the VJP of a call is a call of a backward graph that runs the callee again from
+its inputs (calls.py).
 """
 from __future__ import annotations
 
@@ -168,7 +169,7 @@ def rules_from(fun) -> dict:
         return [pair[0]], [pair[1]]
 
     def vjp(cts, primals, outs, **params):
-        return _vjp_flat(lambda *xs: ([fun(*xs, **params)], None), primals)[1](cts)
+        return vjp_of(lambda *xs: ([fun(*xs, **params)], None), primals)[1](cts)
     return {"jvp": jvp, "vjp": vjp}
 
 
@@ -287,8 +288,6 @@ class VJPTrace(Trace):
 
     def process_primitive(self, prim, operands, params):
         rule = vjp_rules.get(prim)
-        if rule is inline:
-            return inline(operands, **params)
         primals = [self.primal(x) for x in operands]
         outs = _bind_list(prim, primals, params)
         if rule is None:
@@ -309,11 +308,6 @@ class VJPTrace(Trace):
 
     def concrete(self, tracer, what):
         return _concrete_primal(tracer.primal, what)
-
-
-def inline(operands, *, name, graph):
-    """The tape's treatment of a call: its equations, recorded one by one."""
-    return core.eval_graph(graph, *operands)
 
 
 def backward_pass(tape: list, seeds) -> dict:
@@ -339,7 +333,7 @@ def _accumulate(cts, tracer, ct):
     cts[key] = ct if key not in cts else add(cts[key], ct)
 
 
-def _vjp_flat(fun, primals: list):
+def vjp_of(fun, primals: list):
     """(primal outs, f_vjp(cts) -> cts of primals as arrays or None)."""
     with new_trace(VJPTrace()) as trace:
         ins = [VJPTracer(trace, p) for p in primals]
@@ -360,7 +354,7 @@ def vjp(fun, *primals, has_aux=False):
     leaves, in_tree = tree_util.tree_flatten(primals)
     leaves = [_primal_array(p) for p in leaves]
     flat = _Flat(fun, in_tree, has_aux)
-    out_primals, f_vjp_flat, aux = _vjp_flat(flat, leaves)
+    out_primals, f_vjp_flat, aux = vjp_of(flat, leaves)
     out_tree = flat.out_tree
 
     def f_vjp(cotangent):
@@ -526,7 +520,7 @@ def jacrev(fun, argnums=0, has_aux=False):
     def jacrev_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
         flat = _Flat(f, in_tree, has_aux)
-        outs, f_vjp, aux = _vjp_flat(flat, leaves)
+        outs, f_vjp, aux = vjp_of(flat, leaves)
         out_types = [type_of(o) for o in outs]
         rows = []
         for k in range(sum(t.size for t in out_types)):
@@ -692,7 +686,7 @@ def checkpoint(fun):
         outs, out_tree = tree_util.tree_flatten(out)
 
         def backward(cts):
-            return _vjp_flat(_Flat(fun, in_tree, False), primals)[1](cts)
+            return vjp_of(_Flat(fun, in_tree, False), primals)[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
 

@@ -1,13 +1,14 @@
 """Calls: a jit function used inside a trace is one `pjit` equation holding the
 callee's Graph, not its equations inlined. It prints (and parses) inline, verifies
-recursively and lowers to a private func.func plus func.call, which XLA inlines."""
+recursively and lowers to a private func.func plus func.call, which XLA inlines.
+Derivatives of a call are calls too: of the jvp'd graph, and of a backward graph."""
 from __future__ import annotations
 
 import weakref
 
 import jax.tree_util as tree_util
 
-from . import ad, arguments, core
+from . import ad, arguments, core, dtypes
 from .core import new_trace, staging
 from .lowering import tensor_type
 from .primitives import define
@@ -84,5 +85,37 @@ def _jvp_graph(graph, name, tangent_types):
     return cache[tangent_types]
 
 
+def _pjit_vjp(cts, primals, outs, *, name, graph):
+    """A call of the callee's backward graph. A call keeps no intermediates, so that
+    graph runs the callee's forward pass again on the saved inputs (under jit, XLA's
+    CSE merges it with the forward call once both are inlined)."""
+    cts = [c for c, o in zip(cts, outs) if dtypes.is_inexact(core.type_of(o).dtype)]
+    vjp_graph = _vjp_graph(graph, name, tuple(core.type_of(c) for c in cts))
+    results = iter(pjit_p.bind(*primals, *cts, name=vjp_graph.name, graph=vjp_graph))
+    return [next(results) if dtypes.is_inexact(t.dtype) else None for t in graph.in_types]
+
+
+# Graph -> {cotangent types of its inexact results: the backward graph}
+_vjp_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _vjp_graph(graph, name, ct_types):
+    """The callee's backward graph, once per cotangent types: (its inputs, cotangents of
+    its inexact results) -> cotangents of its inexact inputs."""
+    cache = _vjp_graphs.setdefault(graph, {})
+    if ct_types in cache:
+        return cache[ct_types]
+    with staging(f"vjp_{name}") as staged:
+        ins = [staged.new_input(t) for t in graph.in_types]
+        cts = iter([staged.new_input(t) for t in ct_types])
+        _, f_vjp, _ = ad.vjp_of(lambda *xs: (core.eval_graph(graph, *xs), None), ins)
+        got = f_vjp([next(cts) if dtypes.is_inexact(t.dtype) else None
+                     for t in graph.out_types])
+        cache[ct_types] = staged.build([ad.zeros(t) if g is None else g
+                                        for g, t in zip(got, graph.in_types)
+                                        if dtypes.is_inexact(t.dtype)])
+    return cache[ct_types]
+
+
 pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True,
-                jvp=_pjit_jvp, vjp=ad.inline)
+                jvp=_pjit_jvp, vjp=_pjit_vjp)

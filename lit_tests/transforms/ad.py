@@ -81,3 +81,24 @@ show(tracehlo.make_ir(jvp_of_call)(np.zeros(3, f32), np.zeros(3, f32)))
 # CHECK-NEXT:        return %5, %8
 # CHECK-NEXT:      }] %0, %1
 # CHECK-NEXT:    return %2, %3
+
+
+def grad_of_call(x):
+    return tracehlo.grad(lambda x: tnp.sum(inner(x)))(x)
+
+
+# the VJP of a call is a call of a backward graph, which runs the callee again from its
+# inputs; the forward call's results are unused, so it is gone
+show(tracehlo.make_ir(grad_of_call)(np.zeros(3, f32)))
+# CHECK-LABEL: func @grad_of_call(%0: f32[3]) -> (f32[3]) {
+# CHECK-NEXT:    %3: f32[3] = broadcast_in_dim[shape=(3,), broadcast_dimensions=()] 1.0:f32[]
+# CHECK-NEXT:    %4: f32[3] = pjit[name='vjp_inner', graph=func @vjp_inner(%0: f32[3], %1: f32[3]) -> (f32[3]) {
+# CHECK-NEXT:        %2: f32[3] = sin %0
+# CHECK-NEXT:        %4: f32[3] = mul %1, %0
+# CHECK-NEXT:        %5: f32[3] = mul %2, %1
+# CHECK-NEXT:        %6: f32[3] = cos %0
+# CHECK-NEXT:        %7: f32[3] = mul %4, %6
+# CHECK-NEXT:        %8: f32[3] = add %5, %7
+# CHECK-NEXT:        return %8
+# CHECK-NEXT:      }] %0, %3
+# CHECK-NEXT:    return %4
