@@ -669,11 +669,14 @@ class custom_vjp(_CustomRule):
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
 
 
-def checkpoint(fun):
+def checkpoint(fun, *, prevent_cse=True, policy=None):
     """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (jax.checkpoint / remat). Under jit,
-    CSE at the end of staging merges the recomputation with the forward pass (we have
-    no optimization barrier yet), so there it saves no memory."""
+    fun's forward pass again from its saved inputs (jax.checkpoint / remat). JAX's
+    prevent_cse and policy choose what to save; they do not change results, and we save
+    nothing but the inputs whatever they say. Under jit, CSE at the end of staging
+    merges the recomputation with the forward pass (there is no optimization barrier
+    yet), so there it saves no memory."""
+    del prevent_cse, policy  # accepted so JAX code runs unchanged; see above
 
     @functools.wraps(fun)
     def remat_fun(*args):
