@@ -507,6 +507,22 @@ def test_jvp_of_a_call_is_staged_once_per_tangent_types():
     assert callee_graph() is callee_graph()
 
 
+def test_compositions_with_jit():
+    x = np.linspace(0.1, 1, 3).astype(np.float32)
+    f = lambda x: tnp.sum(tnp.tanh(x) ** 2 * tnp.exp(x))  # noqa: E731
+    jf = lambda x: jnp.sum(jnp.tanh(x) ** 2 * jnp.exp(x))  # noqa: E731
+    jit_f = tracehlo.jit(f)
+    T = tracehlo
+    for ours, theirs in [
+            (T.jit(T.jacfwd(T.grad(f))), jax.jacfwd(jax.grad(jf))),
+            (T.grad(T.checkpoint(jit_f)), jax.grad(jf)),
+            (T.jacrev(T.jit(T.grad(jit_f))), jax.jacrev(jax.grad(jf))),
+            (T.hessian(jit_f), jax.hessian(jf)),
+            (T.grad(lambda x: T.grad(lambda y: tnp.sum(jit_f(y) * y))(x).sum()),
+             jax.grad(lambda x: jax.grad(lambda y: jnp.sum(jf(y) * y))(x).sum()))]:
+        np.testing.assert_allclose(ours(x), theirs(x), rtol=2e-5, atol=1e-6)
+
+
 def test_jacobians_and_hessian():
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     f = lambda x: tnp.sin(x) * tnp.sum(x ** 2)  # noqa: E731
