@@ -21,8 +21,9 @@ and there is no partial evaluator to maintain; the cost is two tables of rules. 
 jit, the dead-code elimination at the end of staging drops what the backward pass
 does not use, so `make_ir(grad(sin))` holds `cos` and no `sin`.
 
-Calls (`pjit`, a nested jit): jvp of a call is a call of the jvp'd graph; under the
-tape a call is inlined (its equations are recorded one by one), for now.
+Calls (`pjit`, a nested jit) stay calls: jvp of a call is a call of the jvp'd graph,
+and the VJP of a call is a call of a backward graph that runs the callee again from
+its inputs (calls.py).
 """
 from __future__ import annotations
 
@@ -164,20 +165,51 @@ def rules_from(fun) -> dict:
     from the derivative of fun, a composition of other primitives: for primitives whose
     rules are simplest stated by such a decomposition (cumprod as a scan of products)."""
     def jvp(primals, tangents, **params):
-        (pair,) = _jvp_flat(lambda *xs: [fun(*xs, **params)], primals, tangents)
+        (pair,), _ = _jvp_flat(lambda *xs: ([fun(*xs, **params)], None), primals, tangents)
         return [pair[0]], [pair[1]]
 
     def vjp(cts, primals, outs, **params):
-        return _vjp_flat(lambda *xs: ([fun(*xs, **params)], None), primals)[1](cts)
+        return vjp_of(lambda *xs: ([fun(*xs, **params)], None), primals)[1](cts)
     return {"jvp": jvp, "vjp": vjp}
 
 
 def _jvp_flat(fun, primals: list, tangents: list):
-    """fun on flat lists: (primal outs, tangent outs as arrays or Zero, their tracers' trace)."""
+    """fun(*ins) -> (out leaves, aux) on flat lists: ([(primal out, tangent out as an
+    array or Zero)], aux as primal values)."""
     with new_trace(JVPTrace()) as trace:
         ins = [JVPTracer(trace, p, t) if not is_zero(t) else p for p, t in zip(primals, tangents)]
-        outs = fun(*ins)
-        return [trace.unpack(o) for o in outs]
+        outs, aux = fun(*ins)
+        return [trace.unpack(o) for o in outs], _strip(aux, trace)
+
+
+class _Flat:
+    """fun as a function of flat input leaves returning (output leaves, aux); the output
+    tree is known once it has run."""
+
+    def __init__(self, fun, in_tree, has_aux):
+        self.fun, self.in_tree, self.has_aux = fun, in_tree, has_aux
+        self.out_tree = None
+
+    def __call__(self, *leaves):
+        out = self.fun(*tree_util.tree_unflatten(self.in_tree, leaves))
+        aux = None
+        if self.has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise TypeError(at_user_line(
+                    "expected function with aux output to return a two-element tuple, but "
+                    f"got type {type(out)}"))
+            out, aux = out
+        out_leaves, self.out_tree = tree_util.tree_flatten(out)
+        return out_leaves, aux
+
+    def unflatten(self, leaves):
+        return tree_util.tree_unflatten(self.out_tree, leaves)
+
+
+def _strip(tree, trace):
+    """aux outputs leave a transformation as their primal values."""
+    return tree_util.tree_map(
+        lambda x: x.primal if isinstance(x, Tracer) and x._trace is trace else x, tree)
 
 
 def _check_tuples(primals, tangents):
@@ -198,26 +230,16 @@ def jvp(fun, primals, tangents, has_aux=False):
             f"primals have tree structure {in_tree} whereas tangents have {t_tree}."))
     p_leaves = [_primal_array(p) for p in p_leaves]
     t_leaves = [_tangent_in(p, t) for p, t in zip(p_leaves, t_leaves)]
-    trees = {}
-
-    def flat_fun(*xs):
-        out = fun(*tree_util.tree_unflatten(in_tree, xs))
-        if has_aux:
-            out, trees["aux"] = _split_aux(out)
-        leaves, trees["out"] = tree_util.tree_flatten(out)
-        return leaves
-
-    pairs = _jvp_flat(flat_fun, p_leaves, t_leaves)
-    out_tree = trees["out"]
-    primals_out = tree_util.tree_unflatten(out_tree, [p for p, _ in pairs])
-    tangents_out = tree_util.tree_unflatten(out_tree, [instantiate(t) for _, t in pairs])
-    if has_aux:
-        return primals_out, tangents_out, _strip(trees["aux"])
-    return primals_out, tangents_out
+    flat = _Flat(fun, in_tree, has_aux)
+    pairs, aux = _jvp_flat(flat, p_leaves, t_leaves)
+    primals_out = flat.unflatten([p for p, _ in pairs])
+    tangents_out = flat.unflatten([instantiate(t) for _, t in pairs])
+    return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
 
 
 def _tangent_in(primal, tangent):
-    """A user's tangent for primal: float0 (or anything) for an integer primal is a Zero."""
+    """A user's tangent for primal: float0 (or anything) for an integer primal is a Zero;
+    a Python scalar takes the primal's dtype."""
     ptype = type_of(primal)
     want = tangent_dtype(ptype.dtype)
     ttype = type_of(tangent) if not (hasattr(tangent, "dtype") and tangent.dtype == float0) \
@@ -227,38 +249,17 @@ def _tangent_in(primal, tangent):
             f"primal and tangent arguments to jvp do not match: primal {ptype} has tangent "
             f"dtype {dtypes.SHORT_NAMES.get(want, 'float0')}, got tangent "
             f"{ttype.shape} of dtype {ttype.dtype}"))
-    return Zero(ArrayType(ptype.shape, want)) if want == float0 else _primal_array(tangent)
-
-
-def _split_aux(out):
-    if not (isinstance(out, tuple) and len(out) == 2):
-        raise TypeError(at_user_line(
-            "expected function with aux output to return a two-element tuple, but got type "
-            f"{type(out)}"))
-    return out
-
-
-def _strip(tree):
-    """aux outputs leave a transformation as their primal values."""
-    def primal(x):
-        while isinstance(x, (JVPTracer, VJPTracer)) and not core._is_active(
-                x._trace, core._trace_state.get(core._base_state)[0]):
-            x = x.primal
-        return x
-    return tree_util.tree_map(primal, tree)
+    if want == float0:
+        return Zero(ArrayType(ptype.shape, want))
+    if isinstance(tangent, (int, float, complex)):
+        return core.lift(tangent, want, ptype.weak)
+    return _primal_array(tangent)
 
 
 def linearize(fun, *primals):
     """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The forward pass
     is traced again per call of f_jvp (under jit, CSE and DCE share and drop it)."""
-    out, _ = jvp(fun, primals, tuple(zeros_like_tree(primals)))
-    return out, lambda *tangents: jvp(fun, primals, tangents)[1]
-
-
-def zeros_like_tree(tree):
-    return tree_util.tree_map(
-        lambda x: np.zeros(np.shape(x), tangent_dtype(type_of(x).dtype))
-        if tangent_dtype(type_of(x).dtype) == float0 else zeros(type_of(x)), tree)
+    return fun(*primals), lambda *tangents: jvp(fun, primals, tangents)[1]
 
 
 # ---------------------------------------------------------------- reverse mode
@@ -287,8 +288,6 @@ class VJPTrace(Trace):
 
     def process_primitive(self, prim, operands, params):
         rule = vjp_rules.get(prim)
-        if rule is inline:
-            return inline(operands, **params)
         primals = [self.primal(x) for x in operands]
         outs = _bind_list(prim, primals, params)
         if rule is None:
@@ -309,11 +308,6 @@ class VJPTrace(Trace):
 
     def concrete(self, tracer, what):
         return _concrete_primal(tracer.primal, what)
-
-
-def inline(operands, *, name, graph):
-    """The tape's treatment of a call: its equations, recorded one by one."""
-    return core.eval_graph(graph, *operands)
 
 
 def backward_pass(tape: list, seeds) -> dict:
@@ -339,18 +333,19 @@ def _accumulate(cts, tracer, ct):
     cts[key] = ct if key not in cts else add(cts[key], ct)
 
 
-def _vjp_flat(fun, primals: list):
+def vjp_of(fun, primals: list):
     """(primal outs, f_vjp(cts) -> cts of primals as arrays or None)."""
     with new_trace(VJPTrace()) as trace:
         ins = [VJPTracer(trace, p) for p in primals]
         outs, aux = fun(*ins)
         out_primals = [trace.primal(o) for o in outs]
+        aux = _strip(aux, trace)
 
     def f_vjp(cts):
         got = backward_pass(trace.tape, [(o, c) for o, c in zip(outs, cts)
                                          if isinstance(o, VJPTracer) and o._trace is trace])
         return [got.get(id(t)) for t in ins]
-    return out_primals, f_vjp, _strip(aux)
+    return out_primals, f_vjp, aux
 
 
 def vjp(fun, *primals, has_aux=False):
@@ -358,18 +353,9 @@ def vjp(fun, *primals, has_aux=False):
     back to cotangents of the primals, as jax.vjp."""
     leaves, in_tree = tree_util.tree_flatten(primals)
     leaves = [_primal_array(p) for p in leaves]
-    trees = {}
-
-    def flat_fun(*xs):
-        out = fun(*tree_util.tree_unflatten(in_tree, xs))
-        aux = None
-        if has_aux:
-            out, aux = _split_aux(out)
-        out_leaves, trees["out"] = tree_util.tree_flatten(out)
-        return out_leaves, aux
-
-    out_primals, f_vjp_flat, aux = _vjp_flat(flat_fun, leaves)
-    out_tree = trees["out"]
+    flat = _Flat(fun, in_tree, has_aux)
+    out_primals, f_vjp_flat, aux = vjp_of(flat, leaves)
+    out_tree = flat.out_tree
 
     def f_vjp(cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
@@ -386,7 +372,7 @@ def vjp(fun, *primals, has_aux=False):
         return tree_util.tree_unflatten(in_tree, [
             zeros(Zero.like(p).type) if c is None else c for p, c in zip(leaves, cts)])
 
-    out = tree_util.tree_unflatten(out_tree, out_primals)
+    out = flat.unflatten(out_primals)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
@@ -504,21 +490,13 @@ def jacfwd(fun, argnums=0, has_aux=False):
     def jacfwd_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
         types = [type_of(x) for x in leaves]
-        trees = {}
-
-        def flat_f(*xs):
-            out = f(*tree_util.tree_unflatten(in_tree, xs))
-            if has_aux:
-                out, trees["aux"] = _split_aux(out)
-            out_leaves, trees["out"] = tree_util.tree_flatten(out)
-            return out_leaves
-
-        columns, primal_out = [], None
+        flat = _Flat(f, in_tree, has_aux)
+        columns, primal_out, aux = [], None, None
         for k in range(sum(t.size for t in types)):
             j, e = _basis(types, k)
             tangents = [Zero(ArrayType(t.shape, tangent_dtype(t.dtype))) for t in types]
             tangents[j] = core.lift(e)
-            pairs = _jvp_flat(flat_f, leaves, tangents)
+            pairs, aux = _jvp_flat(flat, leaves, tangents)
             primal_out = [p for p, _ in pairs]
             columns.append([instantiate(t) for _, t in pairs])
         blocks = []
@@ -529,8 +507,8 @@ def jacfwd(fun, argnums=0, has_aux=False):
                 row.append(tnp.reshape(cols, ot.shape + t.shape))
                 start += t.size
             blocks.append(row)
-        jac = _jacobian_tree(blocks, trees["out"], in_tree, argnums)
-        return (jac, _strip(trees["aux"])) if has_aux else jac
+        jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
+        return (jac, aux) if has_aux else jac
     return jacfwd_fun
 
 
@@ -541,17 +519,8 @@ def jacrev(fun, argnums=0, has_aux=False):
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
-        trees = {}
-
-        def flat_f(*xs):
-            out = f(*tree_util.tree_unflatten(in_tree, xs))
-            aux = None
-            if has_aux:
-                out, aux = _split_aux(out)
-            out_leaves, trees["out"] = tree_util.tree_flatten(out)
-            return out_leaves, aux
-
-        outs, f_vjp, aux = _vjp_flat(flat_f, leaves)
+        flat = _Flat(f, in_tree, has_aux)
+        outs, f_vjp, aux = vjp_of(flat, leaves)
         out_types = [type_of(o) for o in outs]
         rows = []
         for k in range(sum(t.size for t in out_types)):
@@ -566,7 +535,7 @@ def jacrev(fun, argnums=0, has_aux=False):
                                        ot.shape + type_of(x).shape)
                            for j, x in enumerate(leaves)])
             start += ot.size
-        jac = _jacobian_tree(blocks, trees["out"], in_tree, argnums)
+        jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
         return (jac, aux) if has_aux else jac
     return jacrev_fun
 
@@ -588,15 +557,37 @@ def stop_gradient(x):
     return tree_util.tree_map(stop, x)
 
 
-class custom_jvp:
-    """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
-    `rule(primals, tangents) -> (primal_out, tangent_out)`. Under the tape, the rule's
-    tangent function (linear in the tangents) is recorded on a nested tape, and its
-    backward pass is the VJP."""
+class _CustomRule:
+    """What custom_jvp and custom_vjp share: fun, and its arguments split into those of
+    nondiff_argnums (passed to the rules as they are) and the differentiable ones."""
 
-    def __init__(self, fun):
+    def __init__(self, fun, nondiff_argnums):
         functools.update_wrapper(self, fun)
         self.fun = fun
+        self.nondiff_argnums = tuple(sorted(nondiff_argnums))
+
+    def split(self, args):
+        """(nondiff arguments, leaves of the others, their tree)."""
+        leaves, tree = tree_util.tree_flatten(
+            [a for i, a in enumerate(args) if i not in self.nondiff_argnums])
+        return [args[i] for i in self.nondiff_argnums], leaves, tree
+
+    def merge(self, nondiff, tree, leaves) -> list:
+        """All arguments again, with these leaves for the differentiable ones."""
+        rest = tree_util.tree_unflatten(tree, leaves)
+        rest_it, nondiff_it = iter(rest), iter(nondiff)
+        return [next(nondiff_it) if i in self.nondiff_argnums else next(rest_it)
+                for i in range(len(rest) + len(nondiff))]
+
+
+class custom_jvp(_CustomRule):
+    """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
+    `rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`. Under the
+    tape, the rule's tangent function (linear in the tangents) is recorded on a nested
+    tape, and its backward pass is the VJP."""
+
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
         self.jvp = None
 
     def defjvp(self, jvp):
@@ -607,32 +598,31 @@ class custom_jvp:
         if self.jvp is None:
             raise AttributeError(at_user_line(
                 f"No JVP defined for custom_jvp function {self.__name__} using defjvp."))
-        leaves, in_tree = tree_util.tree_flatten(args)
+        nondiff, leaves, tree = self.split(args)
         trace = core.find_trace(leaves)
         if isinstance(trace, JVPTrace):
-            return self._jvp(trace, leaves, in_tree)
+            primals, tangents = zip(*map(trace.unpack, leaves))
+            outs, t_outs, out_tree = self._call_rule(nondiff, tree, primals,
+                                                     map(instantiate, tangents))
+            return tree_util.tree_unflatten(out_tree, [JVPTracer(trace, o, t)
+                                                       for o, t in zip(outs, t_outs)])
         if isinstance(trace, VJPTrace):
-            return self._vjp(trace, leaves, in_tree)
+            return self._vjp(trace, nondiff, leaves, tree)
         return self.fun(*args)
 
-    def _call_rule(self, primals, tangents, in_tree):
-        out, t_out = self.jvp(tuple(tree_util.tree_unflatten(in_tree, primals)),
-                              tuple(tree_util.tree_unflatten(in_tree, tangents)))
+    def _call_rule(self, nondiff, tree, primals, tangents):
+        out, t_out = self.jvp(*nondiff, tuple(tree_util.tree_unflatten(tree, list(primals))),
+                              tuple(tree_util.tree_unflatten(tree, list(tangents))))
         out_leaves, out_tree = tree_util.tree_flatten(out)
         return out_leaves, tree_util.tree_leaves(t_out), out_tree
 
-    def _jvp(self, trace, leaves, in_tree):
-        primals, tangents = zip(*map(trace.unpack, leaves))
-        outs, t_outs, out_tree = self._call_rule(
-            primals, [zeros(t.type) if type(t) is Zero else t for t in tangents], in_tree)
-        return tree_util.tree_unflatten(out_tree, [JVPTracer(trace, o, t)
-                                                   for o, t in zip(outs, t_outs)])
-
-    def _vjp(self, trace, leaves, in_tree):
+    def _vjp(self, trace, nondiff, leaves, tree):
         primals = [trace.primal(x) for x in leaves]
         with new_trace(VJPTrace()) as linear:
-            tangents = [VJPTracer(linear, zeros(Zero.like(p).type)) for p in primals]
-            outs, t_outs, out_tree = self._call_rule(primals, tangents, in_tree)
+            tangents = [instantiate(Zero.like(p)) for p in primals]
+            tangents = [VJPTracer(linear, t) if dtypes.is_inexact(type_of(p).dtype) else t
+                        for t, p in zip(tangents, primals)]
+            outs, t_outs, out_tree = self._call_rule(nondiff, tree, primals, tangents)
 
         def backward(cts):
             got = backward_pass(linear.tape, [(t, c) for t, c in zip(t_outs, cts)
@@ -641,14 +631,14 @@ class custom_jvp:
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
 
 
-class custom_vjp:
+class custom_vjp(_CustomRule):
     """A function with a user-defined VJP, as jax.custom_vjp: `f.defvjp(fwd, bwd)`,
-    `fwd(*args) -> (out, residuals)`, `bwd(residuals, cotangent) -> cotangents of args`.
-    Forward mode differentiates the function itself."""
+    `fwd(*args) -> (out, residuals)`, `bwd(*nondiff_args, residuals, cotangent) ->
+    cotangents of the other arguments` (None: zero). Forward mode differentiates the
+    function itself."""
 
-    def __init__(self, fun):
-        functools.update_wrapper(self, fun)
-        self.fun = fun
+    def __init__(self, fun, nondiff_argnums=()):
+        super().__init__(fun, nondiff_argnums)
         self.fwd = self.bwd = None
 
     def defvjp(self, fwd, bwd):
@@ -658,27 +648,35 @@ class custom_vjp:
         if self.fwd is None:
             raise AttributeError(at_user_line(
                 f"No VJP defined for custom_vjp function {self.__name__} using defvjp."))
-        leaves, in_tree = tree_util.tree_flatten(args)
+        nondiff, leaves, tree = self.split(args)
         trace = core.find_trace(leaves)
         if not isinstance(trace, VJPTrace):
             return self.fun(*args)
         primals = [trace.primal(x) for x in leaves]
-        out, res = self.fwd(*tree_util.tree_unflatten(in_tree, primals))
+        out, res = self.fwd(*self.merge(nondiff, tree, primals))
         outs, out_tree = tree_util.tree_flatten(out)
+        diff_args = tree_util.tree_unflatten(tree, leaves)
 
         def backward(cts):
-            ct_args = self.bwd(res, tree_util.tree_unflatten(out_tree, cts))
-            if not isinstance(ct_args, tuple) or len(ct_args) != len(args):
+            ct_args = self.bwd(*nondiff, res, tree_util.tree_unflatten(out_tree, cts))
+            if not isinstance(ct_args, tuple) or len(ct_args) != len(diff_args):
                 raise TypeError(at_user_line(
-                    f"Custom VJP bwd rule must produce a tuple of length equal to the number "
-                    f"of primal inputs ({len(args)}), got {ct_args!r}"))
-            return tree_util.tree_flatten(ct_args, is_leaf=lambda x: x is None)[0]
+                    "Custom VJP bwd rule must produce a tuple of length equal to the number "
+                    f"of primal inputs ({len(diff_args)}), got {ct_args!r}"))
+            return [c for a, ct in zip(diff_args, ct_args) for c in (
+                [None] * len(tree_util.tree_leaves(a)) if ct is None
+                else tree_util.tree_leaves(ct))]
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
 
 
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+def checkpoint(fun, *, prevent_cse=True, policy=None):
     """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (jax.checkpoint / remat)."""
+    fun's forward pass again from its saved inputs (jax.checkpoint / remat). JAX's
+    prevent_cse and policy choose what to save; they do not change results, and we save
+    nothing but the inputs whatever they say. Under jit, CSE at the end of staging
+    merges the recomputation with the forward pass (there is no optimization barrier
+    yet), so there it saves no memory."""
+    del prevent_cse, policy  # accepted so JAX code runs unchanged; see above
 
     @functools.wraps(fun)
     def remat_fun(*args):
@@ -691,9 +689,7 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         outs, out_tree = tree_util.tree_flatten(out)
 
         def backward(cts):
-            def flat(*xs):
-                return tree_util.tree_leaves(fun(*tree_util.tree_unflatten(in_tree, xs))), None
-            return _vjp_flat(flat, primals)[1](cts)
+            return vjp_of(_Flat(fun, in_tree, False), primals)[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
 

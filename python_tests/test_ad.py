@@ -1,7 +1,9 @@
 """Forward and reverse mode: every primitive's rules checked numerically from one table,
 and the transformations (grad, jvp, vjp, jacfwd, jacrev, hessian, custom rules,
 checkpoint) against jax's as the oracle, alone and composed with jit."""
+import functools
 import re
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -242,6 +244,11 @@ def check_grads(f, args, what, order=2):
 def test_check_grads(x64, name, f, args, order):
     assert re.search(rf"= {name}\b", str(tracehlo.make_ir(f)(*args))), "row misses its primitive"
     check_grads(f, args, name, order)
+    for staged in [lambda *a: tracehlo.jvp(f, a, a),
+                   lambda *a: (lambda out, f_vjp: f_vjp(out))(*tracehlo.vjp(f, *a))]:
+        g = tracehlo.make_ir(staged)(*args)  # the rules staged under jit type-check
+        verify(g)
+        assert str(tracehlo.parse_ir(str(g))) == str(g)
 
 
 @pytest.mark.parametrize("name,f,args", ZERO_ROWS, ids=[r[0] for r in ZERO_ROWS])
@@ -253,6 +260,108 @@ def test_zero_tangents(x64, name, f, args):
     assert t.dtype == float0 or not t.any()
     cts = tracehlo.vjp(f, *args)[1](np.ones(np.shape(out), np.asarray(out).dtype))
     assert all(not np.asarray(c).any() for c in cts)
+
+
+# tracehlo.numpy and tracehlo.nn functions with float operands, checked the same way
+# (first order: their primitives' second order is checked above). `.at` on a concrete
+# array is jax's own, so its rows trace through jit.
+M = normal((3, 3))
+NUMPY_ROWS = [
+    ("arccos", tnp.arccos, [uniform(-0.8, 0.8)]),
+    ("arccosh", tnp.arccosh, [uniform(1.5, 3)]),
+    ("arcsin", tnp.arcsin, [uniform(-0.8, 0.8)]),
+    ("arcsinh", tnp.arcsinh, [normal()]),
+    ("arctan", tnp.arctan, [normal()]),
+    ("arctan2", tnp.arctan2, [normal(), normal()]),
+    ("arctanh", tnp.arctanh, [uniform(-0.8, 0.8)]),
+    ("absolute", tnp.absolute, [normal()]),
+    ("amax", lambda x: tnp.amax(x, axis=1), [distinct()]),
+    ("amin", lambda x: tnp.amin(x, axis=0), [distinct()]),
+    ("broadcast_to", lambda x: tnp.broadcast_to(x, (2, 2, 3)), [normal((1, 3))]),
+    ("cbrt", tnp.cbrt, [uniform(0.5, 2)]),
+    ("clip", lambda x: tnp.clip(x, -0.75, 0.75), [distinct()]),
+    ("column_stack", lambda a, b: tnp.column_stack([a, b]), [normal((3,)), normal((3,))]),
+    ("concatenate", lambda a, b: tnp.concatenate([a, b], axis=0), [normal(), normal()]),
+    ("conjugate", tnp.conjugate, [cnormal()]),
+    ("copysign", tnp.copysign, [normal(), normal()]),
+    ("cosh", tnp.cosh, [normal()]),
+    ("cummax", lambda x: tnp.cummax(x, axis=1), [distinct()]),
+    ("cumprod", lambda x: tnp.cumprod(x, axis=0), [normal()]),
+    ("cumsum", tnp.cumsum, [normal()]),
+    ("deg2rad", tnp.deg2rad, [normal()]),
+    ("diag", tnp.diag, [M]),
+    ("diagonal", tnp.diagonal, [M]),
+    ("divide", tnp.divide, [normal(), uniform(0.5, 2)]),
+    ("dot", tnp.dot, [normal(), normal((3, 2))]),
+    ("einsum", lambda a, b: tnp.einsum("ij,jk->ik", a, b), [normal(), normal((3, 2))]),
+    ("exp2", tnp.exp2, [normal()]),
+    ("expand_dims", lambda x: tnp.expand_dims(x, 1), [normal()]),
+    ("flip", tnp.flip, [normal()]),
+    ("float_power", tnp.float_power, [uniform(0.5, 2), normal()]),
+    ("fmod", tnp.fmod, [uniform(2.1, 2.9), uniform(0.6, 0.9)]),
+    ("hstack", lambda a, b: tnp.hstack([a, b]), [normal(), normal()]),
+    ("hypot", tnp.hypot, [normal(), normal()]),
+    ("inner", tnp.inner, [normal(), normal()]),
+    ("linalg.norm", tnp.linalg.norm, [normal()]),
+    ("log10", tnp.log10, [uniform(0.5, 2)]),
+    ("log2", tnp.log2, [uniform(0.5, 2)]),
+    ("logaddexp", tnp.logaddexp, [normal(), normal()]),
+    ("matmul", tnp.matmul, [normal((2, 2, 3)), normal((3, 2))]),
+    ("maximum", tnp.maximum, [distinct(), distinct() + 0.25]),
+    ("mean", lambda x: tnp.mean(x, axis=0), [normal()]),
+    ("minimum", tnp.minimum, [distinct(), distinct() + 0.25]),
+    ("mod", tnp.mod, [uniform(2.1, 2.9), uniform(0.6, 0.9)]),
+    ("moveaxis", lambda x: tnp.moveaxis(x, 0, -1), [normal((2, 3, 1))]),
+    ("outer", tnp.outer, [normal((3,)), normal((2,))]),
+    ("pad", lambda x: tnp.pad(x, ((1, 0), (2, 1))), [normal()]),
+    ("power", tnp.power, [uniform(0.5, 2), normal()]),
+    ("power (int)", lambda x: tnp.power(x, 3), [normal()]),
+    ("prod", lambda x: tnp.prod(x, axis=1), [normal()]),
+    ("ptp", lambda x: tnp.ptp(x, axis=1), [distinct()]),
+    ("ravel", tnp.ravel, [normal()]),
+    ("reciprocal", tnp.reciprocal, [uniform(0.5, 2)]),
+    ("repeat", lambda x: tnp.repeat(x, 2, axis=1), [normal()]),
+    ("reshape", lambda x: tnp.reshape(x, (3, 2)), [normal()]),
+    ("roll", lambda x: tnp.roll(x, 1, axis=1), [normal()]),
+    ("sinh", tnp.sinh, [normal()]),
+    ("sort", lambda x: tnp.sort(x, axis=0), [distinct()]),
+    ("split", lambda x: tnp.split(x, 3, axis=1)[1], [normal()]),
+    ("square", tnp.square, [normal()]),
+    ("squeeze", tnp.squeeze, [normal((1, 3))]),
+    ("stack", lambda a, b: tnp.stack([a, b], axis=1), [normal(), normal()]),
+    ("std", lambda x: tnp.std(x, axis=1), [normal()]),
+    ("sum", lambda x: tnp.sum(x, axis=(0, 1)), [normal()]),
+    ("swapaxes", lambda x: tnp.swapaxes(x, 0, 1), [normal()]),
+    ("take", lambda x: tnp.take(x, np.array([2, 0, 2]), axis=1), [normal()]),
+    ("take_along_axis", lambda x: tnp.take_along_axis(x, np.array([[1], [0]]), 1),
+     [normal()]),
+    ("tensordot", lambda a, b: tnp.tensordot(a, b, 1), [normal(), normal((3, 2))]),
+    ("tile", lambda x: tnp.tile(x, (2, 1)), [normal()]),
+    ("trace", tnp.trace, [M]),
+    ("transpose", tnp.transpose, [normal()]),
+    ("tril", tnp.tril, [M]),
+    ("triu", tnp.triu, [M]),
+    ("var", lambda x: tnp.var(x, axis=0), [normal()]),
+    ("vdot", tnp.vdot, [normal(), normal()]),
+    ("vstack", lambda a, b: tnp.vstack([a, b]), [normal(), normal()]),
+    ("where", lambda a, b: tnp.where(PRED, a, b), [normal(), normal()]),
+    ("getitem", lambda x: x[1:, ::-1][:, np.array([0, 0, 2])], [normal()]),
+    ("at.add", tracehlo.jit(lambda x, u: x.at[np.array([0, 0])].add(u)),
+     [normal(), normal((2, 3))]),
+    ("at.set", tracehlo.jit(lambda x, u: x.at[:, 1].set(u)), [normal(), normal((2,))]),
+    ("nn.gelu", tracehlo.nn.gelu, [normal()]),
+    ("nn.log_softmax", tracehlo.nn.log_softmax, [normal()]),
+    ("nn.logsumexp", lambda x: tracehlo.nn.logsumexp(x, axis=1), [normal()]),
+    ("nn.relu", tracehlo.nn.relu, [distinct() + 0.25]),
+    ("nn.silu", tracehlo.nn.silu, [normal()]),
+    ("nn.softmax", tracehlo.nn.softmax, [normal()]),
+    ("nn.softplus", tracehlo.nn.softplus, [normal()]),
+]
+
+
+@pytest.mark.parametrize("name,f,args", NUMPY_ROWS, ids=[r[0] for r in NUMPY_ROWS])
+def test_check_grads_numpy(x64, name, f, args):
+    check_grads(f, args, name, order=1)
 
 
 # ---------------------------------------------------------------- against jax
@@ -295,6 +404,35 @@ def test_value_and_grad_has_aux():
     np.testing.assert_allclose(g, jg, rtol=1e-6)
     g2, aux2 = tracehlo.grad(_value_and_grad_aux(tnp), has_aux=True)(x)
     np.testing.assert_allclose(g2, jg, rtol=1e-6)
+
+
+def test_aux_outputs_leave_as_values():
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    f = lambda x: (tnp.sin(x), {"cos": tnp.cos(x)})  # noqa: E731
+    jf = lambda x: (jnp.sin(x), {"cos": jnp.cos(x)})  # noqa: E731
+    out, t, aux = tracehlo.jvp(f, (x,), (x,), has_aux=True)
+    jout, jt, jaux = jax.jvp(jf, (x,), (x,), has_aux=True)
+    _assert_trees_close((out, t, aux), (jout, jt, jaux))
+    for ours, theirs in [(tracehlo.jacfwd, jax.jacfwd), (tracehlo.jacrev, jax.jacrev)]:
+        _assert_trees_close(ours(f, has_aux=True)(x), theirs(jf, has_aux=True)(x))
+    out, f_vjp, aux = tracehlo.vjp(f, x, has_aux=True)
+    assert isinstance(aux["cos"], jax.Array)
+    _assert_trees_close(f_vjp(x), jax.vjp(jf, x, has_aux=True)[1](x))
+
+
+class Params(NamedTuple):
+    w: np.ndarray
+    b: np.ndarray
+
+
+def test_registered_containers_and_closures():
+    p = Params(np.ones((3, 2), np.float32), np.zeros(2, np.float32))
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    loss = lambda p: tnp.sum(tnp.tanh(x @ p.w + p.b))  # noqa: E731  (closes over x)
+    jloss = lambda p: jnp.sum(jnp.tanh(x @ p.w + p.b))  # noqa: E731
+    g = tracehlo.grad(loss)(p)
+    assert isinstance(g, Params)
+    _assert_trees_close(g, jax.grad(jloss)(p))
 
 
 def _mlp_loss(np_):
@@ -342,7 +480,7 @@ def _assert_trees_close(a, b, rtol=2e-5):
         np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-6)
 
 
-@pytest.mark.parametrize("name,make,args", _problems(), ids=lambda p: p if isinstance(p, str) else "")
+@pytest.mark.parametrize("name,make,args", _problems(), ids=[p[0] for p in _problems()])
 def test_gradients_equal_jax(name, make, args):
     expected = jax.grad(make(jnp))(*args)
     _assert_trees_close(tracehlo.grad(make(tnp))(*args), expected)
@@ -356,6 +494,33 @@ def test_grad_of_jit_and_jvp_of_jit():
     np.testing.assert_allclose(tracehlo.grad(f)(x), jax.grad(jf)(x), rtol=1e-6)
     np.testing.assert_allclose(tracehlo.jvp(f, (x,), (x,))[1], jax.jvp(jf, (x,), (x,))[1],
                                rtol=1e-6)
+
+
+def test_jvp_of_a_call_is_staged_once_per_tangent_types():
+    """So an eager loop of jvp(jit(f)) compiles the jvp'd callee once."""
+    x = np.ones(3, np.float32)
+
+    def callee_graph():
+        g = tracehlo.make_ir(lambda x: tracehlo.jvp(jitted_sin_mul, (x, x), (x, x)))(x)
+        (eqn,) = g.eqns
+        return eqn.params["graph"]
+    assert callee_graph() is callee_graph()
+
+
+def test_compositions_with_jit():
+    x = np.linspace(0.1, 1, 3).astype(np.float32)
+    f = lambda x: tnp.sum(tnp.tanh(x) ** 2 * tnp.exp(x))  # noqa: E731
+    jf = lambda x: jnp.sum(jnp.tanh(x) ** 2 * jnp.exp(x))  # noqa: E731
+    jit_f = tracehlo.jit(f)
+    T = tracehlo
+    for ours, theirs in [
+            (T.jit(T.jacfwd(T.grad(f))), jax.jacfwd(jax.grad(jf))),
+            (T.grad(T.checkpoint(jit_f)), jax.grad(jf)),
+            (T.jacrev(T.jit(T.grad(jit_f))), jax.jacrev(jax.grad(jf))),
+            (T.hessian(jit_f), jax.hessian(jf)),
+            (T.grad(lambda x: T.grad(lambda y: tnp.sum(jit_f(y) * y))(x).sum()),
+             jax.grad(lambda x: jax.grad(lambda y: jnp.sum(jf(y) * y))(x).sum()))]:
+        np.testing.assert_allclose(ours(x), theirs(x), rtol=2e-5, atol=1e-6)
 
 
 def test_jacobians_and_hessian():
@@ -458,6 +623,34 @@ def test_custom_vjp_uses_bwd():
     assert tracehlo.jvp(f, (np.ones(3, np.float32),), (np.ones(3, np.float32),))[1] == 9.0
 
 
+def test_nondiff_argnums():
+    @functools.partial(tracehlo.custom_vjp, nondiff_argnums=(0,))
+    def clip(lo, x):
+        return x
+
+    clip.defvjp(lambda lo, x: (x, None), lambda lo, res, g: (tnp.clip(g, -lo, lo),))
+
+    @functools.partial(tracehlo.custom_jvp, nondiff_argnums=(0,))
+    def scaled(k, x):
+        return x * k
+    scaled.defjvp(lambda k, p, t: (p[0] * k, t[0] * (k + 1)))  # a deliberately wrong rule
+
+    f = lambda x: tnp.sum(clip(0.5, x) * 3.0)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(f)(np.ones(2, np.float32)), [0.5, 0.5])
+    assert tracehlo.grad(lambda x: scaled(2.0, x))(1.0) == 3.0
+    assert tracehlo.jvp(lambda x: scaled(2.0, x), (1.0,), (1.0,))[1] == 3.0
+
+
+def test_custom_vjp_bwd_may_return_none_for_a_pytree_argument():
+    @tracehlo.custom_vjp
+    def f(params, x):
+        return params["w"] * x
+    f.defvjp(lambda p, x: (f(p, x), p["w"]), lambda w, g: (None, g * w))
+    params = {"w": 3.0, "b": 1.0}
+    g_params, g_x = tracehlo.grad(lambda p, x: f(p, x), argnums=(0, 1))(params, 2.0)
+    assert g_x == 3.0 and g_params == {"w": 0.0, "b": 0.0}
+
+
 def test_checkpoint_recomputes_in_the_backward_pass():
     calls = []
 
@@ -490,6 +683,12 @@ def test_errors_name_the_users_line():
     with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
                                                   r"digamma is not implemented"):
         tracehlo.grad(lax.digamma)(1.0)
+    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
+                                                  r"scatter with combiner 'mul'"):
+        tracehlo.grad(lambda x: lax.reduce_sum(lax.scatter(
+            x, IDX[:1], x[:1], update_window_dims=(1,), inserted_window_dims=(0,),
+            scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner="mul"), (0, 1)))(
+                np.ones((2, 3), np.float32))
 
 
 def test_transformed_graphs_verify_round_trip_and_lose_dead_code():

@@ -159,16 +159,14 @@ def _nary(prim):
     return wrapper
 
 
-# name, StableHLO/CHLO op, arity, dtypes accepted
+# name, StableHLO/CHLO op, arity, dtypes accepted, derivative (see _derivative_rules)
 neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number",
     deriv=[lambda g, out, x: neg(g)])
 abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype,
     deriv={"jvp": lambda xs, ts: _abs_jvp(xs[0], ts[0]),
            "vjp": lambda cts, xs, outs: [_abs_scale(cts[0], outs[0], xs[0])]})
-floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float",
-    deriv="zero")
-ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float",
-    deriv="zero")
+floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float", deriv="zero")
+ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float", deriv="zero")
 exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, out)])
 log_p, log = _elementwise("log", "stablehlo.log", 1, "inexact",
@@ -220,8 +218,7 @@ lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float",
 digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float")
 is_finite_p, is_finite = _elementwise("is_finite", "stablehlo.is_finite", 1, "float",
                                       out_dtype=lambda dtype: dtypes.bool_, deriv="zero")
-not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool",
-    deriv="zero")
+not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool", deriv="zero")
 population_count_p, population_count = _elementwise("population_count", "stablehlo.popcnt",
                                                      1, "int", deriv="zero")
 
@@ -233,24 +230,20 @@ mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any",
     deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
 pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number",
     deriv=[lambda g, out, x, y: mul(g, _pow_dx(x, y)),
-                             lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))])
+           lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))])
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
-                             lambda g, out, x, y: _where_chosen(g, y, x, out)])
+           lambda g, out, x, y: _where_chosen(g, y, x, out)])
 min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
-                             lambda g, out, x, y: _where_chosen(g, y, x, out)])
+           lambda g, out, x, y: _where_chosen(g, y, x, out)])
 atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "inexact",
     deriv=[lambda g, out, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
-                                 lambda g, out, x, y: mul(g, neg(div(x, add(mul(x, x), mul(y, y)))))])
-nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float",
-    deriv="zero")
-and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool",
-    deriv="zero")
-or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool",
-    deriv="zero")
-xor_p, bitwise_xor = _elementwise("xor", "stablehlo.xor", 2, "intbool",
-    deriv="zero")
+           lambda g, out, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))])
+nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float", deriv="zero")
+and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool", deriv="zero")
+or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool", deriv="zero")
+xor_p, bitwise_xor = _elementwise("xor", "stablehlo.xor", 2, "intbool", deriv="zero")
 shift_left_p, shift_left = _elementwise("shift_left", "stablehlo.shift_left", 2, "int",
     deriv="zero")
 shift_right_arithmetic_p, shift_right_arithmetic = _elementwise(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from .. import ad, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
-from ..core import type_of
+from ..core import at_user_line, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
@@ -222,11 +222,15 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
                     index_vector_dim=vector_dim, combiner=combiner)], [0]
 
 
+def _check_differentiable(combiner):
+    if combiner not in ("add", "set"):
+        raise NotImplementedError(at_user_line(
+            f"differentiation of scatter with combiner {combiner!r} is not implemented"))
+
+
 def _scatter_jvp(primals, tangents, **params):
     """'add' and 'set' are linear in (operand, updates); the other combiners have no rule."""
-    if params["combiner"] not in ("add", "set"):
-        raise NotImplementedError(f"differentiation of scatter with combiner "
-                                  f"{params['combiner']!r} is not implemented")
+    _check_differentiable(params["combiner"])
     operand, indices, updates = primals
     t_operand, _, t_updates = map(ad.instantiate, tangents)
     return ([scatter_p.bind(operand, indices, updates, **params)],
@@ -236,9 +240,7 @@ def _scatter_jvp(primals, tangents, **params):
 def _scatter_vjp(cts, primals, outs, **params):
     """The updates' cotangent is gathered from where they went; 'set' hides the operand
     there (with repeated indices, every repeat gets the cotangent)."""
-    if params["combiner"] not in ("add", "set"):
-        raise NotImplementedError(f"differentiation of scatter with combiner "
-                                  f"{params['combiner']!r} is not implemented")
+    _check_differentiable(params["combiner"])
     operand, indices, updates = primals
     ct = cts[0]
     window, inserted = params["update_window_dims"], params["inserted_window_dims"]

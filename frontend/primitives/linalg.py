@@ -75,7 +75,8 @@ def _remaining(n, *removed):
 
 def _dot_general_ct_lhs(g, x, y, dimension_numbers, swap_ans=False):
     """The cotangent of dot_general's lhs x: g contracted with y over y's free axes, then
-    x's axes put back in order (JAX's transpose rule)."""
+    x's axes put back in order (JAX's transpose rule), by the operand order that needs
+    no transpose when there is one (x @ w's cotangent for w is dot(x, g))."""
     (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
     x_kept = _remaining(type_of(x).ndim, x_contract, x_batch)
     y_kept = _remaining(type_of(y).ndim, y_contract, y_batch)
@@ -87,6 +88,9 @@ def _dot_general_ct_lhs(g, x, y, dimension_numbers, swap_ans=False):
     x_contract_by_y = [x_contract[i] for i in sorted(range(len(y_contract)),
                                                      key=lambda i: y_contract[i])]
     order = list(x_batch) + x_kept + x_contract_by_y
+    if order != sorted(order) and list(x_batch) + x_contract_by_y + x_kept == sorted(order):
+        (g_c, y_c), (g_b, y_b) = dims  # y first puts x's axes in order: no transpose
+        return dot_general_p.bind(y, g, dimension_numbers=((y_c, g_c), (y_b, g_b)))
     out_axes = sorted(range(len(order)), key=lambda i: order[i])
     return transpose(dot_general_p.bind(g, y, dimension_numbers=dims), out_axes)
 

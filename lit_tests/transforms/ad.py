@@ -1,7 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # Derivative graphs as make_ir prints them: the backward pass staged after the forward
 # one, dead code gone (grad(sin) holds no sin, the MLP's gradient no cotangent for its
-# data), and each graph parses back to the same text and verifies.
+# data, and w's cotangent is one dot_general with no transpose), and each graph parses
+# back to the same text and verifies.
 import numpy as np
 import tracehlo
 import tracehlo.numpy as tnp
@@ -38,9 +39,8 @@ show(tracehlo.make_ir(tracehlo.grad(layer))((np.zeros((3, 4), f32), np.zeros(4, 
 # CHECK-NEXT:    %10: f32[2,4] = sub 1.0:f32[], %9
 # CHECK-NEXT:    %11: f32[2,4] = mul %8, %10
 # CHECK-NEXT:    %12: f32[4] = reduce_sum[axes=(0,)] %11
-# CHECK-NEXT:    %14: f32[4,3] = dot_general[dimension_numbers=(((0,), (0,)), ((), ()))] %11, %2
-# CHECK-NEXT:    %15: f32[3,4] = transpose[permutation=(1, 0)] %14
-# CHECK-NEXT:    return %15, %12
+# CHECK-NEXT:    %14: f32[3,4] = dot_general[dimension_numbers=(((0,), (0,)), ((), ()))] %2, %11
+# CHECK-NEXT:    return %14, %12
 
 
 def jvp_of_exp_times(x, t):
@@ -81,3 +81,24 @@ show(tracehlo.make_ir(jvp_of_call)(np.zeros(3, f32), np.zeros(3, f32)))
 # CHECK-NEXT:        return %5, %8
 # CHECK-NEXT:      }] %0, %1
 # CHECK-NEXT:    return %2, %3
+
+
+def grad_of_call(x):
+    return tracehlo.grad(lambda x: tnp.sum(inner(x)))(x)
+
+
+# the VJP of a call is a call of a backward graph, which runs the callee again from its
+# inputs; the forward call's results are unused, so it is gone
+show(tracehlo.make_ir(grad_of_call)(np.zeros(3, f32)))
+# CHECK-LABEL: func @grad_of_call(%0: f32[3]) -> (f32[3]) {
+# CHECK-NEXT:    %3: f32[3] = broadcast_in_dim[shape=(3,), broadcast_dimensions=()] 1.0:f32[]
+# CHECK-NEXT:    %4: f32[3] = pjit[name='vjp_inner', graph=func @vjp_inner(%0: f32[3], %1: f32[3]) -> (f32[3]) {
+# CHECK-NEXT:        %2: f32[3] = sin %0
+# CHECK-NEXT:        %4: f32[3] = mul %1, %0
+# CHECK-NEXT:        %5: f32[3] = mul %2, %1
+# CHECK-NEXT:        %6: f32[3] = cos %0
+# CHECK-NEXT:        %7: f32[3] = mul %4, %6
+# CHECK-NEXT:        %8: f32[3] = add %5, %7
+# CHECK-NEXT:        return %8
+# CHECK-NEXT:      }] %0, %3
+# CHECK-NEXT:    return %4
