@@ -176,6 +176,8 @@ ROWS = [
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
+    # stop_gradient comes with tracehlo.grad (the ad branch)
+    *([unary("stop_gradient", lax.stop_gradient)] if hasattr(lax, "stop_gradient") else []),
 ]
 
 EXEMPT = {"iota": "it has no operands, so it never meets a batched value: its result is "
@@ -463,3 +465,45 @@ def test_numpy_functions_under_vmap_match_jax():
 def test_nested_jit_closing_over_a_batched_value():
     f = tracehlo.vmap(lambda x: tracehlo.jit(lambda y: y * x)(2.0))
     np.testing.assert_allclose(f(V), V * 2)
+
+
+# ---------------------------------------------------------------- vmap of grad
+
+needs_grad = pytest.mark.skipif(not hasattr(tracehlo, "grad"),
+                                reason="tracehlo.grad comes with the ad branch")
+
+
+def mlp_loss(np_, logsumexp):
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = np_.tanh(h @ w + b)
+        w, b = params[-1]
+        logits = h @ w + b
+        return logsumexp(logits) - np_.sum(y * logits)
+    return loss
+
+
+@needs_grad
+def test_per_example_gradients_match_jax_and_a_loop_of_grad():
+    rng = np.random.default_rng(4)
+    sizes = [6, 5, 4]
+    params = [(rng.standard_normal((m, n)).astype(np.float32) * 0.5,
+               rng.standard_normal(n).astype(np.float32) * 0.1)
+              for m, n in zip(sizes[:-1], sizes[1:])]
+    x = rng.standard_normal((7, 6)).astype(np.float32)
+    y = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 7)]
+    ours = tracehlo.grad(mlp_loss(tnp, tracehlo.nn.logsumexp))
+    theirs = jax.grad(mlp_loss(jnp, jax.nn.logsumexp))
+    per_example = tracehlo.vmap(ours, in_axes=(None, 0, 0))
+    want = jax.vmap(theirs, in_axes=(None, 0, 0))(params, x, y)
+    graph = tracehlo.make_ir(per_example)(params, x, y)
+    tracehlo.verify(graph)
+    jitted = tracehlo.jit(per_example)
+    loop = tracehlo.jit(ours)
+    loop = [loop(params, x[i], y[i]) for i in range(len(x))]
+    for got in (per_example(params, x, y), jitted(params, x, y),
+                tree_util.tree_map(lambda *g: np.stack(g), *loop)):
+        assert tree_util.tree_structure(got) == tree_util.tree_structure(want)
+        for g, w in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
