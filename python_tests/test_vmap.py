@@ -459,12 +459,16 @@ def test_numpy_functions_under_vmap_match_jax():
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
-@pytest.mark.xfail(raises=tracehlo.TracehloError, strict=True,
-                   reason="a nested jit captures outer values of staging traces only "
-                          "(core.StagingTrace._capture); JAX batches the captured value")
 def test_nested_jit_closing_over_a_batched_value():
+    """The callee takes the batched value as an extra input, so the call is batched."""
     f = tracehlo.vmap(lambda x: tracehlo.jit(lambda y: y * x)(2.0))
     np.testing.assert_allclose(f(V), V * 2)
+    graph = tracehlo.make_ir(f)(V)
+    tracehlo.verify(graph)
+    (eqn,) = graph.eqns
+    assert eqn.prim.name == "pjit" and eqn.inputs[1] is graph.inputs[0]
+    assert [t.shape for t in eqn.params["graph"].in_types] == [(), (3,)]
+    np.testing.assert_allclose(tracehlo.jit(f)(V), V * 2)
 
 
 # ---------------------------------------------------------------- vmap of grad
