@@ -12,6 +12,8 @@ from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
                    TracerBoolConversionError)
 from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
+from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
+                 linearize, remat, value_and_grad, vjp)
 from .batching import vmap
 from . import lax, nn, numpy
 from .ir_parser import parse_ir
@@ -20,7 +22,9 @@ from .verify import verify
 __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
            "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
            "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify",
-           "vmap"]
+           # transformations
+           "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
+           "jvp", "linearize", "remat", "value_and_grad", "vjp", "vmap"]
 
 del elementwise, indexing, linalg, reductions, shape_ops, sort
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import jax.tree_util as tree_util
 
-from . import arguments
+from . import ad, arguments, core
 from .batching import batch_graph
+from .core import new_trace, staging
 from .lowering import tensor_type
 from .primitives import define
 
@@ -36,6 +37,26 @@ def _pjit_lowering(ctx, eqn, *args):
     return results if isinstance(results, list) else [results]
 
 
+def _pjit_jvp(primals, tangents, *, name, graph):
+    """A call of the jvp'd callee: its graph staged again under a JVPTrace, taking the
+    primals and the nonzero tangents, returning the primal and nonzero tangent results."""
+    nonzero = [t for t in tangents if not ad.is_zero(t)]
+    with staging(f"jvp_{name}") as staged:
+        ins = [staged.new_input(t) for t in graph.in_types]
+        t_ins = iter([staged.new_input(core.type_of(t)) for t in nonzero])
+        with new_trace(ad.JVPTrace()) as trace:
+            outs = core.eval_graph(graph, *[x if ad.is_zero(t) else ad.JVPTracer(trace, x, next(t_ins))
+                                            for x, t in zip(ins, tangents)])
+            pairs = [trace.unpack(o) for o in outs]
+        t_outs = [t for _, t in pairs if not ad.is_zero(t)]
+        jvp_graph = staged.build([p for p, _ in pairs] + t_outs)
+    results = pjit_p.bind(*primals, *nonzero, *staged.captured_values(),
+                          name=jvp_graph.name, graph=jvp_graph)
+    n = len(graph.outputs)
+    nonzero_outs = iter(results[n:])
+    return results[:n], [t if ad.is_zero(t) else next(nonzero_outs) for _, t in pairs]
+
+
 def _pjit_batch(values, dims, *, name, graph):
     """vmap of a call is a call of the batched graph."""
     batched, out_dims, captured = batch_graph(graph, values, dims)
@@ -43,4 +64,5 @@ def _pjit_batch(values, dims, *, name, graph):
 
 
 pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True,
+                jvp=_pjit_jvp, vjp=ad.inline,
                 batch=_pjit_batch)

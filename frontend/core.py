@@ -87,6 +87,26 @@ def user_location() -> Location | None:
     return None
 
 
+_location_override: contextvars.ContextVar = contextvars.ContextVar(
+    "tracehlo_location", default=None)
+
+
+@contextlib.contextmanager
+def source_location(loc: Location | None):
+    """Equations staged while active take `loc` as their source line: a backward pass
+    gives its equations the line of the forward operation they differentiate."""
+    token = _location_override.set(loc)
+    try:
+        yield
+    finally:
+        _location_override.reset(token)
+
+
+def current_location() -> Location | None:
+    """The source line of an equation staged now."""
+    return _location_override.get() or user_location()
+
+
 def at_user_line(message: str) -> str:
     loc = user_location()
     return f"{loc}: {message}" if loc else message
@@ -217,13 +237,19 @@ def _escaped_error() -> TracehloError:
 
 
 def bind(prim: Primitive, operands, params: dict):
+    outs = find_trace(operands).process_primitive(prim, operands, params)
+    return outs if prim.multiple_results else outs[0]
+
+
+def find_trace(operands) -> Trace:
+    """The trace that interprets an operation on these operands: the innermost one among
+    their tracers, else the current dynamic one. (custom_jvp/custom_vjp/checkpoint ask
+    it too, to decide whether their rule applies.)"""
     stack, trace = _trace_state.get(_base_state)
     for x in operands:
         if isinstance(x, Tracer) and x._trace is not trace:
-            trace = _innermost_trace(operands, trace, stack)
-            break
-    outs = trace.process_primitive(prim, operands, params)
-    return outs if prim.multiple_results else outs[0]
+            return _innermost_trace(operands, trace, stack)
+    return trace
 
 
 def _innermost_trace(operands, trace: Trace, stack: tuple) -> Trace:
@@ -366,7 +392,7 @@ class GraphBuilder:
         first = self.next_id
         outs = [Var(first + i, t) for i, t in enumerate(out_types)]
         self.next_id = first + len(outs)
-        self.eqns.append(Eqn(prim, ins, params, outs, user_location()))
+        self.eqns.append(Eqn(prim, ins, params, outs, current_location()))
         return outs
 
     def build(self, inputs: list, outputs: list) -> Graph:

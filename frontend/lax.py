@@ -22,6 +22,7 @@ from .primitives.shape_ops import (
     dynamic_update_slice, expand_dims, iota, pad, reshape, rev, slice, slice_in_dim, squeeze,
     transpose)
 from .primitives.sort import sort
+from .ad import stop_gradient
 
 __all__ = [
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
@@ -35,5 +36,5 @@ __all__ = [
     "population_count", "pow", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
     "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scatter",
     "select", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
-    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "squeeze", "sub", "tan", "tanh",
-    "transpose"]
+    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "tan",
+    "tanh", "transpose"]

@@ -54,7 +54,7 @@ UNARY = {"neg": (), "abs": (), "sign": (), "floor": (), "ceil": (), "exp": (), "
          "logistic": (), "asin": UNIT, "acos": UNIT, "atan": (), "sinh": (), "cosh": (),
          "asinh": (), "acosh": (1.25, 3.0), "atanh": UNIT, "erf": (), "erfc": (),
          "erf_inv": UNIT, "lgamma": POSITIVE, "digamma": POSITIVE, "is_finite": (),
-         "population_count": (), "real": (), "imag": (), "conj": ()}
+         "population_count": (), "real": (), "imag": (), "conj": (), "stop_gradient": ()}
 BINARY = {"add": (), "sub": (), "mul": (), "div": POSITIVE, "rem": POSITIVE,
           "pow": POSITIVE, "max": (), "min": (), "atan2": (), "nextafter": (),
           "shift_left": (), "shift_right_arithmetic": (), "shift_right_logical": (),

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import ad, dtypes
 from ..batching import broadcasting_rule, moveaxis
 from ..core import type_of
 from ..ir import ArrayType
@@ -84,8 +84,9 @@ def _shape_rule(name, arity, allowed, out_dtype=lambda dtype: dtype):
     return shape_rule
 
 
-def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
-    """One elementwise primitive lowered to one op, and its wrapper."""
+def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype, deriv=None):
+    """One elementwise primitive lowered to one op, and its wrapper. `deriv`: see
+    _derivative_rules."""
 
     def lowering(ctx, eqn, *operands):
         operands = _operands_broadcast(ctx, eqn, operands)
@@ -96,8 +97,58 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype):
         return ctx.op(f"{mlir_op} {', '.join(operands)} : {_signature(in_types, out)}")
 
     prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering,
+                  **_derivative_rules(deriv, lambda *xs: prim.bind(*xs)),
                   batch=broadcasting_rule(name))
     return prim, _nary(prim)
+
+
+def _derivative_rules(deriv, apply) -> dict:
+    """The jvp and vjp rules of an elementwise primitive (`apply` binds it) from `deriv`:
+    a dict of rules as define takes them, "zero" (the result does not change with the
+    operands), or one function per operand,
+    `scale(g, out, *operands)`, that multiplies a tangent g by the partial derivative
+    (None for an operand that has none, such as select's predicate). Multiplying by a
+    derivative is its own transpose, so the same functions scale cotangents, which a
+    rank-0 operand then sums."""
+    if deriv is None or isinstance(deriv, dict):
+        return deriv or {}
+    if deriv == "zero":
+        return {"jvp": ad.zero_jvp}
+
+    def jvp(primals, tangents):
+        out = apply(*primals)
+        t_out = None
+        for scale, t in zip(deriv, tangents):
+            if scale is not None and not ad.is_zero(t):
+                term = scale(t, out, *primals)
+                t_out = term if t_out is None else add(t_out, term)
+        if t_out is None:
+            return [out], [ad.Zero.like(out)]
+        from .shape_ops import broadcast_in_dim
+        shape = type_of(out).shape
+        return [out], [t_out if type_of(t_out).shape == shape else
+                       broadcast_in_dim(t_out, shape, ())]
+
+    def vjp(cts, primals, outs):
+        return [None if scale is None or not dtypes.is_inexact(type_of(x).dtype)
+                else _sum_to_rank0(scale(cts[0], outs[0], *primals), x)
+                for scale, x in zip(deriv, primals)]
+    return {"jvp": jvp, "vjp": vjp}
+
+
+def _sum_to_rank0(ct, x):
+    """The cotangent of an operand: summed if it is a rank-0 operand that broadcast."""
+    from .reductions import reduce_sum
+    ndim = type_of(ct).ndim
+    if type_of(x).ndim == 0 and ndim:
+        return reduce_sum(ct, tuple(range(ndim)))
+    return ct
+
+
+def _where_chosen(g, x, y, out):
+    """g times the derivative of max/min wrt x: 1 where x is the result, 0.5 where both
+    are (as JAX splits a tie)."""
+    return select(eq(x, out), select(eq(y, out), mul(g, 0.5), g), 0)
 
 
 def _nary(prim):
@@ -109,63 +160,139 @@ def _nary(prim):
 
 
 # name, StableHLO/CHLO op, arity, dtypes accepted
-neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number")
-abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype)
-floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float")
-ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float")
-exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "inexact")
-log_p, log = _elementwise("log", "stablehlo.log", 1, "inexact")
-log1p_p, log1p = _elementwise("log1p", "stablehlo.log_plus_one", 1, "inexact")
-expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "inexact")
-sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "inexact")
-rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "inexact")
-cbrt_p, cbrt = _elementwise("cbrt", "stablehlo.cbrt", 1, "float")
-sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "inexact")
-cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "inexact")
-tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "inexact")
-tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "inexact")
-logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "inexact")
-asin_p, asin = _elementwise("asin", "chlo.asin", 1, "inexact")
-acos_p, acos = _elementwise("acos", "chlo.acos", 1, "inexact")
-atan_p, atan = _elementwise("atan", "chlo.atan", 1, "inexact")
-sinh_p, sinh = _elementwise("sinh", "chlo.sinh", 1, "inexact")
-cosh_p, cosh = _elementwise("cosh", "chlo.cosh", 1, "inexact")
-asinh_p, asinh = _elementwise("asinh", "chlo.asinh", 1, "inexact")
-acosh_p, acosh = _elementwise("acosh", "chlo.acosh", 1, "inexact")
-atanh_p, atanh = _elementwise("atanh", "chlo.atanh", 1, "inexact")
-erf_p, erf = _elementwise("erf", "chlo.erf", 1, "float")
-erfc_p, erfc = _elementwise("erfc", "chlo.erfc", 1, "float")
-erf_inv_p, erf_inv = _elementwise("erf_inv", "chlo.erf_inv", 1, "float")
-lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float")
+neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number",
+    deriv=[lambda g, out, x: neg(g)])
+abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype,
+    deriv={"jvp": lambda xs, ts: _abs_jvp(xs[0], ts[0]),
+           "vjp": lambda cts, xs, outs: [_abs_scale(cts[0], outs[0], xs[0])]})
+floor_p, floor = _elementwise("floor", "stablehlo.floor", 1, "float",
+    deriv="zero")
+ceil_p, ceil = _elementwise("ceil", "stablehlo.ceil", 1, "float",
+    deriv="zero")
+exp_p, exp = _elementwise("exp", "stablehlo.exponential", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, out)])
+log_p, log = _elementwise("log", "stablehlo.log", 1, "inexact",
+    deriv=[lambda g, out, x: div(g, x)])
+log1p_p, log1p = _elementwise("log1p", "stablehlo.log_plus_one", 1, "inexact",
+    deriv=[lambda g, out, x: div(g, add(x, 1))])
+expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, add(out, 1))])
+sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "inexact",
+    deriv=[lambda g, out, x: div(g, mul(out, 2))])
+rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, mul(div(out, x), -0.5))])
+cbrt_p, cbrt = _elementwise("cbrt", "stablehlo.cbrt", 1, "float",
+    deriv=[lambda g, out, x: div(g, mul(mul(out, out), 3))])
+sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, cos(x))])
+cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "inexact",
+    deriv=[lambda g, out, x: neg(mul(g, sin(x)))])
+tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, add(mul(out, out), 1))])
+tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, sub(1, mul(out, out)))])
+logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, mul(out, sub(1, out)))])
+asin_p, asin = _elementwise("asin", "chlo.asin", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, rsqrt(sub(1, mul(x, x))))])
+acos_p, acos = _elementwise("acos", "chlo.acos", 1, "inexact",
+    deriv=[lambda g, out, x: neg(mul(g, rsqrt(sub(1, mul(x, x)))))])
+atan_p, atan = _elementwise("atan", "chlo.atan", 1, "inexact",
+    deriv=[lambda g, out, x: div(g, add(mul(x, x), 1))])
+sinh_p, sinh = _elementwise("sinh", "chlo.sinh", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, cosh(x))])
+cosh_p, cosh = _elementwise("cosh", "chlo.cosh", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, sinh(x))])
+asinh_p, asinh = _elementwise("asinh", "chlo.asinh", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, rsqrt(add(mul(x, x), 1)))])
+acosh_p, acosh = _elementwise("acosh", "chlo.acosh", 1, "inexact",
+    deriv=[lambda g, out, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1))))])
+atanh_p, atanh = _elementwise("atanh", "chlo.atanh", 1, "inexact",
+    deriv=[lambda g, out, x: div(g, sub(1, mul(x, x)))])
+erf_p, erf = _elementwise("erf", "chlo.erf", 1, "float",
+    deriv=[lambda g, out, x: mul(g, mul(exp(neg(mul(x, x))), 2 / np.sqrt(np.pi)))])
+erfc_p, erfc = _elementwise("erfc", "chlo.erfc", 1, "float",
+    deriv=[lambda g, out, x: mul(g, mul(exp(neg(mul(x, x))), -2 / np.sqrt(np.pi)))])
+erf_inv_p, erf_inv = _elementwise("erf_inv", "chlo.erf_inv", 1, "float",
+    deriv=[lambda g, out, x: mul(g, mul(exp(mul(out, out)), np.sqrt(np.pi) / 2))])
+lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float",
+    deriv=[lambda g, out, x: mul(g, digamma(x))])
 digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float")
 is_finite_p, is_finite = _elementwise("is_finite", "stablehlo.is_finite", 1, "float",
-                                      out_dtype=lambda dtype: dtypes.bool_)
-not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool")
+                                      out_dtype=lambda dtype: dtypes.bool_, deriv="zero")
+not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool",
+    deriv="zero")
 population_count_p, population_count = _elementwise("population_count", "stablehlo.popcnt",
-                                                     1, "int")
+                                                     1, "int", deriv="zero")
 
-add_p, add = _elementwise("add", "stablehlo.add", 2, "any")
-sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number")
-mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any")
-pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number")
-max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any")
-min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any")
-atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "inexact")
-nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float")
-and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool")
-or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool")
-xor_p, bitwise_xor = _elementwise("xor", "stablehlo.xor", 2, "intbool")
-shift_left_p, shift_left = _elementwise("shift_left", "stablehlo.shift_left", 2, "int")
+add_p, add = _elementwise("add", "stablehlo.add", 2, "any",
+    deriv=[lambda g, out, x, y: g, lambda g, out, x, y: g])
+sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number",
+    deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)])
+mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any",
+    deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
+pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number",
+    deriv=[lambda g, out, x, y: mul(g, _pow_dx(x, y)),
+                             lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))])
+max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any",
+    deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
+                             lambda g, out, x, y: _where_chosen(g, y, x, out)])
+min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any",
+    deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
+                             lambda g, out, x, y: _where_chosen(g, y, x, out)])
+atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "inexact",
+    deriv=[lambda g, out, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
+                                 lambda g, out, x, y: mul(g, neg(div(x, add(mul(x, x), mul(y, y)))))])
+nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float",
+    deriv="zero")
+and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool",
+    deriv="zero")
+or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool",
+    deriv="zero")
+xor_p, bitwise_xor = _elementwise("xor", "stablehlo.xor", 2, "intbool",
+    deriv="zero")
+shift_left_p, shift_left = _elementwise("shift_left", "stablehlo.shift_left", 2, "int",
+    deriv="zero")
 shift_right_arithmetic_p, shift_right_arithmetic = _elementwise(
-    "shift_right_arithmetic", "stablehlo.shift_right_arithmetic", 2, "int")
+    "shift_right_arithmetic", "stablehlo.shift_right_arithmetic", 2, "int", deriv="zero")
 shift_right_logical_p, shift_right_logical = _elementwise(
-    "shift_right_logical", "stablehlo.shift_right_logical", 2, "int")
+    "shift_right_logical", "stablehlo.shift_right_logical", 2, "int", deriv="zero")
+
+
+def _abs_scale(g, out, x):
+    """g times d|x|/dx: sign(x) for reals; conj(x)/|x| for complex x (whose tangent
+    then keeps its real part, and whose real cotangent becomes complex), as in JAX."""
+    if not dtypes.is_complex(type_of(x).dtype):
+        return mul(g, sign(x))
+    unit = div(conj(x), complex(select(eq(out, 0), 1, out), 0))
+    return real(mul(g, unit)) if dtypes.is_complex(type_of(g).dtype) else mul(complex(g, 0), unit)
+
+
+def _abs_jvp(x, t):
+    out = abs(x)
+    return [out], [_abs_scale(t, out, x)]
+
+
+def _trunc(x):
+    """x rounded toward zero."""
+    return mul(sign(x), floor(abs(x)))
+
+
+def _pow_dx(x, y):
+    """d x**y / dx = y * x**(y - 1), and 0 where y == 0 (not 0 * inf at x == 0), as JAX."""
+    return select(eq(y, 0), 0, mul(y, pow(x, sub(y, 1))))
 
 # complex numbers: parts, and a complex from its parts
-real_p, real = _elementwise("real", "stablehlo.real", 1, "complex", out_dtype=_real_dtype)
-imag_p, imag = _elementwise("imag", "stablehlo.imag", 1, "complex", out_dtype=_real_dtype)
+# Their transposes as in JAX: real -> complex(ct, 0), imag -> complex(0, -ct).
+real_p, real = _elementwise("real", "stablehlo.real", 1, "complex", out_dtype=_real_dtype,
+    deriv={"jvp": ad.linear_jvp, "vjp": lambda cts, xs, outs: [complex(cts[0], 0)]})
+imag_p, imag = _elementwise("imag", "stablehlo.imag", 1, "complex", out_dtype=_real_dtype,
+    deriv={"jvp": ad.linear_jvp, "vjp": lambda cts, xs, outs: [complex(0, neg(cts[0]))]})
 complex_p, complex = _elementwise("complex", "stablehlo.complex", 2, "f32 or f64",
-                                  out_dtype=_complex_dtype)
+                                  out_dtype=_complex_dtype, deriv={
+    "jvp": ad.linear_jvp,
+    "vjp": lambda cts, xs, outs: [_sum_to_rank0(real(cts[0]), xs[0]),
+                                  _sum_to_rank0(neg(imag(cts[0])), xs[1])]})
 
 
 # conj: the complex conjugate; a real operand becomes complex, as in JAX.
@@ -187,6 +314,8 @@ def _conj_lowering(ctx, eqn, x):
 
 
 conj_p = define("conj", shape=_conj_shape, lower=_conj_lowering,
+                jvp=ad.linear_jvp, vjp=lambda cts, xs, outs: [
+                    conj(cts[0]) if dtypes.is_complex(type_of(xs[0]).dtype) else real(cts[0])],
                 batch=broadcasting_rule("conj"))
 conj = _nary(conj_p)
 
@@ -201,6 +330,8 @@ def _exp2_lowering(ctx, eqn, x):
 
 
 exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering,
+                **_derivative_rules([lambda g, out, x: mul(g, mul(out, float(np.log(2))))],
+                                    lambda x: exp2_p.bind(x)),
                 batch=broadcasting_rule("exp2"))
 exp2 = _nary(exp2_p)
 
@@ -241,11 +372,16 @@ def _division_lowering(mlir_op, remainder):
 
 div_p = define("div", shape=_shape_rule("div", 2, "number"),
                lower=_division_lowering("stablehlo.divide", remainder=False),
-               batch=broadcasting_rule("div"))
+               **_derivative_rules([lambda g, out, x, y: div(g, y),
+                                    lambda g, out, x, y: neg(mul(g, div(out, y)))],
+                                   lambda *xs: div_p.bind(*xs)))
 div = _nary(div_p)
 rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
                lower=_division_lowering("stablehlo.remainder", remainder=True),
-               batch=broadcasting_rule("rem"))
+               **_derivative_rules([lambda g, out, x, y: g,
+                                    lambda g, out, x, y: neg(mul(g, _trunc(div(x, y))))],
+                                   lambda *xs: rem_p.bind(*xs)),
+               batch=broadcasting_rule("div"))
 rem = _nary(rem_p)
 
 
@@ -259,6 +395,7 @@ def _sign_lowering(ctx, eqn, x):
 
 
 sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering,
+                jvp=ad.zero_jvp,
                 batch=broadcasting_rule("sign"))
 sign = _nary(sign_p)
 
@@ -277,7 +414,7 @@ def _round_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.{op[eqn.params['method']]} {x} : {t}")
 
 
-round_p = define("round", shape=_round_shape, lower=_round_lowering,
+round_p = define("round", shape=_round_shape, lower=_round_lowering, jvp=ad.zero_jvp,
                  batch=broadcasting_rule("round"))
 
 
@@ -314,6 +451,7 @@ def _compare_lowering(ctx, eqn, x, y):
 
 
 compare_p = define("compare", shape=_compare_shape, lower=_compare_lowering,
+                   jvp=ad.zero_jvp,
                    batch=broadcasting_rule("compare"))
 
 
@@ -346,6 +484,9 @@ def _select_lowering(ctx, eqn, pred, on_true, on_false):
 
 
 select_p = define("select", shape=_select_shape, lower=_select_lowering,
+                  **_derivative_rules([None, lambda g, out, p, x, y: select(p, g, 0),
+                                       lambda g, out, p, x, y: select(p, 0, g)],
+                                      lambda *xs: select_p.bind(*xs)),
                   batch=broadcasting_rule("select"))
 
 
@@ -366,7 +507,10 @@ def _clamp_lowering(ctx, eqn, lo, x, hi):
     return ctx.op(f"stablehlo.clamp {lo}, {x}, {hi} : {_signature([out] * 3, out)}")
 
 
-clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering,
+clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering, **_derivative_rules([
+    lambda g, out, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), g, 0),
+    lambda g, out, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g, 0),
+    lambda g, out, lo, x, hi: select(lt(hi, x), g, 0)], lambda *xs: clamp_p.bind(*xs)),
                  batch=broadcasting_rule("clamp"))
 clamp = _nary(clamp_p)
 
@@ -386,8 +530,23 @@ def _convert_lowering(ctx, eqn, x):
     return ctx.op(f"stablehlo.convert {x} : {_signature([src], dst)}")
 
 
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
+    if ad.is_zero(t) or not dtypes.is_inexact(new_dtype):
+        return [out], [ad.Zero.like(out)]
+    return [out], [convert_element_type(t, new_dtype, weak_type)]
+
+
+def _convert_vjp(cts, primals, outs, *, new_dtype, weak_type=False):
+    dtype = type_of(primals[0]).dtype
+    return [convert_element_type(cts[0], dtype, type_of(cts[0]).weak)
+            if dtypes.is_inexact(dtype) else None]
+
+
 convert_element_type_p = define("convert_element_type", shape=_convert_shape,
                                 lower=_convert_lowering,
+                                jvp=_convert_jvp, vjp=_convert_vjp,
                                 batch=broadcasting_rule("convert_element_type"))
 
 
@@ -432,9 +591,14 @@ def _bitcast_batch(values, dims, *, new_dtype):
 
 
 bitcast_convert_type_p = define("bitcast_convert_type", shape=_bitcast_shape,
-                                lower=_bitcast_lowering,
+                                lower=_bitcast_lowering, jvp=ad.zero_jvp,
                                 batch=_bitcast_batch)
 
 
 def bitcast_convert_type(x, new_dtype):
     return bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize(new_dtype))
+
+
+# stop_gradient: the identity, with a zero derivative (tracehlo.lax.stop_gradient).
+stop_gradient_p = define("stop_gradient", shape=lambda x: x, lower=lambda ctx, eqn, x: x,
+                         jvp=ad.zero_jvp)

@@ -5,7 +5,7 @@ slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices f
 """
 from __future__ import annotations
 
-from .. import dtypes
+from .. import ad, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
@@ -97,7 +97,44 @@ def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_inde
         index_vector_dim=index_vector_dim + 1, slice_sizes=(1,) + slice_sizes)], [0]
 
 
+def _gather_jvp(primals, tangents, **params):
+    operand, indices = primals
+    return ([gather_p.bind(operand, indices, **params)],
+            [gather_p.bind(ad.instantiate(tangents[0]), indices, **params)])
+
+
+def _unbatched(indices, p):
+    """Indices and dimension numbers of the same gather without batching dimensions: each
+    batching dimension's position becomes an explicit index component (an iota), and
+    the operand's batching dimension a collapsed one, so a scatter can undo it."""
+    if not p["operand_batching_dims"]:
+        return indices, p
+    ivd = p["index_vector_dim"]
+    if ivd == type_of(indices).ndim:
+        indices = expand_dims(indices, (ivd,))
+    t = type_of(indices)
+    one = tuple(1 if d == ivd else n for d, n in enumerate(t.shape))
+    iotas = [broadcasted_iota(t.dtype, one, d) for d in p["start_indices_batching_dims"]]
+    return concatenate([indices, *iotas], ivd), dict(
+        p, collapsed_slice_dims=tuple(sorted(p["collapsed_slice_dims"]
+                                             + p["operand_batching_dims"])),
+        start_index_map=p["start_index_map"] + p["operand_batching_dims"],
+        operand_batching_dims=(), start_indices_batching_dims=())
+
+
+def _gather_vjp(cts, primals, outs, **params):
+    """Scatter-add the cotangent back to where the slices came from."""
+    operand, indices = primals
+    indices, p = _unbatched(indices, params)
+    return [scatter_p.bind(ad.zeros(type_of(operand)), indices, cts[0],
+                           update_window_dims=p["offset_dims"],
+                           inserted_window_dims=p["collapsed_slice_dims"],
+                           scatter_dims_to_operand_dims=p["start_index_map"],
+                           index_vector_dim=p["index_vector_dim"], combiner="add"), None]
+
+
 gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering,
+                  jvp=_gather_jvp, vjp=_gather_vjp,
                   batch=_gather_batch)
 
 
@@ -185,7 +222,39 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
                     index_vector_dim=vector_dim, combiner=combiner)], [0]
 
 
+def _scatter_jvp(primals, tangents, **params):
+    """'add' and 'set' are linear in (operand, updates); the other combiners have no rule."""
+    if params["combiner"] not in ("add", "set"):
+        raise NotImplementedError(f"differentiation of scatter with combiner "
+                                  f"{params['combiner']!r} is not implemented")
+    operand, indices, updates = primals
+    t_operand, _, t_updates = map(ad.instantiate, tangents)
+    return ([scatter_p.bind(operand, indices, updates, **params)],
+            [scatter_p.bind(t_operand, indices, t_updates, **params)])
+
+
+def _scatter_vjp(cts, primals, outs, **params):
+    """The updates' cotangent is gathered from where they went; 'set' hides the operand
+    there (with repeated indices, every repeat gets the cotangent)."""
+    if params["combiner"] not in ("add", "set"):
+        raise NotImplementedError(f"differentiation of scatter with combiner "
+                                  f"{params['combiner']!r} is not implemented")
+    operand, indices, updates = primals
+    ct = cts[0]
+    window, inserted = params["update_window_dims"], params["inserted_window_dims"]
+    sizes, pos = [], iter(window)
+    for d in range(type_of(operand).ndim):
+        sizes.append(1 if d in inserted else type_of(updates).shape[next(pos)])
+    ct_updates = gather(ct, indices, offset_dims=window, collapsed_slice_dims=inserted,
+                        start_index_map=params["scatter_dims_to_operand_dims"],
+                        slice_sizes=sizes, index_vector_dim=params["index_vector_dim"])
+    if params["combiner"] == "set":
+        ct = scatter_p.bind(ct, indices, ad.zeros(type_of(updates)), **params)
+    return [ct, None, ct_updates]
+
+
 scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering,
+                   jvp=_scatter_jvp, vjp=_scatter_vjp,
                    batch=_scatter_batch)
 
 

@@ -1,10 +1,13 @@
 """dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum."""
 from __future__ import annotations
 
+from .. import ad
 from ..batching import not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from . import define
+from .elementwise import add
+from .shape_ops import transpose
 
 # dot_general[dimension_numbers=((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))]
 # Result axes: batch, then lhs free axes, then rhs free axes (XLA's order).
@@ -57,7 +60,46 @@ def _dot_general_batch(values, dims, *, dimension_numbers):
         [len(lb) + lhs_free + free_before(dr, rc, rb)]
 
 
+def _dot_general_jvp(primals, tangents, *, dimension_numbers):
+    """Bilinear: dot(tx, y) + dot(x, ty), skipping zero tangents."""
+    (x, y), (tx, ty) = primals, tangents
+    out = dot_general_p.bind(x, y, dimension_numbers=dimension_numbers)
+    terms = [dot_general_p.bind(a, b, dimension_numbers=dimension_numbers)
+             for a, b, t in ((tx, y, tx), (x, ty, ty)) if not ad.is_zero(t)]
+    return [out], [terms[0] if len(terms) == 1 else add(*terms)]
+
+
+def _remaining(n, *removed):
+    return [i for i in range(n) if not any(i in r for r in removed)]
+
+
+def _dot_general_ct_lhs(g, x, y, dimension_numbers, swap_ans=False):
+    """The cotangent of dot_general's lhs x: g contracted with y over y's free axes, then
+    x's axes put back in order (JAX's transpose rule)."""
+    (x_contract, y_contract), (x_batch, y_batch) = dimension_numbers
+    x_kept = _remaining(type_of(x).ndim, x_contract, x_batch)
+    y_kept = _remaining(type_of(y).ndim, y_contract, y_batch)
+    nb = len(x_batch)
+    first, second = (y_kept, x_kept) if swap_ans else (x_kept, y_kept)
+    ans_y_start = nb + (0 if swap_ans else len(first))
+    ans_y = tuple(range(ans_y_start, ans_y_start + len(y_kept)))
+    dims = ((ans_y, tuple(y_kept)), (tuple(range(nb)), tuple(y_batch)))
+    x_contract_by_y = [x_contract[i] for i in sorted(range(len(y_contract)),
+                                                     key=lambda i: y_contract[i])]
+    order = list(x_batch) + x_kept + x_contract_by_y
+    out_axes = sorted(range(len(order)), key=lambda i: order[i])
+    return transpose(dot_general_p.bind(g, y, dimension_numbers=dims), out_axes)
+
+
+def _dot_general_vjp(cts, primals, outs, *, dimension_numbers):
+    (x, y), g = primals, cts[0]
+    (xc, yc), (xb, yb) = dimension_numbers
+    return [_dot_general_ct_lhs(g, x, y, dimension_numbers),
+            _dot_general_ct_lhs(g, y, x, ((yc, xc), (yb, xb)), swap_ans=True)]
+
+
 dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering,
+                       jvp=_dot_general_jvp, vjp=_dot_general_vjp,
                        batch=_dot_general_batch)
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import ad, dtypes
 from ..batching import shifted
+from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
-from .elementwise import compare_type
+from .elementwise import compare_type, convert_element_type, div, eq, mul
+from .elementwise import max as max_, min as min_
+from .shape_ops import broadcast_in_dim, pad, reshape, transpose
 
 
 def identity_element(kind: str, dtype) -> np.ndarray:
@@ -51,8 +54,8 @@ def _batch_reduction(prim, values, dims, *, axes, **params):
     return [prim.bind(x, axes=shifted(axes, d), **params)], [d - sum(a < d for a in axes)]
 
 
-def _reduce(kind, allowed):
-    """reduce_{kind}[axes] and its wrapper."""
+def _reduce(kind, allowed, **rules):
+    """reduce_{kind}[axes] and its wrapper; `rules`: its derivative rules for define."""
     name = f"reduce_{kind}"
 
     def shape_rule(x, *, axes):
@@ -70,8 +73,7 @@ def _reduce(kind, allowed):
 
     def batch(values, dims, **params):
         return _batch_reduction(prim, values, dims, **params)
-
-    prim = define(name, shape=shape_rule, lower=lowering,
+    prim = define(name, shape=shape_rule, lower=lowering, **rules,
                   batch=batch)
 
     def wrapper(x, axes):
@@ -92,12 +94,62 @@ def _intbool(dtype):
     return dtypes.is_int(dtype) or dtype == dtypes.bool_
 
 
-reduce_sum_p, reduce_sum = _reduce("sum", _any)
-reduce_prod_p, reduce_prod = _reduce("prod", _number)
-reduce_max_p, reduce_max = _reduce("max", _any)
-reduce_min_p, reduce_min = _reduce("min", _any)
-reduce_and_p, reduce_and = _reduce("and", _intbool)
-reduce_or_p, reduce_or = _reduce("or", _intbool)
+def _expand(y, x, axes):
+    """y, reduced over axes of x, broadcast back to x's shape."""
+    t = type_of(x)
+    return broadcast_in_dim(y, t.shape, [d for d in range(t.ndim) if d not in axes])
+
+
+def _chosen(x, out, axes):
+    """Where x holds the reduced max (min), divided by how many do (ties share)."""
+    hits = convert_element_type(eq(x, _expand(out, x, axes)), type_of(x).dtype)
+    return div(hits, _expand(reduce_sum(hits, axes), x, axes))
+
+
+def _product_of_others(x, axes):
+    """For each element of x, the product of the others it is reduced with: exclusive
+    cumulative products from both ends of the flattened reduced axes (no division, so
+    zeros are fine)."""
+    t = type_of(x)
+    kept = [d for d in range(t.ndim) if d not in axes]
+    perm = kept + list(axes)
+    n = int(np.prod([t.shape[a] for a in axes], dtype=np.int64))
+    y = reshape(transpose(x, perm), [t.shape[d] for d in kept] + [n])
+    last = len(kept)
+
+    def shifted(lo, hi):
+        return pad(y, 1, [(0, 0, 0)] * last + [(lo, hi, 0)])
+    others = mul(cumprod(shifted(1, -1), last), cumprod(shifted(-1, 1), last, reverse=True))
+    others = reshape(others, [t.shape[p] for p in perm])
+    return transpose(others, sorted(range(t.ndim), key=lambda i: perm[i]))
+
+
+reduce_sum_p, reduce_sum = _reduce(
+    "sum", _any, jvp=ad.linear_jvp,
+    vjp=lambda cts, xs, outs, *, axes: [_expand(cts[0], xs[0], axes)])
+reduce_prod_p, reduce_prod = _reduce(
+    "prod", _number,
+    jvp=lambda xs, ts, *, axes: ([reduce_prod(xs[0], axes)],
+                                 [reduce_sum(mul(ts[0], _product_of_others(xs[0], axes)), axes)]),
+    vjp=lambda cts, xs, outs, *, axes: [
+        mul(_expand(cts[0], xs[0], axes), _product_of_others(xs[0], axes))])
+reduce_max_p, reduce_max = _reduce(
+    "max", _any,
+    jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_max, xs[0], ts[0], axes),
+    vjp=lambda cts, xs, outs, *, axes: [mul(_expand(cts[0], xs[0], axes),
+                                            _chosen(xs[0], outs[0], axes))])
+reduce_min_p, reduce_min = _reduce(
+    "min", _any,
+    jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_min, xs[0], ts[0], axes),
+    vjp=lambda cts, xs, outs, *, axes: [mul(_expand(cts[0], xs[0], axes),
+                                            _chosen(xs[0], outs[0], axes))])
+reduce_and_p, reduce_and = _reduce("and", _intbool, jvp=ad.zero_jvp)
+reduce_or_p, reduce_or = _reduce("or", _intbool, jvp=ad.zero_jvp)
+
+
+def _chooser_jvp(reduce, x, t, axes):
+    out = reduce(x, axes)
+    return [out], [reduce_sum(mul(t, _chosen(x, out, axes)), axes)]
 
 
 def _argminmax(kind):
@@ -151,8 +203,7 @@ def _argminmax(kind):
 
     def batch(values, dims, **params):
         return _batch_reduction(prim, values, dims, **params)
-
-    prim = define(name, shape=shape_rule, lower=lowering,
+    prim = define(name, shape=shape_rule, lower=lowering, jvp=ad.zero_jvp,
                   batch=batch)
 
     def wrapper(x, axis: int, index_dtype=dtypes.int32):
@@ -165,8 +216,9 @@ argmax_p, argmax = _argminmax("max")
 argmin_p, argmin = _argminmax("min")
 
 
-def _cumulative(kind, allowed):
-    """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix."""
+def _cumulative(kind, allowed, **rules):
+    """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix;
+    `rules`: its derivative rules for define."""
     name = f"cum{kind}"
 
     def shape_rule(x, *, axis, reverse):
@@ -195,8 +247,7 @@ def _cumulative(kind, allowed):
     def batch(values, dims, *, axis, reverse):
         (x,), (d,) = values, dims
         return [prim.bind(x, axis=axis + (axis >= d), reverse=reverse)], [d]
-
-    prim = define(name, shape=shape_rule, lower=lowering,
+    prim = define(name, shape=shape_rule, lower=lowering, **rules,
                   batch=batch)
 
     def wrapper(x, axis: int = 0, reverse: bool = False):
@@ -205,7 +256,26 @@ def _cumulative(kind, allowed):
     return prim, wrapper
 
 
-cumsum_p, cumsum = _cumulative("sum", _number)
-cumprod_p, cumprod = _cumulative("prod", _number)
-cummax_p, cummax = _cumulative("max", _any)
-cummin_p, cummin = _cumulative("min", _any)
+cumsum_p, cumsum = _cumulative(
+    "sum", _number, jvp=ad.linear_jvp,
+    vjp=lambda cts, xs, outs, *, axis, reverse: [cumsum(cts[0], axis, not reverse)])
+def _scan_by_doubling(kind, combine):
+    """cum{kind} as log2(n) steps that combine x with itself shifted by 1, 2, 4, ...
+    places (Hillis and Steele's scan): the decomposition its derivative is taken from."""
+    def scan(x, *, axis, reverse):
+        t = type_of(x)
+        fill = identity_element(kind, t.dtype).item()
+        shift = 1
+        while shift < t.shape[axis]:
+            move = (-shift, shift) if reverse else (shift, -shift)
+            x = combine(x, pad(x, fill, [(*move, 0) if d == axis else (0, 0, 0)
+                                         for d in range(t.ndim)]))
+            shift *= 2
+        return x
+    return scan
+
+
+cumprod_p, cumprod = _cumulative("prod", _number,
+                                 **ad.rules_from(_scan_by_doubling("prod", mul)))
+cummax_p, cummax = _cumulative("max", _any, **ad.rules_from(_scan_by_doubling("max", max_)))
+cummin_p, cummin = _cumulative("min", _any, **ad.rules_from(_scan_by_doubling("min", min_)))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import ad, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
 from ..core import lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import PY_SCALARS, define, scalars_to, unchanged
-from .elementwise import add, clamp, convert_element_type, lt, select
+from .elementwise import add, clamp, convert_element_type, lt, select, sub
 
 
 def _simple(ctx, eqn, name, operands, attrs=None):
@@ -37,7 +37,7 @@ def _iota_lowering(ctx, eqn):
                   f"{tensor_type(eqn.outputs[0].type)}")
 
 
-iota_p = define("iota", shape=_iota_shape, lower=_iota_lowering)
+iota_p = define("iota", shape=_iota_shape, lower=_iota_lowering, jvp=ad.zero_jvp)
 
 
 def iota(dtype, size: int):
@@ -65,6 +65,15 @@ def _broadcast_in_dim_lowering(ctx, eqn, x):
                          eqn.params["broadcast_dimensions"])
 
 
+def _broadcast_in_dim_vjp(cts, xs, outs, *, shape, broadcast_dimensions):
+    """Sum over the new axes and the axes of size 1 that broadcast."""
+    from .reductions import reduce_sum
+    t, ct = type_of(xs[0]), cts[0]
+    summed = [d for d in range(len(shape)) if d not in broadcast_dimensions] + [
+        d for i, d in enumerate(broadcast_dimensions) if t.shape[i] == 1 != shape[d]]
+    return [reshape(reduce_sum(ct, summed) if summed else ct, t.shape)]
+
+
 def _broadcast_in_dim_batch(values, dims, *, shape, broadcast_dimensions):
     """The batch axis goes right after where the operand axis before it goes."""
     (x,), (d,) = values, dims
@@ -77,6 +86,7 @@ def _broadcast_in_dim_batch(values, dims, *, shape, broadcast_dimensions):
 
 broadcast_in_dim_p = define("broadcast_in_dim", shape=_broadcast_in_dim_shape,
                             lower=_broadcast_in_dim_lowering,
+                            jvp=ad.linear_jvp, vjp=_broadcast_in_dim_vjp,
                             batch=_broadcast_in_dim_batch)
 
 
@@ -113,6 +123,8 @@ def _reshape_batch(values, dims, *, new_sizes):
 
 
 reshape_p = define("reshape", shape=_reshape_shape, lower=_reshape_lowering,
+                   jvp=ad.linear_jvp,
+                   vjp=lambda cts, xs, outs, *, new_sizes: [reshape(cts[0], type_of(xs[0]).shape)],
                    batch=_reshape_batch)
 
 
@@ -138,6 +150,8 @@ def _squeeze_batch(values, dims, *, dimensions):
 
 
 squeeze_p = define("squeeze", shape=_squeeze_shape, lower=_reshape_lowering,
+                   jvp=ad.linear_jvp,
+                   vjp=lambda cts, xs, outs, *, dimensions: [expand_dims(cts[0], dimensions)],
                    batch=_squeeze_batch)
 
 
@@ -163,6 +177,8 @@ def _expand_dims_batch(values, dims, *, dimensions):
 
 
 expand_dims_p = define("expand_dims", shape=_expand_dims_shape, lower=_reshape_lowering,
+                       jvp=ad.linear_jvp,
+                       vjp=lambda cts, xs, outs, *, dimensions: [squeeze(cts[0], dimensions)],
                        batch=_expand_dims_batch)
 
 
@@ -188,6 +204,9 @@ def _transpose_batch(values, dims, *, permutation):
 
 
 transpose_p = define("transpose", shape=_transpose_shape, lower=_transpose_lowering,
+                     jvp=ad.linear_jvp,
+                     vjp=lambda cts, xs, outs, *, permutation: [transpose(
+                         cts[0], sorted(range(len(permutation)), key=permutation.__getitem__))],
                      batch=_transpose_batch)
 
 
@@ -213,7 +232,8 @@ def _rev_batch(values, dims, *, dimensions):
     return [rev(x, shifted(dimensions, d))], [d]
 
 
-rev_p = define("rev", shape=_rev_shape, lower=_rev_lowering,
+rev_p = define("rev", shape=_rev_shape, lower=_rev_lowering, jvp=ad.linear_jvp,
+               vjp=lambda cts, xs, outs, *, dimensions: [rev(cts[0], dimensions)],
                batch=_rev_batch)
 
 
@@ -250,7 +270,18 @@ def _concatenate_batch(values, dims, *, dimension):
     return [concatenate(xs, dimension + (dimension >= out))], [out]
 
 
+def _concatenate_vjp(cts, xs, outs, *, dimension):
+    """Each operand's part of the cotangent."""
+    parts, start = [], 0
+    for x in xs:
+        size = type_of(x).shape[dimension]
+        parts.append(slice_in_dim(cts[0], start, start + size, dimension))
+        start += size
+    return parts
+
+
 concatenate_p = define("concatenate", shape=_concatenate_shape, lower=_concatenate_lowering,
+                       jvp=ad.linear_jvp, vjp=_concatenate_vjp,
                        batch=_concatenate_batch)
 
 
@@ -300,7 +331,19 @@ def _pad_batch(values, dims, *, padding_config):
                    broadcast_in_dim(value, shape, (0,)))], [0]
 
 
-pad_p = define("pad", shape=_pad_shape, lower=_pad_lowering,
+def _pad_vjp(cts, xs, outs, *, padding_config):
+    """The operand's elements of the cotangent (negative padding removes the edges, a
+    strided slice the interior); the padding value gets the sum of the rest."""
+    from .reductions import reduce_sum
+    ct = cts[0]
+    unpadded = pad(ct, 0, [(-lo, -hi, 0) for lo, hi, _ in padding_config])
+    t = type_of(unpadded)
+    ct_x = slice(unpadded, [0] * t.ndim, t.shape, [i + 1 for _, _, i in padding_config])
+    every = tuple(range(t.ndim))
+    return [ct_x, sub(reduce_sum(ct, every), reduce_sum(ct_x, every))]
+
+
+pad_p = define("pad", shape=_pad_shape, lower=_pad_lowering, jvp=ad.linear_jvp, vjp=_pad_vjp,
                batch=_pad_batch)
 
 
@@ -336,7 +379,16 @@ def _slice_batch(values, dims, *, start_indices, limit_indices, strides):
                   strides[:d] + (1,) + strides[d:])], [d]
 
 
-slice_p = define("slice", shape=_slice_shape, lower=_slice_lowering,
+def _slice_vjp(cts, xs, outs, *, start_indices, limit_indices, strides):
+    """The cotangent padded back to the operand's shape: zeros between strided elements."""
+    shape, out_shape = type_of(xs[0]).shape, type_of(outs[0]).shape
+    config = [(lo, n - (lo + (m - 1) * st + 1 if m else lo), st - 1)
+              for n, m, lo, st in zip(shape, out_shape, start_indices, strides)]
+    return [pad(cts[0], 0, config)]
+
+
+slice_p = define("slice", shape=_slice_shape, lower=_slice_lowering, jvp=ad.linear_jvp,
+                 vjp=_slice_vjp,
                  batch=_slice_batch)
 
 
@@ -370,6 +422,18 @@ def _dynamic_slice_shape(x, *indices, slice_sizes):
 def _dynamic_slice_lowering(ctx, eqn, x, *indices):
     return _simple(ctx, eqn, "stablehlo.dynamic_slice", [x, *indices],
                    {"slice_sizes": dims_attr(eqn.params["slice_sizes"])})
+
+
+def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
+    x, *indices = primals
+    return ([dynamic_slice_p.bind(x, *indices, slice_sizes=slice_sizes)],
+            [dynamic_slice_p.bind(ad.instantiate(tangents[0]), *indices, slice_sizes=slice_sizes)])
+
+
+def _dynamic_slice_vjp(cts, primals, outs, *, slice_sizes):
+    x, *indices = primals
+    zeros = ad.zeros(type_of(x))
+    return [dynamic_update_slice_p.bind(zeros, cts[0], *indices)] + [None] * len(indices)
 
 
 def _index_vectors(indices, dims, size):
@@ -406,6 +470,7 @@ def _dynamic_slice_batch(values, dims, *, slice_sizes):
 
 dynamic_slice_p = define("dynamic_slice", shape=_dynamic_slice_shape,
                          lower=_dynamic_slice_lowering,
+                         jvp=_dynamic_slice_jvp, vjp=_dynamic_slice_vjp,
                          batch=_dynamic_slice_batch)
 
 
@@ -440,6 +505,20 @@ def _dynamic_update_slice_lowering(ctx, eqn, x, update, *indices):
     return _simple(ctx, eqn, "stablehlo.dynamic_update_slice", [x, update, *indices])
 
 
+def _dynamic_update_slice_jvp(primals, tangents):
+    x, update, *indices = primals
+    tx, tu = map(ad.instantiate, tangents[:2])
+    return ([dynamic_update_slice_p.bind(x, update, *indices)],
+            [dynamic_update_slice_p.bind(tx, tu, *indices)])
+
+
+def _dynamic_update_slice_vjp(cts, primals, outs):
+    x, update, *indices = primals
+    ut = type_of(update)
+    return [dynamic_update_slice_p.bind(cts[0], ad.zeros(ut), *indices),
+            dynamic_slice_p.bind(cts[0], *indices, slice_sizes=ut.shape)] + [None] * len(indices)
+
+
 def _dynamic_update_slice_batch(values, dims):
     """Batched start indices make a scatter; they are clamped first, as
     dynamic_update_slice clamps them (a scatter would drop the update instead)."""
@@ -462,6 +541,7 @@ def _dynamic_update_slice_batch(values, dims):
 
 dynamic_update_slice_p = define("dynamic_update_slice", shape=_dynamic_update_slice_shape,
                                 lower=_dynamic_update_slice_lowering,
+                                jvp=_dynamic_update_slice_jvp, vjp=_dynamic_update_slice_vjp,
                                 batch=_dynamic_update_slice_batch)
 
 

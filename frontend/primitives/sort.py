@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
+from .. import ad, dtypes
 from ..batching import axis_size, batch_at, not_mapped
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import define
 from .elementwise import compare_type
+from .shape_ops import broadcasted_iota
 
 # sort[dimension, num_keys] *operands -> sorted operands (the same shapes)
 def _sort_shape(*xs, dimension, num_keys):
@@ -86,7 +87,32 @@ def _sort_batch(values, dims, *, dimension, num_keys):
                        num_keys=num_keys), [out] * len(xs)
 
 
+def _permutation(keys, dimension, num_keys):
+    """The sorted keys and, along `dimension`, where each sorted element came from."""
+    shape = type_of(keys[0]).shape
+    iota = broadcasted_iota(dtypes.int32, shape, dimension)
+    return sort_p.bind(*keys, iota, dimension=dimension, num_keys=num_keys)
+
+
+def _sort_jvp(primals, tangents, *, dimension, num_keys):
+    """Tangents move with their elements: taken along the sort's permutation."""
+    from ..numpy import take_along_axis
+    *outs, perm = _permutation(primals, dimension, num_keys)
+    return outs, [t if ad.is_zero(t) else take_along_axis(t, perm, dimension)
+                  for t in tangents]
+
+
+def _sort_vjp(cts, primals, outs, *, dimension, num_keys):
+    """Cotangents move back: taken along the inverse permutation (the sort of perm)."""
+    from ..numpy import take_along_axis
+    perm = _permutation(primals, dimension, num_keys)[-1]
+    inverse = _permutation([perm], dimension, 1)[-1]
+    return [take_along_axis(ct, inverse, dimension) if dtypes.is_inexact(type_of(x).dtype)
+            else None for ct, x in zip(cts, primals)]
+
+
 sort_p = define("sort", shape=_sort_shape, lower=_sort_lowering, multiple_results=True,
+                jvp=_sort_jvp, vjp=_sort_vjp,
                 batch=_sort_batch)
 
 

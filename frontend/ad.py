@@ -1,0 +1,701 @@
+"""Automatic differentiation: forward mode (jvp) and reverse mode (vjp, grad), and the
+APIs built on them (linearize, value_and_grad, jacfwd, jacrev, hessian, custom_jvp,
+custom_vjp, checkpoint, stop_gradient).
+
+Forward mode is an interpreter: a JVPTracer carries a primal and a tangent, and
+`jvp_rules[prim](primals, tangents, **params) -> (primal_outs, tangent_outs)` (lists,
+one entry per operand or result) says how each primitive maps them. A tangent is an
+array or a symbolic `Zero`, so non-differentiable primitives (comparisons, integer ops,
+argmax, iota, ...) cost nothing, and integer inputs have float0 tangents, as in JAX.
+
+Reverse mode runs the function once under a VJPTrace, which binds every primitive on
+the primal values (to the enclosing trace: eager, staging, or another transformation)
+and records a tape node. The backward pass walks the tape in reverse, calling
+`vjp_rules[prim](cotangents_out, primals_in, primals_out, **params) -> cotangents_in`
+(None for an operand without a cotangent, such as an index) and adding up cotangents.
+We chose per-primitive VJP rules over JAX's jvp + partial evaluation + transposition
+because each rule reads on its own next to its primitive (`mul(g, cos(x))`), rules
+compose through bind (a backward rule is itself bound, so enclosing traces
+differentiate, stage or evaluate it: grad(grad(f)), jacfwd(jacrev(f)), jit(grad(f)))
+and there is no partial evaluator to maintain; the cost is two tables of rules. Under
+jit, the dead-code elimination at the end of staging drops what the backward pass
+does not use, so `make_ir(grad(sin))` holds `cos` and no `sin`.
+
+Calls (`pjit`, a nested jit): jvp of a call is a call of the jvp'd graph; under the
+tape a call is inlined (its equations are recorded one by one), for now.
+"""
+from __future__ import annotations
+
+import functools
+
+import jax.tree_util as tree_util
+import numpy as np
+from jax.dtypes import float0
+
+from . import core, dtypes
+from .core import Trace, Tracer, at_user_line, bind, new_trace, type_of
+from .ir import ArrayType
+
+jvp_rules: dict = {}  # prim -> (primals, tangents, **params) -> (primal_outs, tangent_outs)
+vjp_rules: dict = {}  # prim -> (cts_out, primals_in, primals_out, **params) -> cts_in
+
+
+# ---------------------------------------------------------------- tangents
+
+def tangent_dtype(dtype):
+    """Inexact values have tangents of their own dtype; integers and bools float0."""
+    return dtype if dtypes.is_inexact(dtype) else float0
+
+
+class Zero:
+    """A symbolic zero tangent (or cotangent) of this type: no array is built for it."""
+    __slots__ = ("type",)
+
+    def __init__(self, type: ArrayType):
+        self.type = type
+
+    @staticmethod
+    def like(x) -> "Zero":
+        t = type_of(x)
+        return Zero(ArrayType(t.shape, tangent_dtype(t.dtype)))
+
+
+def zeros(type: ArrayType):
+    """An array of zeros of this type, in the current trace (float0: a NumPy array)."""
+    if type.dtype == float0:
+        return np.zeros(type.shape, float0)
+    from .primitives.shape_ops import broadcast_in_dim
+    return broadcast_in_dim(core.lift(0, type.dtype), type.shape, ())
+
+
+def instantiate(t):
+    return zeros(t.type) if type(t) is Zero else t
+
+
+def is_zero(t) -> bool:
+    return t is None or type(t) is Zero
+
+
+def _primal_array(x):
+    """A host input as an array of the current trace (a Python scalar stays weak)."""
+    if isinstance(x, Tracer) or hasattr(x, "aval"):
+        return x
+    return core.lift(x, None, type_of(x).weak)
+
+
+def _concrete_primal(primal, what):
+    """A transformation's tracer is as concrete as its primal: Python control flow on
+    values works outside jit, and fails at the user's line under it."""
+    return primal._trace.concrete(primal, what) if isinstance(primal, Tracer) else primal
+
+
+# ---------------------------------------------------------------- forward mode
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def type(self) -> ArrayType:
+        return type_of(self.primal)
+
+
+class JVPTrace(Trace):
+    """Not dynamic: an operation with no JVPTracer operand goes to the enclosing trace."""
+
+    def unpack(self, x):
+        if isinstance(x, JVPTracer) and x._trace is self:
+            return x.primal, x.tangent
+        return x, Zero.like(x)
+
+    def process_primitive(self, prim, operands, params):
+        primals, tangents = zip(*map(self.unpack, operands))
+        if all(type(t) is Zero for t in tangents):
+            return _bind_list(prim, primals, params)
+        rule = jvp_rules.get(prim)
+        if rule is None:
+            raise NotImplementedError(at_user_line(
+                f"differentiation of {prim} is not implemented (it has no JVP rule)"))
+        outs, tangent_outs = rule(list(primals), list(tangents), **params)
+        return [o if type(t) is Zero else JVPTracer(self, o, t)
+                for o, t in zip(outs, tangent_outs)]
+
+    def concrete(self, tracer, what):
+        return _concrete_primal(tracer.primal, what)
+
+
+def _takes_primitive(factory):
+    """Marks a JVP rule factory: define() calls it with the primitive it defines."""
+    factory.takes_primitive = True
+    return factory
+
+
+@_takes_primitive
+def zero_jvp(prim):
+    """The JVP rule of a primitive whose result does not change with its operands
+    (floor, sign, comparisons, integer ops): zero tangents."""
+    def rule(primals, tangents, **params):
+        outs = _bind_list(prim, primals, params)
+        return outs, [Zero.like(o) for o in outs]
+    rule.zero = True
+    return rule
+
+
+@_takes_primitive
+def linear_jvp(prim):
+    """The JVP rule of a primitive linear in all its operands: itself on the tangents."""
+    def rule(primals, tangents, **params):
+        return (_bind_list(prim, primals, params),
+                _bind_list(prim, [instantiate(t) for t in tangents], params))
+    return rule
+
+
+def _bind_list(prim, operands, params) -> list:
+    outs = bind(prim, operands, params)
+    return outs if prim.multiple_results else [outs]
+
+
+def rules_from(fun) -> dict:
+    """jvp and vjp rules for a primitive equal to fun(*operands, **params) (one result),
+    from the derivative of fun, a composition of other primitives: for primitives whose
+    rules are simplest stated by such a decomposition (cumprod as a scan of products)."""
+    def jvp(primals, tangents, **params):
+        (pair,) = _jvp_flat(lambda *xs: [fun(*xs, **params)], primals, tangents)
+        return [pair[0]], [pair[1]]
+
+    def vjp(cts, primals, outs, **params):
+        return _vjp_flat(lambda *xs: ([fun(*xs, **params)], None), primals)[1](cts)
+    return {"jvp": jvp, "vjp": vjp}
+
+
+def _jvp_flat(fun, primals: list, tangents: list):
+    """fun on flat lists: (primal outs, tangent outs as arrays or Zero, their tracers' trace)."""
+    with new_trace(JVPTrace()) as trace:
+        ins = [JVPTracer(trace, p, t) if not is_zero(t) else p for p, t in zip(primals, tangents)]
+        outs = fun(*ins)
+        return [trace.unpack(o) for o in outs]
+
+
+def _check_tuples(primals, tangents):
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError(at_user_line(
+            "primal and tangent arguments to jvp must be tuples or lists; found "
+            f"{type(primals).__name__} and {type(tangents).__name__}."))
+
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """(fun(*primals), the derivative of fun at primals applied to tangents), as jax.jvp."""
+    _check_tuples(primals, tangents)
+    p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
+    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    if t_tree != in_tree:
+        raise TypeError(at_user_line(
+            f"primal and tangent arguments to jvp must have the same tree structure; "
+            f"primals have tree structure {in_tree} whereas tangents have {t_tree}."))
+    p_leaves = [_primal_array(p) for p in p_leaves]
+    t_leaves = [_tangent_in(p, t) for p, t in zip(p_leaves, t_leaves)]
+    trees = {}
+
+    def flat_fun(*xs):
+        out = fun(*tree_util.tree_unflatten(in_tree, xs))
+        if has_aux:
+            out, trees["aux"] = _split_aux(out)
+        leaves, trees["out"] = tree_util.tree_flatten(out)
+        return leaves
+
+    pairs = _jvp_flat(flat_fun, p_leaves, t_leaves)
+    out_tree = trees["out"]
+    primals_out = tree_util.tree_unflatten(out_tree, [p for p, _ in pairs])
+    tangents_out = tree_util.tree_unflatten(out_tree, [instantiate(t) for _, t in pairs])
+    if has_aux:
+        return primals_out, tangents_out, _strip(trees["aux"])
+    return primals_out, tangents_out
+
+
+def _tangent_in(primal, tangent):
+    """A user's tangent for primal: float0 (or anything) for an integer primal is a Zero."""
+    ptype = type_of(primal)
+    want = tangent_dtype(ptype.dtype)
+    ttype = type_of(tangent) if not (hasattr(tangent, "dtype") and tangent.dtype == float0) \
+        else ArrayType(tuple(np.shape(tangent)), float0)
+    if ttype.shape != ptype.shape or (ttype.dtype != want and not isinstance(tangent, float)):
+        raise TypeError(at_user_line(
+            f"primal and tangent arguments to jvp do not match: primal {ptype} has tangent "
+            f"dtype {dtypes.SHORT_NAMES.get(want, 'float0')}, got tangent "
+            f"{ttype.shape} of dtype {ttype.dtype}"))
+    return Zero(ArrayType(ptype.shape, want)) if want == float0 else _primal_array(tangent)
+
+
+def _split_aux(out):
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise TypeError(at_user_line(
+            "expected function with aux output to return a two-element tuple, but got type "
+            f"{type(out)}"))
+    return out
+
+
+def _strip(tree):
+    """aux outputs leave a transformation as their primal values."""
+    def primal(x):
+        while isinstance(x, (JVPTracer, VJPTracer)) and not core._is_active(
+                x._trace, core._trace_state.get(core._base_state)[0]):
+            x = x.primal
+        return x
+    return tree_util.tree_map(primal, tree)
+
+
+def linearize(fun, *primals):
+    """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The forward pass
+    is traced again per call of f_jvp (under jit, CSE and DCE share and drop it)."""
+    out, _ = jvp(fun, primals, tuple(zeros_like_tree(primals)))
+    return out, lambda *tangents: jvp(fun, primals, tangents)[1]
+
+
+def zeros_like_tree(tree):
+    return tree_util.tree_map(
+        lambda x: np.zeros(np.shape(x), tangent_dtype(type_of(x).dtype))
+        if tangent_dtype(type_of(x).dtype) == float0 else zeros(type_of(x)), tree)
+
+
+# ---------------------------------------------------------------- reverse mode
+
+class VJPTracer(Tracer):
+    __slots__ = ("primal",)
+
+    def __init__(self, trace, primal):
+        self._trace = trace
+        self.primal = primal
+
+    @property
+    def type(self) -> ArrayType:
+        return type_of(self.primal)
+
+
+class VJPTrace(Trace):
+    """Records a tape: each node is (backward, input tracers, output tracers, outputs,
+    source line), `backward(cts_out) -> cts_in`. Not dynamic, like JVPTrace."""
+
+    def __init__(self):
+        self.tape: list = []
+
+    def primal(self, x):
+        return x.primal if isinstance(x, VJPTracer) and x._trace is self else x
+
+    def process_primitive(self, prim, operands, params):
+        rule = vjp_rules.get(prim)
+        if rule is inline:
+            return inline(operands, **params)
+        primals = [self.primal(x) for x in operands]
+        outs = _bind_list(prim, primals, params)
+        if rule is None:
+            if getattr(jvp_rules.get(prim), "zero", False) or not any(
+                    dtypes.is_inexact(type_of(o).dtype) for o in outs):
+                return outs
+            raise NotImplementedError(at_user_line(
+                f"differentiation of {prim} is not implemented (it has no VJP rule)"))
+        return self.record(lambda cts: rule(cts, primals, outs, **params), operands, outs)
+
+    def record(self, backward, operands, outs) -> list:
+        """Tracers for outs (inexact ones), and a tape node for them."""
+        ins = [x if isinstance(x, VJPTracer) and x._trace is self else None for x in operands]
+        tracers = [VJPTracer(self, o) if dtypes.is_inexact(type_of(o).dtype) else o
+                   for o in outs]
+        self.tape.append((backward, ins, tracers, outs, core.current_location()))
+        return tracers
+
+    def concrete(self, tracer, what):
+        return _concrete_primal(tracer.primal, what)
+
+
+def inline(operands, *, name, graph):
+    """The tape's treatment of a call: its equations, recorded one by one."""
+    return core.eval_graph(graph, *operands)
+
+
+def backward_pass(tape: list, seeds) -> dict:
+    """Cotangents by id(tracer): the seeds (tracer, cotangent) pulled back through tape."""
+    cts: dict = {}
+    for tracer, ct in seeds:
+        _accumulate(cts, tracer, ct)
+    for backward, ins, tracers, outs, loc in reversed(tape):
+        cts_out = [cts.pop(id(t), None) if isinstance(t, VJPTracer) else None for t in tracers]
+        if all(c is None for c in cts_out):
+            continue
+        with core.source_location(loc):
+            cts_out = [zeros(type_of(o)) if c is None else c for c, o in zip(cts_out, outs)]
+            for tracer, ct in zip(ins, backward(cts_out)):
+                if tracer is not None and not is_zero(ct):
+                    _accumulate(cts, tracer, ct)
+    return cts
+
+
+def _accumulate(cts, tracer, ct):
+    from .primitives.elementwise import add
+    key = id(tracer)
+    cts[key] = ct if key not in cts else add(cts[key], ct)
+
+
+def _vjp_flat(fun, primals: list):
+    """(primal outs, f_vjp(cts) -> cts of primals as arrays or None)."""
+    with new_trace(VJPTrace()) as trace:
+        ins = [VJPTracer(trace, p) for p in primals]
+        outs, aux = fun(*ins)
+        out_primals = [trace.primal(o) for o in outs]
+
+    def f_vjp(cts):
+        got = backward_pass(trace.tape, [(o, c) for o, c in zip(outs, cts)
+                                         if isinstance(o, VJPTracer) and o._trace is trace])
+        return [got.get(id(t)) for t in ins]
+    return out_primals, f_vjp, _strip(aux)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """(fun(*primals), f_vjp[, aux]): f_vjp(cotangent) pulls a cotangent of the output
+    back to cotangents of the primals, as jax.vjp."""
+    leaves, in_tree = tree_util.tree_flatten(primals)
+    leaves = [_primal_array(p) for p in leaves]
+    trees = {}
+
+    def flat_fun(*xs):
+        out = fun(*tree_util.tree_unflatten(in_tree, xs))
+        aux = None
+        if has_aux:
+            out, aux = _split_aux(out)
+        out_leaves, trees["out"] = tree_util.tree_flatten(out)
+        return out_leaves, aux
+
+    out_primals, f_vjp_flat, aux = _vjp_flat(flat_fun, leaves)
+    out_tree = trees["out"]
+
+    def f_vjp(cotangent):
+        ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
+        if ct_tree != out_tree:
+            raise TypeError(at_user_line(
+                f"the cotangent has tree structure {ct_tree}, but the function's output "
+                f"has {out_tree}"))
+        for o, c in zip(out_primals, ct_leaves):
+            if type_of(o).shape != type_of(c).shape:
+                raise ValueError(at_user_line(
+                    f"the cotangent's shape {type_of(c).shape} does not match the output's "
+                    f"shape {type_of(o).shape}"))
+        cts = f_vjp_flat(ct_leaves)
+        return tree_util.tree_unflatten(in_tree, [
+            zeros(Zero.like(p).type) if c is None else c for p, c in zip(leaves, cts)])
+
+    out = tree_util.tree_unflatten(out_tree, out_primals)
+    return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def _argnums(argnums, args):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if nums and max(nums) >= len(args):
+        raise TypeError(at_user_line(
+            f"differentiating with respect to argnums={argnums} requires at least "
+            f"{max(nums) + 1} positional arguments to be passed by the caller, but got "
+            f"only {len(args)} positional arguments."))
+    return nums
+
+
+def _partial(fun, args, kwargs, nums):
+    """fun as a function of the arguments at positions nums only."""
+    def partial_fun(*diff_args):
+        full = list(args)
+        for i, a in zip(nums, diff_args):
+            full[i] = a
+        return fun(*full, **kwargs)
+    return partial_fun
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """fun's value and its gradient with respect to the arguments argnums, as in JAX."""
+
+    @functools.wraps(fun)
+    def value_and_grad_fun(*args, **kwargs):
+        nums = _argnums(argnums, args)
+        diff_args = tuple(args[i] for i in nums)
+        for leaf in tree_util.tree_leaves(diff_args):
+            _check_input(type_of(leaf).dtype, holomorphic, allow_int)
+        results = vjp(_partial(fun, args, kwargs, nums), *diff_args, has_aux=has_aux)
+        out, f_vjp = results[:2]
+        _check_output(out, holomorphic)
+        grads = f_vjp(core.lift(1, type_of(out).dtype))
+        grads = grads[0] if isinstance(argnums, int) else grads
+        return ((out, results[2]) if has_aux else out), grads
+    return value_and_grad_fun
+
+
+def _check_input(dtype, holomorphic, allow_int):
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(at_user_line(
+            f"holomorphic=True requires inputs with complex dtype, but got {dtype.name}."))
+    if not allow_int and not dtypes.is_inexact(dtype):
+        raise TypeError(at_user_line(
+            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
+            f"of np.inexact), but got {dtype.name}. If you want to use Boolean- or "
+            "integer-valued inputs, use vjp or set allow_int to True."))
+
+
+def _check_output(out, holomorphic):
+    if not isinstance(out, (Tracer, float, int)) and not hasattr(out, "shape"):
+        raise TypeError(at_user_line(
+            f"Gradient only defined for scalar-output functions. Output was {out}."))
+    t = type_of(out)
+    if t.shape != ():
+        raise TypeError(at_user_line(
+            f"Gradient only defined for scalar-output functions. Output had shape: {t.shape}."))
+    if holomorphic and not dtypes.is_complex(t.dtype):
+        raise TypeError(at_user_line(
+            f"holomorphic=True requires outputs with complex dtype, but got {t.dtype.name}."))
+    if not holomorphic and not dtypes.is_float(t.dtype):
+        raise TypeError(at_user_line(
+            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {t.dtype.name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex outputs, use vjp directly."))
+
+
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+    """The gradient of a scalar-valued fun with respect to arguments argnums, as jax.grad."""
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @functools.wraps(fun)
+    def grad_fun(*args, **kwargs):
+        value, g = value_and_grad_fun(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    return grad_fun
+
+
+# ---------------------------------------------------------------- Jacobians
+
+def _jacobian_pieces(fun, argnums, args, kwargs):
+    nums = _argnums(argnums, args)
+    diff_args = tuple(args[i] for i in nums)
+    leaves, in_tree = tree_util.tree_flatten(diff_args)
+    return _partial(fun, args, kwargs, nums), [_primal_array(x) for x in leaves], in_tree
+
+
+def _jacobian_tree(blocks, out_tree, in_tree, argnums):
+    """blocks[i][j]: d out leaf i / d in leaf j -> JAX's nesting: output tree of input trees."""
+    def per_output(row):
+        tree = tree_util.tree_unflatten(in_tree, row)
+        return tree[0] if isinstance(argnums, int) else tree
+    return tree_util.tree_unflatten(out_tree, [per_output(row) for row in blocks])
+
+
+def _basis(types, k):
+    """Unit vector number k over the flattened leaves: (leaf index, one-hot host array)."""
+    for j, t in enumerate(types):
+        if k < t.size:
+            e = np.zeros(t.size, t.dtype)
+            e[k] = 1
+            return j, e.reshape(t.shape)
+        k -= t.size
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """The Jacobian by forward mode: one jvp per input element."""
+    from . import numpy as tnp
+
+    @functools.wraps(fun)
+    def jacfwd_fun(*args, **kwargs):
+        f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
+        types = [type_of(x) for x in leaves]
+        trees = {}
+
+        def flat_f(*xs):
+            out = f(*tree_util.tree_unflatten(in_tree, xs))
+            if has_aux:
+                out, trees["aux"] = _split_aux(out)
+            out_leaves, trees["out"] = tree_util.tree_flatten(out)
+            return out_leaves
+
+        columns, primal_out = [], None
+        for k in range(sum(t.size for t in types)):
+            j, e = _basis(types, k)
+            tangents = [Zero(ArrayType(t.shape, tangent_dtype(t.dtype))) for t in types]
+            tangents[j] = core.lift(e)
+            pairs = _jvp_flat(flat_f, leaves, tangents)
+            primal_out = [p for p, _ in pairs]
+            columns.append([instantiate(t) for _, t in pairs])
+        blocks = []
+        for i, o in enumerate(primal_out or []):
+            ot, start, row = type_of(o), 0, []
+            for t in types:
+                cols = tnp.stack([c[i] for c in columns[start:start + t.size]], axis=-1)
+                row.append(tnp.reshape(cols, ot.shape + t.shape))
+                start += t.size
+            blocks.append(row)
+        jac = _jacobian_tree(blocks, trees["out"], in_tree, argnums)
+        return (jac, _strip(trees["aux"])) if has_aux else jac
+    return jacfwd_fun
+
+
+def jacrev(fun, argnums=0, has_aux=False):
+    """The Jacobian by reverse mode: one forward pass, one backward pass per output element."""
+    from . import numpy as tnp
+
+    @functools.wraps(fun)
+    def jacrev_fun(*args, **kwargs):
+        f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
+        trees = {}
+
+        def flat_f(*xs):
+            out = f(*tree_util.tree_unflatten(in_tree, xs))
+            aux = None
+            if has_aux:
+                out, aux = _split_aux(out)
+            out_leaves, trees["out"] = tree_util.tree_flatten(out)
+            return out_leaves, aux
+
+        outs, f_vjp, aux = _vjp_flat(flat_f, leaves)
+        out_types = [type_of(o) for o in outs]
+        rows = []
+        for k in range(sum(t.size for t in out_types)):
+            i, e = _basis(out_types, k)
+            cts = [zeros(t) for t in out_types]
+            cts[i] = core.lift(e)
+            rows.append([zeros(type_of(x)) if c is None else c
+                         for x, c in zip(leaves, f_vjp(cts))])
+        blocks, start = [], 0
+        for ot in out_types:
+            blocks.append([tnp.reshape(tnp.stack([r[j] for r in rows[start:start + ot.size]]),
+                                       ot.shape + type_of(x).shape)
+                           for j, x in enumerate(leaves)])
+            start += ot.size
+        jac = _jacobian_tree(blocks, trees["out"], in_tree, argnums)
+        return (jac, aux) if has_aux else jac
+    return jacrev_fun
+
+
+def hessian(fun, argnums=0, has_aux=False):
+    """The Hessian: jacfwd of jacrev, as in JAX."""
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+# ---------------------------------------------------------------- user-defined rules
+
+def stop_gradient(x):
+    """x, with zero derivative: every leaf through the stop_gradient primitive."""
+    from .primitives.elementwise import stop_gradient_p
+
+    def stop(leaf):
+        leaf = _primal_array(leaf)
+        return leaf if not dtypes.is_inexact(type_of(leaf).dtype) else stop_gradient_p.bind(leaf)
+    return tree_util.tree_map(stop, x)
+
+
+class custom_jvp:
+    """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
+    `rule(primals, tangents) -> (primal_out, tangent_out)`. Under the tape, the rule's
+    tangent function (linear in the tangents) is recorded on a nested tape, and its
+    backward pass is the VJP."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.jvp = None
+
+    def defjvp(self, jvp):
+        self.jvp = jvp
+        return jvp
+
+    def __call__(self, *args):
+        if self.jvp is None:
+            raise AttributeError(at_user_line(
+                f"No JVP defined for custom_jvp function {self.__name__} using defjvp."))
+        leaves, in_tree = tree_util.tree_flatten(args)
+        trace = core.find_trace(leaves)
+        if isinstance(trace, JVPTrace):
+            return self._jvp(trace, leaves, in_tree)
+        if isinstance(trace, VJPTrace):
+            return self._vjp(trace, leaves, in_tree)
+        return self.fun(*args)
+
+    def _call_rule(self, primals, tangents, in_tree):
+        out, t_out = self.jvp(tuple(tree_util.tree_unflatten(in_tree, primals)),
+                              tuple(tree_util.tree_unflatten(in_tree, tangents)))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        return out_leaves, tree_util.tree_leaves(t_out), out_tree
+
+    def _jvp(self, trace, leaves, in_tree):
+        primals, tangents = zip(*map(trace.unpack, leaves))
+        outs, t_outs, out_tree = self._call_rule(
+            primals, [zeros(t.type) if type(t) is Zero else t for t in tangents], in_tree)
+        return tree_util.tree_unflatten(out_tree, [JVPTracer(trace, o, t)
+                                                   for o, t in zip(outs, t_outs)])
+
+    def _vjp(self, trace, leaves, in_tree):
+        primals = [trace.primal(x) for x in leaves]
+        with new_trace(VJPTrace()) as linear:
+            tangents = [VJPTracer(linear, zeros(Zero.like(p).type)) for p in primals]
+            outs, t_outs, out_tree = self._call_rule(primals, tangents, in_tree)
+
+        def backward(cts):
+            got = backward_pass(linear.tape, [(t, c) for t, c in zip(t_outs, cts)
+                                              if isinstance(t, VJPTracer)])
+            return [got.get(id(t)) for t in tangents]
+        return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
+
+
+class custom_vjp:
+    """A function with a user-defined VJP, as jax.custom_vjp: `f.defvjp(fwd, bwd)`,
+    `fwd(*args) -> (out, residuals)`, `bwd(residuals, cotangent) -> cotangents of args`.
+    Forward mode differentiates the function itself."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(at_user_line(
+                f"No VJP defined for custom_vjp function {self.__name__} using defvjp."))
+        leaves, in_tree = tree_util.tree_flatten(args)
+        trace = core.find_trace(leaves)
+        if not isinstance(trace, VJPTrace):
+            return self.fun(*args)
+        primals = [trace.primal(x) for x in leaves]
+        out, res = self.fwd(*tree_util.tree_unflatten(in_tree, primals))
+        outs, out_tree = tree_util.tree_flatten(out)
+
+        def backward(cts):
+            ct_args = self.bwd(res, tree_util.tree_unflatten(out_tree, cts))
+            if not isinstance(ct_args, tuple) or len(ct_args) != len(args):
+                raise TypeError(at_user_line(
+                    f"Custom VJP bwd rule must produce a tuple of length equal to the number "
+                    f"of primal inputs ({len(args)}), got {ct_args!r}"))
+            return tree_util.tree_flatten(ct_args, is_leaf=lambda x: x is None)[0]
+        return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """fun, whose intermediate values the tape does not keep: the backward pass runs
+    fun's forward pass again from its saved inputs (jax.checkpoint / remat)."""
+
+    @functools.wraps(fun)
+    def remat_fun(*args):
+        leaves, in_tree = tree_util.tree_flatten(args)
+        trace = core.find_trace(leaves)
+        if not isinstance(trace, VJPTrace):
+            return fun(*args)
+        primals = [trace.primal(x) for x in leaves]
+        out = fun(*tree_util.tree_unflatten(in_tree, primals))
+        outs, out_tree = tree_util.tree_flatten(out)
+
+        def backward(cts):
+            def flat(*xs):
+                return tree_util.tree_leaves(fun(*tree_util.tree_unflatten(in_tree, xs))), None
+            return _vjp_flat(flat, primals)[1](cts)
+        return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
+    return remat_fun
+
+
+remat = checkpoint

@@ -1,0 +1,514 @@
+"""Forward and reverse mode: every primitive's rules checked numerically from one table,
+and the transformations (grad, jvp, vjp, jacfwd, jacrev, hessian, custom rules,
+checkpoint) against jax's as the oracle, alone and composed with jit."""
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.dtypes import float0
+
+import tracehlo
+import tracehlo.numpy as tnp
+from tracehlo import ad, core, lax, verify
+
+# ---------------------------------------------------------------- check_grads
+
+rng = np.random.default_rng(0)
+
+
+def uniform(lo, hi, shape=(2, 3)):
+    return rng.uniform(lo, hi, shape)
+
+
+def normal(shape=(2, 3)):
+    return rng.normal(size=shape)
+
+
+def cnormal(shape=(2, 3)):
+    return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+
+
+def distinct(shape=(2, 3)):
+    """Values far apart, so max/min/sort/clamp have no ties near them."""
+    return rng.permutation(np.arange(np.prod(shape))).reshape(shape) * 0.5 - 1.0
+
+
+PRED = np.array([[True, False, True], [False, False, True]])
+IDX = np.array([[1], [0], [1]], np.int32)
+jitted_sin_mul = tracehlo.jit(lambda x, y: tnp.sin(x) * y)
+
+# (primitive, function of float64 arrays, arguments[, order checked (default 2)]): one row
+# per differentiable primitive
+ROWS = [
+    ("neg", lax.neg, [normal()]),
+    ("abs", lax.abs, [normal()]),
+    ("abs", lax.abs, [cnormal()]),
+    ("exp", lax.exp, [normal()]),
+    ("exp2", lax.exp2, [normal()]),
+    ("log", lax.log, [uniform(0.5, 2)]),
+    ("log1p", lax.log1p, [uniform(0, 2)]),
+    ("expm1", lax.expm1, [normal()]),
+    ("sqrt", lax.sqrt, [uniform(0.5, 2)]),
+    ("rsqrt", lax.rsqrt, [uniform(0.5, 2)]),
+    ("cbrt", lax.cbrt, [uniform(0.5, 2)]),
+    ("sin", lax.sin, [normal()]),
+    ("sin", lax.sin, [cnormal()]),
+    ("cos", lax.cos, [normal()]),
+    ("tan", lax.tan, [uniform(-1, 1)]),
+    ("tanh", lax.tanh, [normal()]),
+    ("logistic", lax.logistic, [normal()]),
+    ("asin", lax.asin, [uniform(-0.8, 0.8)]),
+    ("acos", lax.acos, [uniform(-0.8, 0.8)]),
+    ("atan", lax.atan, [normal()]),
+    ("sinh", lax.sinh, [normal()]),
+    ("cosh", lax.cosh, [normal()]),
+    ("asinh", lax.asinh, [normal()]),
+    ("acosh", lax.acosh, [uniform(1.5, 3)]),
+    ("atanh", lax.atanh, [uniform(-0.8, 0.8)]),
+    ("erf", lax.erf, [normal()]),
+    ("erfc", lax.erfc, [normal()]),
+    ("erf_inv", lax.erf_inv, [uniform(-0.8, 0.8)]),
+    ("lgamma", lax.lgamma, [uniform(0.5, 3)], 1),  # order 2 needs digamma's derivative
+    ("add", lax.add, [normal(), normal()]),
+    ("add", lambda x, s: lax.add(x, s), [normal(), normal(())]),  # a rank-0 operand
+    ("sub", lax.sub, [normal(), normal()]),
+    ("mul", lax.mul, [normal(), normal()]),
+    ("mul", lax.mul, [cnormal(), cnormal()]),
+    ("div", lax.div, [normal(), uniform(0.5, 2)]),
+    ("pow", lax.pow, [uniform(0.5, 2), normal()]),
+    ("max", lax.max, [distinct(), distinct() + 0.25]),
+    ("min", lax.min, [distinct(), distinct() + 0.25]),
+    ("atan2", lax.atan2, [normal(), normal()]),
+    ("rem", lax.rem, [uniform(2.1, 2.9), uniform(0.6, 0.9)]),
+    ("real", lax.real, [cnormal()]),
+    ("imag", lax.imag, [cnormal()]),
+    ("complex", lax.complex, [normal(), normal()]),
+    ("conj", lax.conj, [cnormal()]),
+    ("conj", lax.conj, [normal()]),
+    ("select", lambda a, b: lax.select(PRED, a, b), [normal(), normal()]),
+    ("clamp", lax.clamp, [np.float64(-0.75), distinct(), np.float64(0.75)]),
+    ("convert_element_type", lambda x: lax.convert_element_type(x, np.complex128),
+     [normal()]),
+    ("reduce_sum", lambda x: lax.reduce_sum(x, (1,)), [normal()]),
+    ("reduce_max", lambda x: lax.reduce_max(x, (0, 1)), [distinct()]),
+    ("reduce_min", lambda x: lax.reduce_min(x, (0,)), [distinct()]),
+    ("reduce_prod", lambda x: lax.reduce_prod(x, (1,)), [normal()]),
+    ("cumsum", lambda x: lax.cumsum(x, 1), [normal()]),
+    ("cumprod", lambda x: lax.cumprod(x, 1, reverse=True), [normal()]),
+    ("cummax", lambda x: lax.cummax(x, 1), [distinct()]),
+    ("cummin", lambda x: lax.cummin(x, 0), [distinct()]),
+    ("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 2, 3), (1, 2)),
+     [normal((1, 3))]),
+    ("reshape", lambda x: lax.reshape(x, (3, 2)), [normal()]),
+    ("squeeze", lambda x: lax.squeeze(x, (0,)), [normal((1, 3))]),
+    ("expand_dims", lambda x: lax.expand_dims(x, (1,)), [normal()]),
+    ("transpose", lambda x: lax.transpose(x, (1, 0)), [normal()]),
+    ("rev", lambda x: lax.rev(x, (1,)), [normal()]),
+    ("concatenate", lambda x, y: lax.concatenate([x, y], 1), [normal(), normal((2, 2))]),
+    ("pad", lambda x, v: lax.pad(x, v, [(1, -1, 1), (0, 2, 0)]), [normal(), normal(())]),
+    ("slice", lambda x: lax.slice(x, (0, 0), (2, 3), (1, 2)), [normal()]),
+    ("dynamic_slice", lambda x: lax.dynamic_slice(x, (1, 1), (1, 2)), [normal()]),
+    ("dynamic_update_slice", lambda x, u: lax.dynamic_update_slice(x, u, (0, 1)),
+     [normal(), normal((2, 1))]),
+    ("gather", lambda x: lax.gather(x, IDX, offset_dims=(1,), collapsed_slice_dims=(0,),
+                                    start_index_map=(0,), slice_sizes=(1, 3),
+                                    index_vector_dim=1), [normal()]),
+    ("gather", lambda x: tnp.take_along_axis(x, np.array([[2, 0], [1, 1]]), 1), [normal()]),
+    ("scatter", lambda x, u: lax.scatter(x, IDX, u, update_window_dims=(1,),
+                                         inserted_window_dims=(0,),
+                                         scatter_dims_to_operand_dims=(0,),
+                                         index_vector_dim=1, combiner="add"),
+     [normal(), normal((3, 3))]),
+    ("scatter", lambda x, u: lax.scatter(x, IDX[:1], u, update_window_dims=(1,),
+                                         inserted_window_dims=(0,),
+                                         scatter_dims_to_operand_dims=(0,),
+                                         index_vector_dim=1, combiner="set"),
+     [normal(), normal((1, 3))]),
+    ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
+     [normal((2, 3, 4)), normal((2, 4, 2))]),
+    ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
+    ("pjit", jitted_sin_mul, [normal(), normal()]),
+]
+
+# primitives whose result does not change with their operands: zero tangents
+ZERO_ROWS = [
+    ("floor", lax.floor, [normal()]),
+    ("ceil", lax.ceil, [normal()]),
+    ("round", lax.round, [normal()]),
+    ("sign", lax.sign, [normal()]),
+    ("compare", lax.lt, [normal(), normal()]),
+    ("is_finite", lax.is_finite, [normal()]),
+    ("nextafter", lambda x: lax.nextafter(x, x + 1), [normal()]),
+    ("argmax", lambda x: lax.argmax(x, 1), [normal()]),
+    ("argmin", lambda x: lax.argmin(x, 0), [normal()]),
+    ("iota", lambda x: lax.iota(np.int32, 3), [normal((3,))]),
+    ("convert_element_type", lambda x: lax.convert_element_type(x, np.int32), [normal()]),
+    ("bitcast_convert_type", lambda x: lax.bitcast_convert_type(x, np.int64), [normal()]),
+    ("stop_gradient", lax.stop_gradient, [normal()]),
+    ("and", lambda x: lax.bitwise_and(lax.lt(x, 0), lax.gt(x, -1)), [normal()]),
+    ("or", lambda x: lax.bitwise_or(lax.lt(x, 0), lax.gt(x, 1)), [normal()]),
+    ("xor", lambda x: lax.bitwise_xor(lax.lt(x, 0), lax.gt(x, -1)), [normal()]),
+    ("not", lambda x: lax.bitwise_not(lax.lt(x, 0)), [normal()]),
+    ("reduce_and", lambda x: lax.reduce_and(lax.lt(x, 0), (1,)), [normal()]),
+    ("reduce_or", lambda x: lax.reduce_or(lax.lt(x, 0), (1,)), [normal()]),
+]
+_INT = lambda x: lax.convert_element_type(x, np.int32)  # noqa: E731
+ZERO_ROWS += [(name, lambda x, op=op: op(_INT(x), _INT(lax.abs(x))), [normal()])
+              for name, op in [("shift_left", lax.shift_left),
+                               ("shift_right_arithmetic", lax.shift_right_arithmetic),
+                               ("shift_right_logical", lax.shift_right_logical)]]
+ZERO_ROWS += [("population_count", lambda x: lax.population_count(_INT(x)), [normal()])]
+
+EXEMPT = {
+    "digamma": "its derivative is polygamma(1, x), which is not a primitive yet",
+}
+
+
+def test_every_primitive_has_a_row_or_is_exempt():
+    covered = {r[0] for r in ROWS + ZERO_ROWS} | set(EXEMPT)
+    assert sorted(set(core.primitives) - covered) == []
+    for name, *_ in ROWS:
+        prim = core.primitives[name]
+        assert prim in ad.jvp_rules and prim in ad.vjp_rules, name
+    for name in {r[0] for r in ZERO_ROWS} - {r[0] for r in ROWS}:
+        assert getattr(ad.jvp_rules[core.primitives[name]], "zero", False), name
+
+
+@pytest.fixture
+def x64():
+    tracehlo.config.update("enable_x64", True)
+    try:
+        yield
+    finally:
+        tracehlo.config.update("enable_x64", False)
+
+
+def _like(x):
+    x = np.asarray(x)
+    if np.iscomplexobj(x):
+        return rng.normal(size=x.shape) + 1j * rng.normal(size=x.shape)
+    return rng.normal(size=x.shape).astype(x.dtype)
+
+
+def _inner(xs, ys):
+    return sum(np.real(np.vdot(np.asarray(x).ravel(), np.asarray(y).ravel()))
+               for x, y in zip(xs, ys))
+
+
+def _close(a, b, what, scale=1.0):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5,
+                               atol=1e-5 * scale, err_msg=what)
+
+
+def check_jvp(f, args, what):
+    """The JVP against central differences along a random direction."""
+    v = [_like(a) for a in args]
+    eps = 1e-5
+    plus = f(*[a + eps * t for a, t in zip(args, v)])
+    minus = f(*[a - eps * t for a, t in zip(args, v)])
+    numeric = (np.asarray(plus) - np.asarray(minus)) / (2 * eps)
+    out, t_out = tracehlo.jvp(f, tuple(args), tuple(v))
+    _close(out, f(*args), what + ": primal")
+    _close(t_out, numeric, what + ": jvp vs finite differences",
+           1 + np.abs(numeric).max(initial=0))
+
+
+def check_vjp(f, args, what):
+    """The VJP against the JVP: <ct, J v> == <J^T ct, v> (JAX's check_vjp, conjugates
+    included, for its convention on complex numbers)."""
+    v = [_like(a) for a in args]
+    out, f_vjp = tracehlo.vjp(f, *args)
+    ct = _like(out)
+    cts = [np.conj(np.asarray(c)) for c in f_vjp(np.conj(ct))]
+    t_out = tracehlo.jvp(f, tuple(args), tuple(v))[1]
+    expected = _inner([t_out], [ct])
+    _close(_inner(v, cts), expected, what + ": vjp vs jvp", 1 + abs(expected))
+
+
+def check_grads(f, args, what, order=2):
+    check_jvp(f, args, what)
+    check_vjp(f, args, what)
+    if order > 1:
+        v = [_like(a) for a in args]
+        ct = _like(f(*args))
+        check_grads(lambda *a: tracehlo.jvp(f, a, tuple(v))[1], args, what + " (jvp)", 1)
+        check_grads(lambda *a: tracehlo.vjp(f, *a)[1](ct)[0], args, what + " (vjp)", 1)
+
+
+@pytest.mark.parametrize("name,f,args,order", [(*r, 2)[:4] for r in ROWS],
+                         ids=[r[0] for r in ROWS])
+def test_check_grads(x64, name, f, args, order):
+    assert re.search(rf"= {name}\b", str(tracehlo.make_ir(f)(*args))), "row misses its primitive"
+    check_grads(f, args, name, order)
+
+
+@pytest.mark.parametrize("name,f,args", ZERO_ROWS, ids=[r[0] for r in ZERO_ROWS])
+def test_zero_tangents(x64, name, f, args):
+    assert re.search(rf"= {name}\b", str(tracehlo.make_ir(f)(*args))), "row misses its primitive"
+    out, t = tracehlo.jvp(f, tuple(args), tuple(np.ones_like(a) for a in args))
+    t = np.asarray(t)
+    assert t.shape == np.shape(out)
+    assert t.dtype == float0 or not t.any()
+    cts = tracehlo.vjp(f, *args)[1](np.ones(np.shape(out), np.asarray(out).dtype))
+    assert all(not np.asarray(c).any() for c in cts)
+
+
+# ---------------------------------------------------------------- against jax
+
+def test_seed_polynomial():
+    f = lambda x, y: x ** 4 + 2 ** y + 3  # noqa: E731
+    g = tracehlo.grad
+    assert g(f)(1.0, 2.0) == 4.0
+    assert g(g(f))(1.0, 2.0) == 12.0
+    assert g(g(g(f)))(1.0, 2.0) == 24.0
+    np.testing.assert_allclose(g(f, argnums=1)(1.0, 2.0), 2.7725887, rtol=1e-6)
+    assert g(f, argnums=(0, 1))(1.0, 2.0) == pytest.approx((4.0, 2.7725887))
+
+
+def _piecewise(x):
+    return 3. * x ** 2 if x < 3 else -4 * x
+
+
+def test_python_control_flow_on_concrete_values():
+    assert tracehlo.grad(_piecewise)(2.) == 12.0 == jax.grad(_piecewise)(2.)
+    assert tracehlo.grad(_piecewise)(4.) == -4.0
+    assert tracehlo.jvp(_piecewise, (2.,), (1.,))[1] == 12.0
+    with pytest.raises(tracehlo.TracerBoolConversionError, match=r"test_ad\.py:\d+: a Python `if`"):
+        tracehlo.jit(tracehlo.grad(_piecewise))(2.)
+
+
+def _value_and_grad_aux(np_):
+    def f(x):
+        y = np_.sum(np_.tanh(x) * x)
+        return y, {"norm": np_.sum(x * x)}
+    return f
+
+
+def test_value_and_grad_has_aux():
+    x = np.linspace(-1, 1, 5, dtype=np.float32)
+    (v, aux), g = tracehlo.value_and_grad(_value_and_grad_aux(tnp), has_aux=True)(x)
+    (jv, jaux), jg = jax.value_and_grad(_value_and_grad_aux(jnp), has_aux=True)(x)
+    np.testing.assert_allclose(v, jv, rtol=1e-6)
+    np.testing.assert_allclose(aux["norm"], jaux["norm"], rtol=1e-6)
+    np.testing.assert_allclose(g, jg, rtol=1e-6)
+    g2, aux2 = tracehlo.grad(_value_and_grad_aux(tnp), has_aux=True)(x)
+    np.testing.assert_allclose(g2, jg, rtol=1e-6)
+
+
+def _mlp_loss(np_):
+    def loss(params, x, labels):
+        h = x
+        for i, (w, b) in enumerate(params):
+            h = h @ w + b
+            if i < len(params) - 1:
+                h = np_.maximum(np_.tanh(h), 0.1 * h)
+        m = np_.max(h, axis=1, keepdims=True)
+        logp = h - m - np_.log(np_.sum(np_.exp(h - m), axis=1, keepdims=True))
+        return -np_.mean(np_.sum(logp * labels, axis=1))
+    return loss
+
+
+def _logistic_loss(np_):
+    def loss(wb, x, y):
+        p = 1 / (1 + np_.exp(-(x @ wb["w"] + wb["b"])))
+        return -np_.mean(y * np_.log(p) + (1 - y) * np_.log(1 - p))
+    return loss
+
+
+def _softmax_xent(np_):
+    def loss(logits, labels):
+        e = np_.exp(logits - np_.max(logits, axis=-1, keepdims=True))
+        return -np_.sum(labels * np_.log(e / np_.sum(e, axis=-1, keepdims=True)))
+    return loss
+
+
+def _problems():
+    r = np.random.default_rng(1)
+    f32 = lambda *s: r.normal(size=s).astype(np.float32)  # noqa: E731
+    labels = np.eye(3, dtype=np.float32)[r.integers(0, 3, 6)]
+    return [
+        ("mlp", _mlp_loss, ([(f32(4, 5), f32(5)), (f32(5, 3), f32(3))], f32(6, 4), labels)),
+        ("logistic", _logistic_loss, ({"w": f32(4), "b": np.float32(0.1)}, f32(6, 4),
+                                      (r.uniform(size=6) > 0.5).astype(np.float32))),
+        ("softmax_xent", _softmax_xent, (f32(6, 3), labels)),
+    ]
+
+
+def _assert_trees_close(a, b, rtol=2e-5):
+    assert jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("name,make,args", _problems(), ids=lambda p: p if isinstance(p, str) else "")
+def test_gradients_equal_jax(name, make, args):
+    expected = jax.grad(make(jnp))(*args)
+    _assert_trees_close(tracehlo.grad(make(tnp))(*args), expected)
+    _assert_trees_close(tracehlo.jit(tracehlo.grad(make(tnp)))(*args), expected)
+
+
+def test_grad_of_jit_and_jvp_of_jit():
+    x = np.linspace(0.1, 1, 3).astype(np.float32)
+    f = tracehlo.jit(lambda x: tnp.sum(tnp.sin(x) * x))
+    jf = lambda x: jnp.sum(jnp.sin(x) * x)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(f)(x), jax.grad(jf)(x), rtol=1e-6)
+    np.testing.assert_allclose(tracehlo.jvp(f, (x,), (x,))[1], jax.jvp(jf, (x,), (x,))[1],
+                               rtol=1e-6)
+
+
+def test_jacobians_and_hessian():
+    x = np.linspace(0.1, 1, 3).astype(np.float32)
+    f = lambda x: tnp.sin(x) * tnp.sum(x ** 2)  # noqa: E731
+    jf = lambda x: jnp.sin(x) * jnp.sum(x ** 2)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.jacfwd(f)(x), jax.jacfwd(jf)(x), rtol=1e-5)
+    np.testing.assert_allclose(tracehlo.jacrev(f)(x), jax.jacrev(jf)(x), rtol=1e-5)
+    s = lambda x: tnp.sum(f(x))  # noqa: E731
+    js = lambda x: jnp.sum(jf(x))  # noqa: E731
+    np.testing.assert_allclose(tracehlo.hessian(s)(x), jax.hessian(js)(x), rtol=1e-5)
+    np.testing.assert_allclose(tracehlo.jacfwd(tracehlo.jacrev(s))(x), jax.hessian(js)(x),
+                               rtol=1e-5)
+    # pytrees: an output tree of input trees, as in JAX
+    g = lambda p: {"a": p[0] * p[1], "b": tnp.sum(p[0])}  # noqa: E731
+    jg = lambda p: {"a": p[0] * p[1], "b": jnp.sum(p[0])}  # noqa: E731
+    _assert_trees_close(tracehlo.jacrev(g)((x, x[::-1])), jax.jacrev(jg)((x, x[::-1])))
+    _assert_trees_close(tracehlo.jacfwd(g)((x, x[::-1])), jax.jacfwd(jg)((x, x[::-1])))
+
+
+def test_complex_inputs_follow_jax():
+    z = np.complex64(1 + 2j)
+    for f, jf in [(lambda z: tnp.real(tnp.sin(z) * z), lambda z: jnp.real(jnp.sin(z) * z)),
+                  (lambda z: tnp.abs(z) ** 2, lambda z: jnp.abs(z) ** 2)]:
+        np.testing.assert_allclose(tracehlo.grad(f)(z), jax.grad(jf)(z), rtol=1e-6)
+
+
+def test_holomorphic_and_allow_int():
+    z = np.complex64(1 + 2j)
+    np.testing.assert_allclose(tracehlo.grad(lambda z: tnp.sin(z) * z, holomorphic=True)(z),
+                               jax.grad(lambda z: jnp.sin(z) * z, holomorphic=True)(z),
+                               rtol=1e-6)
+    g = tracehlo.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert g[0] == 3.0 and np.asarray(g[1]).dtype == float0
+    with pytest.raises(TypeError, match="holomorphic=True requires inputs with complex dtype, "
+                                        "but got float32"):
+        tracehlo.grad(tnp.sin, holomorphic=True)(1.0)
+
+
+def test_integer_inputs_have_float0_tangents():
+    out, t = tracehlo.jvp(lambda x, n: x * n, (2.0, 3), (1.0, np.zeros((), float0)))
+    assert (out, t) == (6.0, 3.0)
+    _, f_vjp = tracehlo.vjp(lambda x, n: x * n, 2.0, 3)
+    ct_x, ct_n = f_vjp(1.0)
+    assert ct_x == 3.0 and np.asarray(ct_n).dtype == float0
+
+
+def test_linearize_and_stop_gradient():
+    out, f_jvp = tracehlo.linearize(tnp.sin, 1.0)
+    np.testing.assert_allclose(out, np.sin(1.0), rtol=1e-6)
+    np.testing.assert_allclose(f_jvp(2.0), 2 * np.cos(1.0), rtol=1e-6)
+    f = lambda x: x * lax.stop_gradient(x)  # noqa: E731
+    assert tracehlo.grad(f)(3.0) == 3.0
+
+
+# ---------------------------------------------------------------- user-defined rules
+
+@tracehlo.custom_jvp
+def _log1pexp(x):
+    return tnp.log(1. + tnp.exp(x))
+
+
+@_log1pexp.defjvp
+def _log1pexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return _log1pexp(x), t * (1. - 1. / (1. + tnp.exp(x)))
+
+
+@jax.custom_jvp
+def _jax_log1pexp(x):
+    return jnp.log(1. + jnp.exp(x))
+
+
+_jax_log1pexp.defjvp(lambda p, t: (_jax_log1pexp(p[0]), t[0] * (1. - 1. / (1. + jnp.exp(p[0])))))
+
+
+def test_custom_jvp_is_used_by_both_modes():
+    # at x = 100 the naive derivative is inf / inf = nan; the rule's is 1
+    x = 100.0
+    assert tracehlo.grad(_log1pexp)(x) == 1.0 == jax.grad(_jax_log1pexp)(x)
+    assert tracehlo.jvp(_log1pexp, (x,), (2.0,))[1] == 2.0
+    np.testing.assert_allclose(tracehlo.grad(tracehlo.grad(_log1pexp))(0.5),
+                               jax.grad(jax.grad(_jax_log1pexp))(0.5), rtol=1e-6)
+    assert tracehlo.jit(tracehlo.grad(_log1pexp))(x) == 1.0
+
+
+@tracehlo.custom_vjp
+def _clip_gradient(x):
+    return x
+
+
+_clip_gradient.defvjp(lambda x: (x, None), lambda res, g: (tnp.clip(g, -1.0, 1.0),))
+
+
+def test_custom_vjp_uses_bwd():
+    f = lambda x: tnp.sum(_clip_gradient(x) * 3.0)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(f)(np.ones(3, np.float32)), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(f))(np.ones(3, np.float32)),
+                               [1.0, 1.0, 1.0])
+    assert tracehlo.jvp(f, (np.ones(3, np.float32),), (np.ones(3, np.float32),))[1] == 9.0
+
+
+def test_checkpoint_recomputes_in_the_backward_pass():
+    calls = []
+
+    def block(x):
+        calls.append(1)
+        return tnp.sin(tnp.sin(x))
+    x = np.float32(0.5)
+    g = tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0)(x)
+    np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sin(jnp.sin(x)) * 2.0)(x), rtol=1e-6)
+    assert len(calls) == 2  # forward, then again in the backward pass
+    assert tracehlo.remat is tracehlo.checkpoint
+
+
+# ---------------------------------------------------------------- errors and IR
+
+def test_errors_name_the_users_line():
+    with pytest.raises(TypeError, match=r"test_ad\.py:\d+: Gradient only defined for "
+                                        r"scalar-output functions\. Output had shape: \(3,\)\."):
+        tracehlo.grad(lambda x: x * 2)(np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"test_ad\.py:\d+: grad requires real- or "
+                                        r"complex-valued inputs .* but got int32"):
+        tracehlo.grad(lambda x: x * 2)(1)
+    with pytest.raises(TypeError, match=r"test_ad\.py:\d+: grad requires real-valued "
+                                        r"outputs .* but got complex64"):
+        tracehlo.grad(lambda x: x * 2j)(1.0)
+    with pytest.raises(TypeError, match=r"argnums=2 requires at least 3 positional arguments"):
+        tracehlo.grad(lambda x, y: x, argnums=2)(1.0)
+    with pytest.raises(TypeError, match=r"must be tuples or lists; found float and float"):
+        tracehlo.jvp(tnp.sin, 1.0, 1.0)
+    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
+                                                  r"digamma is not implemented"):
+        tracehlo.grad(lax.digamma)(1.0)
+
+
+def test_transformed_graphs_verify_round_trip_and_lose_dead_code():
+    x = np.ones(3, np.float32)
+    graphs = [tracehlo.make_ir(tracehlo.grad(tnp.sin))(1.0),
+              tracehlo.make_ir(lambda x: tracehlo.jvp(tnp.sin, (x,), (x,)))(x),
+              tracehlo.make_ir(tracehlo.grad(tracehlo.grad(tnp.tanh)))(1.0),
+              tracehlo.make_ir(lambda x: tracehlo.jvp(jitted_sin_mul, (x, x), (x, x)))(x)]
+    for g in graphs:
+        verify(g)
+        assert str(tracehlo.parse_ir(str(g))) == str(g)
+    assert [e.prim.name for e in graphs[0].eqns] == ["cos", "mul"]  # no unused sin
+
+
+def _sum_sin_times(x):
+    return tnp.sum(tnp.sin(x) * x)  # every equation of grad(_sum_sin_times) comes from here
+
+
+def test_backward_equations_keep_the_forward_line():
+    g = tracehlo.make_ir(tracehlo.grad(_sum_sin_times))(np.ones(3, np.float32))
+    line = _sum_sin_times.__code__.co_firstlineno + 1
+    assert {str(e.loc) for e in g.eqns} == {f"{__file__}:{line}"}
