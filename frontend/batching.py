@@ -114,9 +114,9 @@ def shifted(axes, dim: int) -> tuple:
     return tuple(a + (a >= dim) for a in axes)
 
 
-def broadcasting_rule(name: str):
-    """The batching rule of the elementwise primitive `name` (by name: the rule is made
-    before the primitive it binds). Its operands share one shape, or are rank 0: batched
+def broadcasting_rule(prim):
+    """The batching rule of an elementwise primitive (a factory: define() passes the
+    primitive it defines). Its operands share one shape, or are rank 0: batched
     ones get their batch axis where the first full-rank batched operand has it (no
     transpose in the common case; axis 0 if none), unbatched full-rank ones are
     broadcast along it, unbatched rank-0 ones stay rank 0."""
@@ -137,8 +137,11 @@ def broadcasting_rule(name: str):
                 aligned.append(moveaxis(x, d, out_dim))
             else:  # one scalar per example, against full-rank operands
                 aligned.append(_shape_ops().broadcast_in_dim(x, shape, (out_dim,)))
-        return [core.primitives[name].bind(*aligned, **params)], [out_dim]
+        return [prim.bind(*aligned, **params)], [out_dim]
     return rule
+
+
+broadcasting_rule.takes_primitive = True
 
 
 def batch_graph(graph, values, dims):
