@@ -1,6 +1,6 @@
 # RUN: %python %s | FileCheck %s
 # make_ir of vmap(f): the batched graph. A batched 1-D operand of a matmul keeps its
-# batch axis as one more free axis; a shared argument of full rank is broadcast, a
+# batch axis leading, one more free axis of the dot; a shared argument of full rank is broadcast, a
 # scalar stays an inline literal; batch axes stay where the arguments have them
 # (in_axes=1 and out_axes=1 add no transpose); a nested jit is a call of the batched
 # callee; a per-example index is a gather with batching dimensions. Every printout parses back to the same text and verifies.
@@ -18,9 +18,9 @@ g1 = tracehlo.make_ir(tracehlo.vmap(affine, in_axes=(0, None, None)))(
     np.zeros((8, 4), np.float32), np.zeros((4, 5), np.float32), np.zeros(5, np.float32))
 print(g1)
 # CHECK-LABEL: func @affine(%0: f32[8,4], %1: f32[4,5], %2: f32[5]) -> (f32[8,5]) {
-# CHECK-NEXT:    %3: f32[1,8,4] = expand_dims[dimensions=(0,)] %0
-# CHECK-NEXT:    %4: f32[1,8,5] = dot_general[dimension_numbers=(((2,), (0,)), ((), ()))] %3, %1
-# CHECK-NEXT:    %5: f32[8,5] = squeeze[dimensions=(0,)] %4
+# CHECK-NEXT:    %3: f32[8,1,4] = expand_dims[dimensions=(1,)] %0
+# CHECK-NEXT:    %4: f32[8,1,5] = dot_general[dimension_numbers=(((2,), (0,)), ((), ()))] %3, %1
+# CHECK-NEXT:    %5: f32[8,5] = squeeze[dimensions=(1,)] %4
 # CHECK-NEXT:    %6: f32[8,5] = broadcast_in_dim[shape=(8, 5), broadcast_dimensions=(1,)] %2
 # CHECK-NEXT:    %7: f32[8,5] = add %5, %6
 # CHECK-NEXT:    %8: f32[8,5] = tanh %7
