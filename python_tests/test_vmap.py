@@ -511,3 +511,26 @@ def test_per_example_gradients_match_jax_and_a_loop_of_grad():
         assert tree_util.tree_structure(got) == tree_util.tree_structure(want)
         for g, w in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(want)):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@tracehlo.custom_jvp
+def sin_with_slope_two(x):
+    return tnp.sin(x)
+
+
+@sin_with_slope_two.defjvp
+def _sin_with_slope_two_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return sin_with_slope_two(x), 2.0 * t
+
+
+def test_vmap_of_grad_of_a_custom_jvp_uses_the_rule():
+    np.testing.assert_allclose(tracehlo.vmap(tracehlo.grad(sin_with_slope_two))(V), 2.0)
+
+
+@pytest.mark.xfail(strict=True, reason="custom_jvp under a BatchTrace inside grad calls the "
+                   "function itself (ad.custom_jvp.__call__ knows JVP and VJP traces only): "
+                   "it needs a custom_jvp of the batched function with the batched rule")
+def test_grad_of_vmap_of_a_custom_jvp_uses_the_rule():
+    got = tracehlo.grad(lambda v: tnp.sum(tracehlo.vmap(sin_with_slope_two)(v)))(V)
+    np.testing.assert_allclose(got, 2.0)
