@@ -47,9 +47,6 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(core.Trace):
-    def __init__(self, axis_size: int):
-        self.axis_size = axis_size
-
     def process_primitive(self, prim, operands, params):
         values, dims = [], []
         for x in operands:
@@ -147,10 +144,9 @@ broadcasting_rule.takes_primitive = True
 def batch_graph(graph, values, dims):
     """`graph` applied to these batched values, as a new Graph (to call) and the batch
     dims of its outputs: the graph is evaluated under a BatchTrace and re-staged."""
-    size = axis_size(values, dims)
     with core.staging(graph.name) as staged:
         ins = [staged.new_input(type_of(x)) for x in values]
-        with core.new_trace(BatchTrace(size)) as trace:
+        with core.new_trace(BatchTrace()) as trace:
             outs = core.eval_graph(graph, *[x if d is not_mapped else BatchTracer(trace, x, d)
                                             for x, d in zip(ins, dims)])
         out_dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
@@ -168,19 +164,20 @@ def _check_axes_tree(name: str, axes) -> None:
                         f"those types as leaves, but got {axes}.")
 
 
-def _broadcast_prefix(name: str, axes, tree) -> list:
-    """The axis of each leaf of `tree`, given the prefix tree `axes` (None is a leaf)."""
+def _broadcast_prefix(name: str, axes, tree, shown=None) -> list:
+    """The axis of each leaf of `tree`, given the prefix tree `axes` (None is a leaf).
+    An error shows `shown` (the user's axes and value), else axes and tree."""
+    leaves, prefix = tree_util.tree_flatten(axes, is_leaf=lambda a: a is None)
     try:
-        per_leaf = tree_util.tree_map(
-            lambda a, sub: [a] * tree_util.tree_structure(sub).num_leaves, axes, tree,
-            is_leaf=lambda a: a is None)
+        subtrees = prefix.flatten_up_to(tree)
     except ValueError:
         raise ValueError(at_user_line(
             f"vmap {name} specification must be a tree prefix of the corresponding value, "
-            f"got specification {axes} for value tree {tree_util.tree_structure(tree)}")
+            "got specification {} for value tree {}".format(
+                *(shown or (axes, tree_util.tree_structure(tree)))))
         ) from None
-    return [a for group in tree_util.tree_leaves(per_leaf, is_leaf=lambda a: isinstance(a, list))
-            for a in group]
+    return [a for a, sub in zip(leaves, subtrees)
+            for _ in range(tree_util.tree_structure(sub).num_leaves)]
 
 
 def _leaf_names(fn, args, kwargs) -> list:
@@ -263,9 +260,10 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                 "the positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"))
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs))
+        axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs),
+                                 shown=(in_axes, tree_util.tree_structure(args)))
         size = _mapped_size(fn, args, kwargs, leaves, axes, axis_size)
-        with core.new_trace(BatchTrace(size)) as trace:
+        with core.new_trace(BatchTrace()) as trace:
             ins = [x if a is None else
                    BatchTracer(trace, _as_array(x), a % type_of(x).ndim)
                    for x, a in zip(leaves, axes)]

@@ -418,9 +418,20 @@ def test_in_axes_of_a_wrong_type():
 
 
 def test_in_axes_not_a_prefix_of_the_arguments():
-    with pytest.raises(ValueError, match="vmap in_axes specification must be a tree prefix "
-                                         "of the corresponding value"):
+    with pytest.raises(ValueError, match=re.escape(
+            "vmap in_axes specification must be a tree prefix of the corresponding value, "
+            "got specification ({'b': 0},) for value tree PyTreeDef(({'a': *},))")):
         tracehlo.vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": V})
+    with pytest.raises(ValueError, match=r"vmap out_axes specification must be a tree prefix"):
+        tracehlo.vmap(lambda x: (x, x), out_axes=(0, 0, 0))(V)
+
+
+def test_list_containers_in_in_axes_and_out_axes():
+    """A list in the axes is a container of axes, as in JAX."""
+    x, y = tracehlo.vmap(lambda p: [p[0] + p[1], p[1]], in_axes=([0, None],),
+                         out_axes=[1, None])([A, V[:1]])
+    np.testing.assert_allclose(x, (A + V[:1]).T)
+    np.testing.assert_allclose(y, V[:1])
 
 
 # tracehlo.numpy functions under vmap, against jax.numpy under jax.vmap: (fn, in_axes)
