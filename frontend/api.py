@@ -13,8 +13,8 @@ import time
 import jax.tree_util as tree_util
 
 from . import calls, core, eager, runtime  # noqa: F401  (eager: the evaluation trace)
-from .arguments import (Signature, as_tuple, donated_leaves, fn_name, leaf_type,
-                        trace)
+from .arguments import (Signature, as_tuple, donated_leaves, fn_location, fn_name,
+                        leaf_type, trace)
 from .config import config
 from .ir import ArrayType
 from .lowering import lower_graph
@@ -39,7 +39,7 @@ class Compiled:
     """A traced, lowered and compiled function; every stage is inspectable text."""
 
     def __init__(self, fn, sig, args, kwargs, backend=None, donate_argnums=(),
-                 fusion="tracehlo"):
+                 fusion="tracehlo", after_pass=None):
         if fusion not in FUSION_MODES:
             raise ValueError(f"fusion must be one of {FUSION_MODES}, got {fusion!r}")
         times = {}
@@ -51,14 +51,16 @@ class Compiled:
         self._sig, self._static = sig, sig.split(args, kwargs)[2]
         t0 = time.perf_counter()
         self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{fn_name(fn)}",
-                                     donated=donated_leaves(sig, args, donate_argnums))
+                                     donated=donated_leaves(sig, args, donate_argnums),
+                                     loc=fn_location(fn))
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
         self.fused, self._report, passes_off = None, None, ()
         if fusion == "tracehlo":
             from . import passes  # tracehlo.passes: parsed with jaxlib's MLIR bindings
             t0 = time.perf_counter()
-            result = passes.fuse_with_report(self.stablehlo, runtime.fusion_backend(backend))
+            result = passes.fuse_with_report(self.stablehlo, runtime.fusion_backend(backend),
+                                             after_pass=after_pass)
             self.fused, self._report, passes_off = result.text, result.report, result.xla_passes_off
             times["passes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -151,18 +153,19 @@ class Compiled:
 
 def compile(fn, example_args=(), example_kwargs=None, *, static_argnums=(),
             static_argnames=(), donate_argnums=(), backend=None,
-            fusion="tracehlo") -> Compiled:
+            fusion="tracehlo", after_pass=None) -> Compiled:
     """Trace, lower and compile `fn` for the types of `example_args`.
 
     fusion: "tracehlo" (our passes choose the kernels; XLA's fusion is off for this
     compile), "xla" (XLA's own fusion) or "none" (every op its own kernel).
     Buffers of `donate_argnums` arguments may be reused for outputs; a donated
-    jax.Array is deleted by the call, as in JAX."""
+    jax.Array is deleted by the call, as in JAX. `after_pass(name, module)` sees the
+    module after each of our passes (passes.PassManager), as hlo-dump prints it."""
     if not isinstance(example_args, (tuple, list)):
         example_args = (example_args,)
     sig = Signature(fn, static_argnums, static_argnames)
     return Compiled(fn, sig, tuple(example_args), dict(example_kwargs or {}), backend,
-                    as_tuple(donate_argnums), fusion)
+                    as_tuple(donate_argnums), fusion, after_pass)
 
 
 # ---------------------------------------------------------------- jit

@@ -11,7 +11,7 @@ import jax.tree_util as tree_util
 
 from . import core
 from .core import Tracer, type_of
-from .ir import ArrayType, Graph
+from .ir import ArrayType, Graph, Location
 
 
 class Signature:
@@ -89,6 +89,12 @@ def as_tuple(x):
 
 def fn_name(fn) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
+
+
+def fn_location(fn) -> Location | None:
+    """Where `fn` is defined (its first line), if it is Python code."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    return Location(code.co_filename, code.co_firstlineno) if code else None
 
 
 def leaf_type(x) -> ArrayType:

@@ -64,8 +64,9 @@ class _Module:
         self.symbols: dict = {}  # id(Graph) -> symbol
         self.graphs: list = []   # keeps each Graph (and so its id) alive while lowering
 
-    def symbol(self, graph: Graph) -> str:
-        """The private function computing `graph`, lowered the first time it is called."""
+    def symbol(self, graph: Graph, loc: Location | None) -> str:
+        """The private function computing `graph`, lowered the first time it is called
+        (at `loc`, which its arguments carry)."""
         name = self.symbols.get(id(graph))
         if name is None:
             taken = {"main", *self.symbols.values()}
@@ -74,7 +75,7 @@ class _Module:
                 name = f"{base}_{len(taken)}"
             self.symbols[id(graph)] = name
             self.graphs.append(graph)
-            self.functions.append(_function_text(self, graph, name, "private", ()))
+            self.functions.append(_function_text(self, graph, name, "private", (), loc))
         return name
 
 
@@ -123,7 +124,7 @@ class LoweringContext:
 
     def function(self, graph: Graph) -> str:
         """The symbol of a private function of this module that computes `graph`."""
-        return self.module.symbol(graph)
+        return self.module.symbol(graph, self.loc)
 
     def region(self, arg_types: list, result_types: list, body) -> str:
         """A single-block region in generic syntax; `body(*arg_names)` returns results."""
@@ -165,29 +166,34 @@ class LoweringContext:
 
 
 def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = None,
-                donated=()) -> str:
+                donated=(), loc: Location | None = None) -> str:
     """The StableHLO module for `graph` as its public @main function. Inputs whose
-    index is in `donated` are marked buffer donors: XLA may reuse them for outputs."""
+    index is in `donated` are marked buffer donors: XLA may reuse them for outputs.
+    `loc` (the user's def line) is the location of the module, the function, its
+    arguments and return: without one, MLIR's parser gives them its own ("-":line:col
+    of this text), which fused modules would print."""
     module = _Module(locations)
-    main = _function_text(module, graph, "main", "public", donated)
+    main = _function_text(module, graph, "main", "public", donated, loc)
     name = module_name or graph.name
     return "\n".join([
         f"module @{_symbol(name)} attributes {{mhlo.num_partitions = 1 : i32, "
-        "mhlo.num_replicas = 1 : i32} {", main, *module.functions, "}", ""])
+        "mhlo.num_replicas = 1 : i32} {", main, *module.functions,
+        "}" + (mlir_loc(loc) if locations else ""), ""])
 
 
 def _function_text(module: _Module, graph: Graph, name: str, visibility: str,
-                   donated) -> str:
+                   donated, loc: Location | None) -> str:
     ctx = LoweringContext(module)
     args = [f"%arg{i}" for i in range(len(graph.inputs))]
     outs = lower_body(ctx, graph, args)
+    fn_loc = mlir_loc(loc) if module.locations else ""
     arg_decls = [f"{a}: {tensor_type(v.type)}"
-                 f"{' {jax.buffer_donor = true}' if i in donated else ''}"
+                 f"{' {jax.buffer_donor = true}' if i in donated else ''}{fn_loc}"
                  for i, (a, v) in enumerate(zip(args, graph.inputs))]
     out_types = ", ".join(tensor_type(t) for t in graph.out_types)
     ret = f"{ctx.indent}return {', '.join(outs)} : {out_types}" if outs else f"{ctx.indent}return"
     return "\n".join([f"  func.func {visibility} @{name}({', '.join(arg_decls)}) -> "
-                      f"({out_types}) {{", *ctx.lines, ret, "  }"])
+                      f"({out_types}) {{", *ctx.lines, ret + fn_loc, "  }" + fn_loc])
 
 
 def lower_body(ctx: LoweringContext, graph: Graph, args: list) -> list:

@@ -2,12 +2,12 @@
 
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
-        The default pipeline (instruction-fusion, fusion-merger, sibling-fusion,
-        producer-consumer-fusion) for `backend` ("cpu" or "gpu"); returns the
+        The default pipeline (canonicalize, instruction-fusion, fusion-merger,
+        sibling-fusion, producer-consumer-fusion) for `backend` ("cpu" or "gpu"); returns the
         fused module as text with every source location kept, checked with
         check_backend so XLA can compile it.
-    fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE)
-        -> FusionResult(text, report, xla_passes_off)
+    fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
+                     after_pass=None) -> FusionResult(text, report, xla_passes_off)
         The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,
         locations, bytes_saved) and `.decisions` (Decision: pass_name, fused, ops,
         reason; `.rejected` lists the refused ones). str(report) is readable text.
@@ -18,6 +18,9 @@ Python API
     PassManager(pipeline, backend="cpu", after_pass=None).run(module) -> FusionReport
         Runs a pipeline string such as "instruction-fusion,fusion-merger{max-operands=8}"
         on an ir.Module from parse(text); after_pass(name, module) sees each step.
+        Options are typed (framework.Option); a malformed one is a ValueError.
+    describe_passes() -> str
+        Every pass, its one-line summary and options (`hlo-opt --help`).
     parse(text, filename="<string>") -> ir.Module; to_text(module, debug_info=False)
         ParseError carries MLIR's diagnostic as `file:line:col: error: ...`.
 
@@ -33,27 +36,30 @@ fusion of elementwise ops only is compiled without XLA's reshape-mover
 (FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
 is left to it (library.py).
-Each pass first folds idempotent op(x, x), makes zero-element values constants and
-erases dead code, as XLA would after us. Last, each fusion is converted as XLA's
-import converts it (xla_import.py): one its folders would leave with an unread
-parameter is undone, and check_backend refuses it. Ops the passes do not know (CHLO, calls, control flow, custom calls,
-other dialects) are left alone, never fused.
 
-Modules: graph (dataflow view), ops (what each op is), legality (XLA's rules),
-cost (bytes, flops, launches), capability (per-backend limits and
-check_backend), library (what XLA CPU's library kernels take), xla_import (what XLA's import
-folds in a fusion), rewrite (groups -> mhlo.fusion), framework (pass base class),
-one module per pass, pipeline (pass manager, fuse), report, mlir_io.
+The canonicalize pass first folds idempotent op(x, x), makes zero-element values
+constants and erases dead code, as XLA would after us. Last, each fusion is
+converted as XLA's import converts it (xla_import.py): one its folders would leave
+with an unread parameter is undone, and check_backend refuses it. Ops the passes
+do not know (CHLO, calls, control flow, custom calls, other dialects) are left
+alone, never fused.
+
+Modules: graph (dataflow view), opinfo (what each op is), legality (XLA's rules),
+cost (bytes, flops, launches), capability (per-backend limits and check_backend),
+library (what XLA CPU's library kernels take), xla_import (what XLA's import folds
+in a fusion), rewrite (groups -> mhlo.fusion), framework (pass base classes and
+their typed options), one module per pass (canonicalize and the four fusions),
+pipeline (pass manager, fuse), report, mlir_io.
 
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.
 """
 from .capability import BACKENDS, UnsupportedFusionError, check_backend
 from .mlir_io import ParseError, parse, to_text
-from .pipeline import (DEFAULT_PIPELINE, PASSES, FusionResult, PassManager, fuse,
-                       fuse_with_report)
+from .pipeline import (DEFAULT_PIPELINE, PASSES, FusionResult, PassManager, describe_passes,
+                       fuse, fuse_with_report)
 from .report import Decision, FusionInfo, FusionReport
 
 __all__ = ["BACKENDS", "DEFAULT_PIPELINE", "PASSES", "Decision", "FusionInfo",
            "FusionReport", "FusionResult", "ParseError", "PassManager",
-           "UnsupportedFusionError", "check_backend", "fuse", "fuse_with_report", "parse",
-           "to_text"]
+           "UnsupportedFusionError", "check_backend", "describe_passes", "fuse",
+           "fuse_with_report", "parse", "to_text"]

@@ -1,6 +1,8 @@
-"""What every fusion pass shares: options, the per-function loop, the context."""
+"""What every pass shares: declared options, the context; and the fusion passes'
+per-function loop."""
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 from jaxlib.mlir import ir
@@ -9,7 +11,7 @@ from .capability import Backend
 from .graph import DataflowGraph, functions
 from .library import library_chains
 from .report import FusionReport
-from .rewrite import Group, apply, canonicalize
+from .rewrite import Group, apply
 
 
 @dataclass
@@ -21,33 +23,76 @@ class PassContext:
     constant_args: dict[str, frozenset[int]]
 
 
-class FusionPass:
+@dataclass(frozen=True)
+class Option:
+    """A pass option, spelled `name=value` in a pipeline (`fusion-merger{max-operands=8}`);
+    `hlo-opt --help` lists it with its help."""
+    name: str
+    type: type
+    default: object  # None: the backend decides
+    help: str
+    minimum: int | None = None
+
+    def accepts(self) -> str:
+        """What a value must be, in words."""
+        bound = "" if self.minimum is None else f" >= {self.minimum}"
+        return f"{self.type.__name__}{bound}"
+
+    def convert(self, pass_name: str, value):
+        """`value` (a pipeline's text, or a Python value) as this option's type."""
+        try:
+            typed = self.type(value) if isinstance(value, str) else value
+        except ValueError:
+            typed = None
+        if type(typed) is not self.type or (self.minimum is not None and typed < self.minimum):
+            raise ValueError(f"pass {pass_name!r}: option {self.name!r} must be "
+                             f"{self.accepts()}, got {value!r}")
+        return typed
+
+
+class Pass:
+    """A named transformation of a module, as a pipeline string names it. Its
+    summary for `hlo-opt --help` is the first paragraph of its module's docstring."""
+    name = ""
+    OPTIONS: tuple[Option, ...] = ()
+
+    def __init__(self, **options):
+        declared = {o.name: o for o in self.OPTIONS}
+        for key in options:
+            if key not in declared:
+                takes = (f"options: {', '.join(f'{o.name}={o.accepts()}' for o in self.OPTIONS)}"
+                         if self.OPTIONS else "it takes no options")
+                raise ValueError(f"pass {self.name!r} has no option {key!r}; {takes}")
+        self.options = {k: declared[k].convert(self.name, v) for k, v in options.items()}
+
+    def option(self, name: str):
+        """The option's value: as given in the pipeline, else its default."""
+        return self.options.get(name, next(o.default for o in self.OPTIONS if o.name == name))
+
+    @classmethod
+    def summary(cls) -> str:
+        """One line: the module docstring's first paragraph, without its `Title:`."""
+        paragraph = sys.modules[cls.__module__].__doc__.split("\n\n")[0]
+        return " ".join(paragraph.split()).split(": ", 1)[-1]
+
+    def run(self, module: ir.Module, ctx: PassContext) -> None:
+        raise NotImplementedError
+
+
+class FusionPass(Pass):
     """A pass plans groups on a fresh DataflowGraph and applies them; passes that enable
     further fusions by fusing (merger, sibling, multi-output) repeat until nothing
     changes."""
-    name = ""
     repeat = True
-    OPTIONS = {"max-operands": int}
-
-    def __init__(self, **options):
-        unknown = set(options) - set(self.OPTIONS)
-        if unknown:
-            raise ValueError(f"pass {self.name!r} has no option {sorted(unknown)[0]!r}; "
-                             f"options: {', '.join(self.OPTIONS)}")
-        try:
-            self.options = {k: self.OPTIONS[k](v) for k, v in options.items()}
-        except ValueError:
-            raise ValueError(f"pass {self.name!r}: option values must be "
-                             f"{', '.join(t.__name__ for t in self.OPTIONS.values())}: "
-                             f"{options}") from None
+    OPTIONS = (Option("max-operands", int, None, "the most operands + results of one fusion, "
+                      "at least 1 (default: the backend's)", minimum=1),)
 
     def max_operands(self, ctx: PassContext) -> int:
-        return self.options.get("max-operands", ctx.backend.max_operands)
+        return self.option("max-operands") or ctx.backend.max_operands
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
             for func in functions(module):
-                canonicalize(func.regions[0].blocks[0])
                 for _ in range(len(list(func.regions[0].blocks[0].operations))):
                     constants = ctx.constant_args[func.attributes["sym_name"].value]
                     graph = DataflowGraph(func, constants)

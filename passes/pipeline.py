@@ -8,10 +8,11 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from . import opinfo
+from .canonicalize import Canonicalize
 from .capability import all_fusions, check_backend, get_backend, xla_passes_to_disable
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
-from .framework import FusionPass, PassContext
+from .framework import Pass, PassContext
 from .graph import DataflowGraph, constant_arguments, functions
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
@@ -21,13 +22,14 @@ from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
 from .xla_import import folded_fusions
 
-PASSES: dict[str, type[FusionPass]] = {
-    cls.name: cls for cls in (InstructionFusion, FusionMerger, SiblingFusion,
+PASSES: dict[str, type[Pass]] = {
+    cls.name: cls for cls in (Canonicalize, InstructionFusion, FusionMerger, SiblingFusion,
                               ProducerConsumerFusion)}
-DEFAULT_PIPELINE = "instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion"
+DEFAULT_PIPELINE = ("canonicalize,instruction-fusion,fusion-merger,sibling-fusion,"
+                    "producer-consumer-fusion")
 
 
-def parse_pipeline(pipeline: str) -> list[FusionPass]:
+def parse_pipeline(pipeline: str) -> list[Pass]:
     """`a,b{opt=1 other=2},c` -> pass instances; ValueError names what is wrong."""
     pieces, depth, start = [], 0, 0
     for k, ch in enumerate(pipeline + ","):
@@ -44,7 +46,7 @@ def parse_pipeline(pipeline: str) -> list[FusionPass]:
     return [_parse_pass(piece, pipeline) for piece in pieces]
 
 
-def _parse_pass(piece: str, pipeline: str) -> FusionPass:
+def _parse_pass(piece: str, pipeline: str) -> Pass:
     name, brace, opts = piece.partition("{")
     name = name.strip()
     if not name:
@@ -58,8 +60,20 @@ def _parse_pass(piece: str, pipeline: str) -> FusionPass:
         key, eq, value = kv.partition("=")
         if not eq or not value:
             raise ValueError(f"pass {name!r}: option {key!r} needs a value ({key}=...)")
+        if key in options:
+            raise ValueError(f"pass {name!r}: option {key!r} given twice")
         options[key] = value
     return PASSES[name](**options)
+
+
+def describe_passes() -> str:
+    """Every pass with its one-line summary and options, for `hlo-opt --help`."""
+    lines = [f"passes (--pass-pipeline='NAME{{OPTION=VALUE ...}},...'; default: "
+             f"{DEFAULT_PIPELINE}):"]
+    for name, cls in PASSES.items():
+        lines.append(f"  {name:26} {cls.summary()}")
+        lines.extend(f"    {f'{o.name}=<{o.type.__name__}>':24} {o.help}" for o in cls.OPTIONS)
+    return "\n".join(lines)
 
 
 class PassManager:
@@ -134,9 +148,10 @@ class FusionResult:
 
 
 def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
-                     pipeline: str = DEFAULT_PIPELINE) -> FusionResult:
+                     pipeline: str = DEFAULT_PIPELINE,
+                     after_pass: Callable[[str, ir.Module], None] | None = None) -> FusionResult:
     module = parse(stablehlo_text)
-    report = PassManager(pipeline, backend).run(module)
+    report = PassManager(pipeline, backend, after_pass).run(module)
     check_backend(module, backend)
     return FusionResult(to_text(module, debug_info=True), report, xla_passes_to_disable(module))
 

@@ -81,7 +81,7 @@ ROWS = [
     unary("atanh", lax.atanh), unary("erf", lax.erf), unary("erfc", lax.erfc),
     unary("erf_inv", lax.erf_inv), unary("lgamma", lax.lgamma, POS),
     unary("digamma", lax.digamma, POS), unary("exp2", lax.exp2), unary("sign", lax.sign),
-    unary("round", lambda x: lax.round(x * 4)),
+    unary("round", lambda x: lax.round(x * 4)), unary("stop_gradient", lax.stop_gradient),
     unary("is_finite", lambda x: lax.is_finite(lax.log(x))),
     # elementwise, several operands; rank-0 operands broadcast against the others
     Row("add", "binary", lax.add, [X, X]), Row("sub", "binary", lax.sub, [X, X]),
@@ -176,8 +176,6 @@ ROWS = [
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
-    # stop_gradient comes with tracehlo.grad (the ad branch)
-    *([unary("stop_gradient", lax.stop_gradient)] if hasattr(lax, "stop_gradient") else []),
 ]
 
 EXEMPT = {"iota": "it has no operands, so it never meets a batched value: its result is "
@@ -484,10 +482,6 @@ def test_nested_jit_closing_over_a_batched_value():
 
 # ---------------------------------------------------------------- vmap of grad
 
-needs_grad = pytest.mark.skipif(not hasattr(tracehlo, "grad"),
-                                reason="tracehlo.grad comes with the ad branch")
-
-
 def mlp_loss(np_, logsumexp):
     def loss(params, x, y):
         h = x
@@ -499,7 +493,6 @@ def mlp_loss(np_, logsumexp):
     return loss
 
 
-@needs_grad
 def test_per_example_gradients_match_jax_and_a_loop_of_grad():
     rng = np.random.default_rng(4)
     sizes = [6, 5, 4]

@@ -8,8 +8,9 @@ Stages: `ir` is our IR; `stablehlo` the lowered module; `fused` that module afte
 our fusion passes; `hlo` XLA's optimized HLO, i.e. the kernels that run (built
 with --fusion, default tracehlo). --print-ir-after-all prints the module after
 each fusion pass with a one-line summary; --fusion-report prints every fusion
-decision and its reason (old spellings: --print-after-all, --explain). All stages
-come from one tracehlo.compile; only --print-ir-after-all runs the passes again.
+decision and its reason (old spellings: --print-after-all, --explain). All stages,
+and the modules after each pass, come from one tracehlo.compile (the passes run
+again only for a --backend the compile did not fuse for).
 
 Example arguments come from --args (`f32[8,4]`, `i32[]`, `bool[3]`, ...) or from
 the file itself: a module-level dict
@@ -23,6 +24,7 @@ tracing error) are reported at the file's own line, without our traceback.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 import runpy
@@ -133,11 +135,17 @@ def dump(name, fn, args, opts, path) -> str:
     from tracehlo import passes, runtime
     stages = STAGES if opts.stage == "all" else (opts.stage,)
     locations = not opts.no_locations
+    after_passes = []  # (pass name, module text) from the compile's own pass manager
+
+    def after_pass(pass_name, module):
+        after_passes.append((pass_name, passes.to_text(module, debug_info=locations)))
+
+    watch = after_pass if opts.print_ir_after_all else None
     try:
         if stages == ("ir",) and not (opts.print_ir_after_all or opts.fusion_report):
             graph, compiled = tracehlo.make_ir(fn)(*args), None
         else:
-            compiled = tracehlo.compile(fn, tuple(args), fusion=opts.fusion)
+            compiled = tracehlo.compile(fn, tuple(args), fusion=opts.fusion, after_pass=watch)
             graph = compiled.ir
     except tracehlo.TracehloError as e:
         raise UsageError(f"{e}") from None
@@ -154,12 +162,14 @@ def dump(name, fn, args, opts, path) -> str:
     def strip_locations(text):
         return text if locations else passes.to_text(passes.parse(text), debug_info=False)
 
+    @functools.cache
     def fusion():
         """(fused text, report) for --backend: the compile's own unless it fused for
         another backend or not at all (--fusion xla|none)."""
         if compiled.fused is not None and runtime.fusion_backend() == opts.backend:
             return compiled.fused, compiled.fusion_report()
-        result = passes.fuse_with_report(compiled.stablehlo, opts.backend)
+        after_passes.clear()
+        result = passes.fuse_with_report(compiled.stablehlo, opts.backend, after_pass=watch)
         return result.text, result.report
 
     for stage in stages:
@@ -171,18 +181,15 @@ def dump(name, fn, args, opts, path) -> str:
             section(f"fused ({opts.backend})", strip_locations(fusion()[0]))
         elif stage == "hlo":
             section(f"hlo (fusion={compiled.fusion})", compiled.hlo)
-    if opts.print_ir_after_all:  # the passes once more, for their intermediate modules
-        seen = []
-        report = passes.PassManager(passes.DEFAULT_PIPELINE, opts.backend,
-                                    lambda p, m: seen.append((p, passes.to_text(m)))).run(
-            passes.parse(compiled.stablehlo))
+    if opts.print_ir_after_all:
+        report = fusion()[1]
         before = compiled.stablehlo.count('"mhlo.fusion"')
-        for pass_name, text in seen:
+        for pass_name, text in after_passes:
             decisions = [d for d in report.decisions if d.pass_name == pass_name]
             fused = sum(d.fused for d in decisions)
             count = text.count('"mhlo.fusion"')
             section(f"after {pass_name}: {count} fusions (was {before}), {fused} candidates "
-                    f"fused, {len(decisions) - fused} rejected", strip_locations(text))
+                    f"fused, {len(decisions) - fused} rejected", text)
             before = count
     if opts.fusion_report:
         section(f"fusion decisions ({opts.backend})", str(fusion()[1]))

@@ -3,6 +3,7 @@
     hlo-opt FILE.mlir                       parse, verify, print
     hlo-opt FILE.mlir --fuse [--backend=gpu] the default pipeline for a backend
     hlo-opt FILE.mlir --pass-pipeline='instruction-fusion,fusion-merger{max-operands=8}'
+    hlo-opt --help                          every pass, its summary and typed options
     options: --print-ir-after-all, --print-ir-after=NAME, --split-input-file,
              --mlir-print-debuginfo, --fusion-report, --check-backend, -o FILE;
              --print-after-all and --explain are hlo-dump's old spellings, kept;
@@ -21,10 +22,12 @@ SPLIT_MARKER = "// -----"
 
 
 def _args(argv):
-    ap = argparse.ArgumentParser(prog="hlo-opt", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="hlo-opt", description=__doc__.splitlines()[0],
+                                 epilog=passes.describe_passes(),
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file", nargs="?", default="-")
     ap.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
-    ap.add_argument("--pass-pipeline", default="", help="comma-separated passes")
+    ap.add_argument("--pass-pipeline", default="", help="comma-separated passes (below)")
     ap.add_argument("--fuse", action="store_true", help="run the default pipeline")
     ap.add_argument("--backend", default="cpu", help="cpu or gpu (default cpu)")
     ap.add_argument("--print-ir-after-all", "--print-after-all", action="store_true",

@@ -1,9 +1,11 @@
 # RUN: hlo-dump %S/../../examples/mlp.py -f scaled_sum --stage all --no-locations | FileCheck %s
 # RUN: hlo-dump %S/../../examples/mlp.py -f softmax --args 'f32[2,3]' | FileCheck %s --check-prefix=ARGS
 # RUN: hlo-dump %S/../../examples/mlp.py | FileCheck %s --check-prefix=ALL
+# RUN: hlo-dump %S/../../examples/mlp.py -f scaled_sum --stage fused | FileCheck %s --check-prefix=FUSEDLOC
 # hlo-dump prints our IR, the StableHLO, the module after our fusion passes and
 # XLA's optimized HLO of a function.
 # RUN: hlo-dump %S/../../examples/mlp.py -f softmax --stage ir --no-locations --print-after-all --explain | FileCheck %s --check-prefix=PASSES
+# PASSES: // ----- softmax: after canonicalize: 0 fusions (was 0), 0 candidates fused, 0 rejected -----
 # PASSES: // ----- softmax: after instruction-fusion: {{[0-9]+}} fusions (was 0), {{[0-9]+}} candidates fused, {{[0-9]+}} rejected -----
 # PASSES: // ----- softmax: after fusion-merger:
 # PASSES: // ----- softmax: after sibling-fusion:
@@ -45,3 +47,9 @@
 # SHARED-NEXT: fusion report (cpu): {{[0-9]+}} fusions
 # XLA: HloModule jit_softmax
 # XLA: fusion
+
+# The fused module keeps the user's locations: the function, its arguments and its
+# return carry the def line, not the MLIR parser's own ("-":line:col).
+# FUSEDLOC-NOT: "-"
+# FUSEDLOC:     func.func public @main(%arg0: tensor<8x4xf32> loc("{{.*}}examples/mlp.py":12:0), %arg1: tensor<4xf32> loc("{{.*}}examples/mlp.py":12:0))
+# FUSEDLOC-NOT: "-"

@@ -1,0 +1,20 @@
+// hlo-opt --help lists every pass with its one-line summary and typed options; a
+// malformed option names the pass, the option and what it accepts.
+// RUN: hlo-opt --help | FileCheck %s
+// RUN: not hlo-opt %s --pass-pipeline='fusion-merger{max-operands=two}' 2>&1 | FileCheck %s --check-prefix=TYPE
+// RUN: not hlo-opt %s --pass-pipeline='canonicalize{max-operands=2}' 2>&1 | FileCheck %s --check-prefix=NONE
+
+// CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: canonicalize,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
+// CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), empty values to constants, and erase dead code{{.*}}
+// CHECK-NEXT:   instruction-fusion         pull producers into their consumers{{.*}}
+// CHECK-NEXT:     max-operands=<int>       the most operands + results of one fusion, at least 1 (default: the backend's)
+// CHECK-NEXT:   fusion-merger              merge a loop fusion into all of its users, or into none.
+// CHECK-NEXT:     max-operands=<int>
+// CHECK-NEXT:   sibling-fusion             kernels that read the same operand become one kernel{{.*}}
+// CHECK-NEXT:     max-operands=<int>
+// CHECK-NEXT:   producer-consumer-fusion   fuse a producer into a consumer and keep the producer's value as an extra output{{.*}}
+// CHECK-NEXT:     max-operands=<int>
+// CHECK-EMPTY:
+
+// TYPE: hlo-opt: error: pass 'fusion-merger': option 'max-operands' must be int >= 1, got 'two'
+// NONE: hlo-opt: error: pass 'canonicalize' has no option 'max-operands'; it takes no options

@@ -1,0 +1,64 @@
+// RUN: hlo-opt %s --split-input-file --pass-pipeline=canonicalize | FileCheck %s
+
+// op(x, x) is x for the idempotent ops (select(p, x, x) too); x + x stays.
+// CHECK-LABEL: func.func @idempotent
+// CHECK-NEXT: %[[A:.*]] = stablehlo.add %arg2, %arg2
+// CHECK-NEXT: return %arg1, %arg2, %[[A]]
+func.func @idempotent(%p: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %s = stablehlo.select %p, %x, %x : tensor<4xi1>, tensor<4xf32>
+  %m = stablehlo.maximum %y, %y : tensor<4xf32>
+  %a = stablehlo.add %y, %y : tensor<4xf32>
+  return %s, %m, %a : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// An f32 divide by a broadcast is a multiply by the broadcast reciprocal, computed
+// once on the small operand. In bf16 the rounded reciprocal would change quotients,
+// and a divisor as large as the quotient gains nothing: both stay divides.
+// CHECK-LABEL: func.func @divide
+// CHECK:      %[[EIGHT:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[ONE:.*]] = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.divide %[[ONE]], %[[EIGHT]] : tensor<f32>
+// CHECK-NEXT: %[[RB:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = []
+// CHECK-NEXT: %[[Q:.*]] = stablehlo.multiply %arg0, %[[RB]] : tensor<16xf32>
+// CHECK:      %[[QH:.*]] = stablehlo.divide %arg1, %{{.*}} : tensor<16xbf16>
+// CHECK-NEXT: %[[QV:.*]] = stablehlo.divide %arg0, %arg2 : tensor<16xf32>
+// CHECK-NEXT: return %[[Q]], %[[QH]], %[[QV]]
+func.func @divide(%x: tensor<16xf32>, %h: tensor<16xbf16>, %v: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xbf16>, tensor<16xf32>) {
+  %c = stablehlo.constant dense<8.0> : tensor<f32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<16xf32>
+  %d = stablehlo.divide %x, %b : tensor<16xf32>
+  %ch = stablehlo.constant dense<8.0> : tensor<bf16>
+  %bh = stablehlo.broadcast_in_dim %ch, dims = [] : (tensor<bf16>) -> tensor<16xbf16>
+  %dh = stablehlo.divide %h, %bh : tensor<16xbf16>
+  %dv = stablehlo.divide %x, %v : tensor<16xf32>
+  return %d, %dh, %dv : tensor<16xf32>, tensor<16xbf16>, tensor<16xf32>
+}
+
+// -----
+
+// A zero-element result is a constant, and what only it read is dead.
+// CHECK-LABEL: func.func @zero_elements
+// CHECK-NEXT: %[[E:.*]] = stablehlo.constant dense<> : tensor<0xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @zero_elements(%x: tensor<5xf32>) -> tensor<0xf32> {
+  %n = stablehlo.negate %x : tensor<5xf32>
+  %e = stablehlo.slice %n [1:1] : (tensor<5xf32>) -> tensor<0xf32>
+  return %e : tensor<0xf32>
+}
+
+// -----
+
+// Unread ops the passes know are erased; custom calls, which may have effects, stay.
+// CHECK-LABEL: func.func @dead_code
+// CHECK-NEXT: stablehlo.custom_call @effect()
+// CHECK-NEXT: stablehlo.custom_call @unknown(%arg0)
+// CHECK-NEXT: return %arg0
+func.func @dead_code(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %n = stablehlo.negate %x : tensor<4xf32>
+  %e = stablehlo.exponential %n : tensor<4xf32>
+  stablehlo.custom_call @effect() {has_side_effect = true} : () -> ()
+  %u = stablehlo.custom_call @unknown(%x) : (tensor<4xf32>) -> tensor<4xf32>
+  return %x : tensor<4xf32>
+}

@@ -1,0 +1,86 @@
+"""Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), empty
+values to constants, and erase dead code, as XLA's simplifier does after us.
+
+Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
+become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
+vanishes under its feet (XLA CPU aborts, found by the random-program test), and a
+fused divide stays a divide per element. Run before the fusion passes, this lets
+them see, and fuse, the program XLA would see.
+"""
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+
+from . import opinfo
+from .framework import Pass, PassContext
+from .graph import functions
+
+
+class Canonicalize(Pass):
+    name = "canonicalize"
+
+    def run(self, module: ir.Module, ctx: PassContext) -> None:
+        with module.context:
+            for func in functions(module):
+                canonicalize_block(func.regions[0].blocks[0])
+
+
+def canonicalize_block(block: ir.Block) -> None:
+    for op in list(block.operations)[:-1]:
+        if opinfo.name(op) == "stablehlo.divide":
+            _multiply_by_reciprocal(op)
+        _empty_to_constant(op)
+    for op in list(block.operations)[:-1]:
+        operands = list(op.operation.operands)
+        if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
+            op.operation.results[0].replace_all_uses_with(operands[-1])
+    for op in reversed(list(block.operations)[:-1]):
+        if opinfo.name(op) in opinfo.KNOWN and not any(list(r.uses) for r in op.operation.results):
+            op.operation.erase()
+
+
+def _empty_to_constant(op) -> None:
+    """A zero-element result holds nothing: XLA makes it a constant, and what only
+    it read dies under XLA's feet (found by random programs: a sibling reduce read
+    only through a zero-element slice made XLA CPU abort, "has_layout()")."""
+    operation = op.operation
+    if (opinfo.name(op) not in opinfo.KNOWN or opinfo.name(op) == "stablehlo.constant"
+            or len(operation.results) != 1 or not opinfo.static_tensor(operation.results[0].type)
+            or opinfo.num_elements(operation.results[0].type)):
+        return
+    result = operation.results[0]
+    with op.location, ir.InsertionPoint(op):
+        empty = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
+            "value": ir.Attribute.parse(f"dense<> : {result.type}")})
+    result.replace_all_uses_with(empty.results[0])
+
+
+def _multiply_by_reciprocal(divide) -> None:
+    """x / broadcast(b) -> x * broadcast(1 / b), for f32/f64 with b smaller than x (in
+    bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide; found by
+    the fuzzer)."""
+    x, divisor = divide.operation.operands
+    spread = divisor.owner
+    if (isinstance(spread, ir.Block) or spread.name != "stablehlo.broadcast_in_dim"
+            or str(ir.RankedTensorType(x.type).element_type) not in ("f32", "f64")):
+        return
+    b = spread.operands[0]
+    if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
+        return
+    element = ir.RankedTensorType(b.type).element_type
+    with divide.location, ir.InsertionPoint(divide):
+        scalar = ir.RankedTensorType.get([], element)
+        # a scalar broadcast, as JAX writes constants: a fusion takes it in
+        ones = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+            "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 1.0))})
+        if ir.RankedTensorType(b.type).rank:
+            ones = ir.Operation.create(
+                "stablehlo.broadcast_in_dim", results=[b.type], operands=[ones.results[0]],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
+        reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
+                                         operands=[ones.results[0], b])
+        spread_back = spread.clone(ip=ir.InsertionPoint(divide))
+        spread_back.operands[0] = reciprocal.results[0]
+        product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
+                                      operands=[x, spread_back.results[0]])
+    divide.result.replace_all_uses_with(product.results[0])
