@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 
 import jax.tree_util as tree_util
 
@@ -141,19 +142,28 @@ def broadcasting_rule(prim):
 broadcasting_rule.takes_primitive = True
 
 
+# Graph -> {(batch dims, types of the batched inputs): (batched Graph, its out dims)}
+_batched_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def batch_graph(graph, values, dims):
     """`graph` applied to these batched values, as a new Graph (to call) and the batch
-    dims of its outputs: the graph is evaluated under a BatchTrace and re-staged."""
-    with core.staging(graph.name) as staged:
-        ins = [staged.new_input(type_of(x)) for x in values]
-        with core.new_trace(BatchTrace()) as trace:
-            outs = core.eval_graph(graph, *[x if d is not_mapped else BatchTracer(trace, x, d)
-                                            for x, d in zip(ins, dims)])
-        out_dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
-                    else not_mapped for x in outs]
-        batched = staged.build([x if d is not_mapped else x.value
-                                for x, d in zip(outs, out_dims)])
-    return batched, out_dims, staged.captured_values()
+    dims of its outputs: the graph is evaluated under a BatchTrace and re-staged, once
+    per batch dims and types, so what is derived from the batched graph (an eager
+    executable) is reused too."""
+    key = (tuple(dims), tuple(tuple(type_of(x)) for x in values))
+    cache = _batched_graphs.setdefault(graph, {})
+    if key not in cache:
+        with core.staging(graph.name) as staged:
+            ins = [staged.new_input(type_of(x)) for x in values]
+            with core.new_trace(BatchTrace()) as trace:
+                outs = core.eval_graph(graph, *[x if d is not_mapped else BatchTracer(trace, x, d)
+                                                for x, d in zip(ins, dims)])
+            out_dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
+                        else not_mapped for x in outs]
+            cache[key] = (staged.build([x if d is not_mapped else x.value
+                                        for x, d in zip(outs, out_dims)]), out_dims)
+    return cache[key]
 
 
 # ---------------------------------------------------------------- vmap
@@ -223,7 +233,8 @@ def _mapped_size(fn, args, kwargs, leaves, axes, axis_size) -> int:
     for rank, (size, where) in enumerate(sorted(counts.items(), key=lambda kv: -len(kv[1]))):
         i = where[0]
         t = type_of(leaves[i])
-        example = f"axis {axes[i]} of {names[i]} of type {t.dtype.name}[{','.join(map(str, t.shape))}]"
+        shape = ",".join(map(str, t.shape))
+        example = f"axis {axes[i]} of {names[i]} of type {t.dtype.name}[{shape}]"
         if len(where) == 1:
             msg.append(f"  * one axis had size {size}: {example};")
         else:

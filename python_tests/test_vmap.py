@@ -337,6 +337,16 @@ def test_vmap_of_jit_is_a_call_of_the_batched_graph():
                                want, rtol=1e-6)
 
 
+def test_a_callee_is_batched_once_per_batch_dims_and_types():
+    """So an eager vmap(jit(f)) reuses the executable of the batched call."""
+    from tracehlo.batching import batch_graph
+    graph = tracehlo.make_ir(lambda a, k: tnp.cos(a) * k)(A[:, 0], 2.0)
+    first = batch_graph(graph, [A, np.float32(2)], [1, None])
+    assert batch_graph(graph, [A + 1, np.float32(3)], [1, None]) is first
+    assert batch_graph(graph, [A, np.float32(2)], [0, None]) is not first
+    assert first[1] == [1]
+
+
 def test_vmap_of_jit_with_a_batched_and_an_unbatched_output():
     f = tracehlo.jit(lambda x, k: (x * k, k + 1.0))
     got, k1 = tracehlo.vmap(f, in_axes=(0, None), out_axes=(0, None))(A, 3.0)
