@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import weakref
 
 import jax.tree_util as tree_util
 
@@ -47,9 +48,6 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(core.Trace):
-    def __init__(self, axis_size: int):
-        self.axis_size = axis_size
-
     def process_primitive(self, prim, operands, params):
         values, dims = [], []
         for x in operands:
@@ -114,9 +112,9 @@ def shifted(axes, dim: int) -> tuple:
     return tuple(a + (a >= dim) for a in axes)
 
 
-def broadcasting_rule(name: str):
-    """The batching rule of the elementwise primitive `name` (by name: the rule is made
-    before the primitive it binds). Its operands share one shape, or are rank 0: batched
+def broadcasting_rule(prim):
+    """The batching rule of an elementwise primitive (a factory: define() passes the
+    primitive it defines). Its operands share one shape, or are rank 0: batched
     ones get their batch axis where the first full-rank batched operand has it (no
     transpose in the common case; axis 0 if none), unbatched full-rank ones are
     broadcast along it, unbatched rank-0 ones stay rank 0."""
@@ -137,24 +135,35 @@ def broadcasting_rule(name: str):
                 aligned.append(moveaxis(x, d, out_dim))
             else:  # one scalar per example, against full-rank operands
                 aligned.append(_shape_ops().broadcast_in_dim(x, shape, (out_dim,)))
-        return [core.primitives[name].bind(*aligned, **params)], [out_dim]
+        return [prim.bind(*aligned, **params)], [out_dim]
     return rule
+
+
+broadcasting_rule.takes_primitive = True
+
+
+# Graph -> {(batch dims, types of the batched inputs): (batched Graph, its out dims)}
+_batched_graphs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def batch_graph(graph, values, dims):
     """`graph` applied to these batched values, as a new Graph (to call) and the batch
-    dims of its outputs: the graph is evaluated under a BatchTrace and re-staged."""
-    size = axis_size(values, dims)
-    with core.staging(graph.name) as staged:
-        ins = [staged.new_input(type_of(x)) for x in values]
-        with core.new_trace(BatchTrace(size)) as trace:
-            outs = core.eval_graph(graph, *[x if d is not_mapped else BatchTracer(trace, x, d)
-                                            for x, d in zip(ins, dims)])
-        out_dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
-                    else not_mapped for x in outs]
-        batched = staged.build([x if d is not_mapped else x.value
-                                for x, d in zip(outs, out_dims)])
-    return batched, out_dims, staged.captured_values()
+    dims of its outputs: the graph is evaluated under a BatchTrace and re-staged, once
+    per batch dims and types, so what is derived from the batched graph (an eager
+    executable) is reused too."""
+    key = (tuple(dims), tuple(tuple(type_of(x)) for x in values))
+    cache = _batched_graphs.setdefault(graph, {})
+    if key not in cache:
+        with core.staging(graph.name) as staged:
+            ins = [staged.new_input(type_of(x)) for x in values]
+            with core.new_trace(BatchTrace()) as trace:
+                outs = core.eval_graph(graph, *[x if d is not_mapped else BatchTracer(trace, x, d)
+                                                for x, d in zip(ins, dims)])
+            out_dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
+                        else not_mapped for x in outs]
+            cache[key] = (staged.build([x if d is not_mapped else x.value
+                                        for x, d in zip(outs, out_dims)]), out_dims)
+    return cache[key]
 
 
 # ---------------------------------------------------------------- vmap
@@ -165,19 +174,20 @@ def _check_axes_tree(name: str, axes) -> None:
                         f"those types as leaves, but got {axes}.")
 
 
-def _broadcast_prefix(name: str, axes, tree) -> list:
-    """The axis of each leaf of `tree`, given the prefix tree `axes` (None is a leaf)."""
+def _broadcast_prefix(name: str, axes, tree, shown=None) -> list:
+    """The axis of each leaf of `tree`, given the prefix tree `axes` (None is a leaf).
+    An error shows `shown` (the user's axes and value), else axes and tree."""
+    leaves, prefix = tree_util.tree_flatten(axes, is_leaf=lambda a: a is None)
     try:
-        per_leaf = tree_util.tree_map(
-            lambda a, sub: [a] * tree_util.tree_structure(sub).num_leaves, axes, tree,
-            is_leaf=lambda a: a is None)
+        subtrees = prefix.flatten_up_to(tree)
     except ValueError:
         raise ValueError(at_user_line(
             f"vmap {name} specification must be a tree prefix of the corresponding value, "
-            f"got specification {axes} for value tree {tree_util.tree_structure(tree)}")
+            "got specification {} for value tree {}".format(
+                *(shown or (axes, tree_util.tree_structure(tree)))))
         ) from None
-    return [a for group in tree_util.tree_leaves(per_leaf, is_leaf=lambda a: isinstance(a, list))
-            for a in group]
+    return [a for a, sub in zip(leaves, subtrees)
+            for _ in range(tree_util.tree_structure(sub).num_leaves)]
 
 
 def _leaf_names(fn, args, kwargs) -> list:
@@ -223,7 +233,8 @@ def _mapped_size(fn, args, kwargs, leaves, axes, axis_size) -> int:
     for rank, (size, where) in enumerate(sorted(counts.items(), key=lambda kv: -len(kv[1]))):
         i = where[0]
         t = type_of(leaves[i])
-        example = f"axis {axes[i]} of {names[i]} of type {t.dtype.name}[{','.join(map(str, t.shape))}]"
+        shape = ",".join(map(str, t.shape))
+        example = f"axis {axes[i]} of {names[i]} of type {t.dtype.name}[{shape}]"
         if len(where) == 1:
             msg.append(f"  * one axis had size {size}: {example};")
         else:
@@ -260,9 +271,10 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                 "the positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"))
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
-        axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs))
+        axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs),
+                                 shown=(in_axes, tree_util.tree_structure(args)))
         size = _mapped_size(fn, args, kwargs, leaves, axes, axis_size)
-        with core.new_trace(BatchTrace(size)) as trace:
+        with core.new_trace(BatchTrace()) as trace:
             ins = [x if a is None else
                    BatchTracer(trace, _as_array(x), a % type_of(x).ndim)
                    for x, a in zip(leaves, axes)]

@@ -120,8 +120,8 @@ def _vjp_graph(graph, name, ct_types):
 
 def _pjit_batch(values, dims, *, name, graph):
     """vmap of a call is a call of the batched graph."""
-    batched, out_dims, captured = batch_graph(graph, values, dims)
-    return pjit_p.bind(*values, *captured, name=name, graph=batched), out_dims
+    batched, out_dims = batch_graph(graph, values, dims)
+    return pjit_p.bind(*values, name=name, graph=batched), out_dims
 
 
 pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True,

@@ -405,9 +405,9 @@ class GraphBuilder:
 class StagingTrace(Trace):
     """Records every primitive as an equation of a Graph instead of running it.
 
-    A tracer of an enclosing staging trace used here (closed over by a nested jit, a
-    future cond branch or scan body) becomes an extra input of this graph: the caller
-    passes the outer value in (closure conversion)."""
+    A tracer of an enclosing trace (staging, vmap, ...) used here (closed over by a nested
+    jit, a future cond branch or scan body) becomes an extra input of this graph: the
+    caller passes the outer value in (closure conversion), which its trace interprets."""
     dynamic = True
 
     def __init__(self, name: str):
@@ -442,14 +442,15 @@ class StagingTrace(Trace):
 
     def _capture(self, tracer: "Tracer"):
         outer = tracer._trace
-        if not isinstance(outer, StagingTrace) or outer.level >= self.level or \
-                not _is_active(outer, _trace_state.get(_base_state)[0]):
+        if outer.level >= self.level or not _is_active(outer, _trace_state.get(_base_state)[0]):
             raise _escaped_error()
-        if isinstance(tracer.atom, Literal):
+        staged = isinstance(tracer, StagingTracer)
+        if staged and isinstance(tracer.atom, Literal):
             return tracer.atom
-        entry = self.captured.get(tracer.atom)
+        key = tracer.atom if staged else id(tracer)  # the entry keeps the tracer alive
+        entry = self.captured.get(key)
         if entry is None:
-            entry = self.captured[tracer.atom] = (self.builder.new_var(tracer.type), tracer)
+            entry = self.captured[key] = (self.builder.new_var(tracer.type), tracer)
         return entry[0]
 
     def captured_values(self) -> list:

@@ -337,6 +337,16 @@ def test_vmap_of_jit_is_a_call_of_the_batched_graph():
                                want, rtol=1e-6)
 
 
+def test_a_callee_is_batched_once_per_batch_dims_and_types():
+    """So an eager vmap(jit(f)) reuses the executable of the batched call."""
+    from tracehlo.batching import batch_graph
+    graph = tracehlo.make_ir(lambda a, k: tnp.cos(a) * k)(A[:, 0], 2.0)
+    first = batch_graph(graph, [A, np.float32(2)], [1, None])
+    assert batch_graph(graph, [A + 1, np.float32(3)], [1, None]) is first
+    assert batch_graph(graph, [A, np.float32(2)], [0, None]) is not first
+    assert first[1] == [1]
+
+
 def test_vmap_of_jit_with_a_batched_and_an_unbatched_output():
     f = tracehlo.jit(lambda x, k: (x * k, k + 1.0))
     got, k1 = tracehlo.vmap(f, in_axes=(0, None), out_axes=(0, None))(A, 3.0)
@@ -416,9 +426,20 @@ def test_in_axes_of_a_wrong_type():
 
 
 def test_in_axes_not_a_prefix_of_the_arguments():
-    with pytest.raises(ValueError, match="vmap in_axes specification must be a tree prefix "
-                                         "of the corresponding value"):
+    with pytest.raises(ValueError, match=re.escape(
+            "vmap in_axes specification must be a tree prefix of the corresponding value, "
+            "got specification ({'b': 0},) for value tree PyTreeDef(({'a': *},))")):
         tracehlo.vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": V})
+    with pytest.raises(ValueError, match=r"vmap out_axes specification must be a tree prefix"):
+        tracehlo.vmap(lambda x: (x, x), out_axes=(0, 0, 0))(V)
+
+
+def test_list_containers_in_in_axes_and_out_axes():
+    """A list in the axes is a container of axes, as in JAX."""
+    x, y = tracehlo.vmap(lambda p: [p[0] + p[1], p[1]], in_axes=([0, None],),
+                         out_axes=[1, None])([A, V[:1]])
+    np.testing.assert_allclose(x, (A + V[:1]).T)
+    np.testing.assert_allclose(y, V[:1])
 
 
 # tracehlo.numpy functions under vmap, against jax.numpy under jax.vmap: (fn, in_axes)
@@ -457,9 +478,73 @@ def test_numpy_functions_under_vmap_match_jax():
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
-@pytest.mark.xfail(raises=tracehlo.TracehloError, strict=True,
-                   reason="a nested jit captures outer values of staging traces only "
-                          "(core.StagingTrace._capture); JAX batches the captured value")
 def test_nested_jit_closing_over_a_batched_value():
+    """The callee takes the batched value as an extra input, so the call is batched."""
     f = tracehlo.vmap(lambda x: tracehlo.jit(lambda y: y * x)(2.0))
     np.testing.assert_allclose(f(V), V * 2)
+    graph = tracehlo.make_ir(f)(V)
+    tracehlo.verify(graph)
+    (eqn,) = graph.eqns
+    assert eqn.prim.name == "pjit" and eqn.inputs[1] is graph.inputs[0]
+    assert [t.shape for t in eqn.params["graph"].in_types] == [(), (3,)]
+    np.testing.assert_allclose(tracehlo.jit(f)(V), V * 2)
+
+
+# ---------------------------------------------------------------- vmap of grad
+
+def mlp_loss(np_, logsumexp):
+    def loss(params, x, y):
+        h = x
+        for w, b in params[:-1]:
+            h = np_.tanh(h @ w + b)
+        w, b = params[-1]
+        logits = h @ w + b
+        return logsumexp(logits) - np_.sum(y * logits)
+    return loss
+
+
+def test_per_example_gradients_match_jax_and_a_loop_of_grad():
+    rng = np.random.default_rng(4)
+    sizes = [6, 5, 4]
+    params = [(rng.standard_normal((m, n)).astype(np.float32) * 0.5,
+               rng.standard_normal(n).astype(np.float32) * 0.1)
+              for m, n in zip(sizes[:-1], sizes[1:])]
+    x = rng.standard_normal((7, 6)).astype(np.float32)
+    y = np.eye(4, dtype=np.float32)[rng.integers(0, 4, 7)]
+    ours = tracehlo.grad(mlp_loss(tnp, tracehlo.nn.logsumexp))
+    theirs = jax.grad(mlp_loss(jnp, jax.nn.logsumexp))
+    per_example = tracehlo.vmap(ours, in_axes=(None, 0, 0))
+    want = jax.vmap(theirs, in_axes=(None, 0, 0))(params, x, y)
+    graph = tracehlo.make_ir(per_example)(params, x, y)
+    tracehlo.verify(graph)
+    jitted = tracehlo.jit(per_example)
+    loop = tracehlo.jit(ours)
+    loop = [loop(params, x[i], y[i]) for i in range(len(x))]
+    for got in (per_example(params, x, y), jitted(params, x, y),
+                tree_util.tree_map(lambda *g: np.stack(g), *loop)):
+        assert tree_util.tree_structure(got) == tree_util.tree_structure(want)
+        for g, w in zip(tree_util.tree_leaves(got), tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@tracehlo.custom_jvp
+def sin_with_slope_two(x):
+    return tnp.sin(x)
+
+
+@sin_with_slope_two.defjvp
+def _sin_with_slope_two_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return sin_with_slope_two(x), 2.0 * t
+
+
+def test_vmap_of_grad_of_a_custom_jvp_uses_the_rule():
+    np.testing.assert_allclose(tracehlo.vmap(tracehlo.grad(sin_with_slope_two))(V), 2.0)
+
+
+@pytest.mark.xfail(strict=True, reason="custom_jvp under a BatchTrace inside grad calls the "
+                   "function itself (ad.custom_jvp.__call__ knows JVP and VJP traces only): "
+                   "it needs a custom_jvp of the batched function with the batched rule")
+def test_grad_of_vmap_of_a_custom_jvp_uses_the_rule():
+    got = tracehlo.grad(lambda v: tnp.sum(tracehlo.vmap(sin_with_slope_two)(v)))(V)
+    np.testing.assert_allclose(got, 2.0)

@@ -20,7 +20,8 @@ def define(name: str, *, shape, lower, multiple_results: bool = False,
            jvp=None, vjp=None, batch=None) -> Primitive:
     """Register primitive `name` with its shape rule and its StableHLO lowering, its
     derivative rules (ad.py): `jvp` (a rule, or a factory given the primitive such as
-    ad.zero_jvp and ad.linear_jvp) and `vjp`, and its batching rule (batching.py)."""
+    ad.zero_jvp and ad.linear_jvp) and `vjp`, and its batching rule (batching.py; a rule,
+    or a factory given the primitive such as batching.broadcasting_rule)."""
     prim = primitive(name, multiple_results)
     shape_rules[prim] = shape
     lowering_rules[prim] = lower
@@ -29,7 +30,7 @@ def define(name: str, *, shape, lower, multiple_results: bool = False,
     if vjp is not None:
         ad.vjp_rules[prim] = vjp
     if batch is not None:
-        batch_rules[prim] = batch
+        batch_rules[prim] = batch(prim) if getattr(batch, "takes_primitive", False) else batch
     return prim
 
 

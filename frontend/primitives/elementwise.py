@@ -98,7 +98,7 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype, d
 
     prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering,
                   **_derivative_rules(deriv, lambda *xs: prim.bind(*xs)),
-                  batch=broadcasting_rule(name))
+                  batch=broadcasting_rule)
     return prim, _nary(prim)
 
 
@@ -309,7 +309,7 @@ def _conj_lowering(ctx, eqn, x):
 conj_p = define("conj", shape=_conj_shape, lower=_conj_lowering,
                 jvp=ad.linear_jvp, vjp=lambda cts, xs, outs: [
                     conj(cts[0]) if dtypes.is_complex(type_of(xs[0]).dtype) else real(cts[0])],
-                batch=broadcasting_rule("conj"))
+                batch=broadcasting_rule)
 conj = _nary(conj_p)
 
 
@@ -325,7 +325,7 @@ def _exp2_lowering(ctx, eqn, x):
 exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering,
                 **_derivative_rules([lambda g, out, x: mul(g, mul(out, float(np.log(2))))],
                                     lambda x: exp2_p.bind(x)),
-                batch=broadcasting_rule("exp2"))
+                batch=broadcasting_rule)
 exp2 = _nary(exp2_p)
 
 
@@ -368,14 +368,14 @@ div_p = define("div", shape=_shape_rule("div", 2, "number"),
                **_derivative_rules([lambda g, out, x, y: div(g, y),
                                     lambda g, out, x, y: neg(mul(g, div(out, y)))],
                                    lambda *xs: div_p.bind(*xs)),
-               batch=broadcasting_rule("div"))
+               batch=broadcasting_rule)
 div = _nary(div_p)
 rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
                lower=_division_lowering("stablehlo.remainder", remainder=True),
                **_derivative_rules([lambda g, out, x, y: g,
                                     lambda g, out, x, y: neg(mul(g, _trunc(div(x, y))))],
                                    lambda *xs: rem_p.bind(*xs)),
-               batch=broadcasting_rule("rem"))
+               batch=broadcasting_rule)
 rem = _nary(rem_p)
 
 
@@ -390,7 +390,7 @@ def _sign_lowering(ctx, eqn, x):
 
 sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowering,
                 jvp=ad.zero_jvp,
-                batch=broadcasting_rule("sign"))
+                batch=broadcasting_rule)
 sign = _nary(sign_p)
 
 
@@ -409,7 +409,7 @@ def _round_lowering(ctx, eqn, x):
 
 
 round_p = define("round", shape=_round_shape, lower=_round_lowering, jvp=ad.zero_jvp,
-                 batch=broadcasting_rule("round"))
+                 batch=broadcasting_rule)
 
 
 def round(x, rounding_method="away_from_zero"):
@@ -446,7 +446,7 @@ def _compare_lowering(ctx, eqn, x, y):
 
 compare_p = define("compare", shape=_compare_shape, lower=_compare_lowering,
                    jvp=ad.zero_jvp,
-                   batch=broadcasting_rule("compare"))
+                   batch=broadcasting_rule)
 
 
 def _compare(direction):
@@ -481,7 +481,7 @@ select_p = define("select", shape=_select_shape, lower=_select_lowering,
                   **_derivative_rules([None, lambda g, out, p, x, y: select(p, g, 0),
                                        lambda g, out, p, x, y: select(p, 0, g)],
                                       lambda *xs: select_p.bind(*xs)),
-                  batch=broadcasting_rule("select"))
+                  batch=broadcasting_rule)
 
 
 def select(pred, on_true, on_false):
@@ -509,7 +509,7 @@ clamp_p = define("clamp", shape=_clamp_shape, lower=_clamp_lowering, **_derivati
     lambda g, out, lo, x, hi: select(bitwise_and(gt(lo, x), lt(lo, hi)), g, 0),
     lambda g, out, lo, x, hi: select(bitwise_and(gt(x, lo), lt(x, hi)), g, 0),
     lambda g, out, lo, x, hi: select(lt(hi, x), g, 0)], lambda *xs: clamp_p.bind(*xs)),
-                 batch=broadcasting_rule("clamp"))
+                 batch=broadcasting_rule)
 clamp = _nary(clamp_p)
 
 
@@ -545,7 +545,7 @@ def _convert_vjp(cts, primals, outs, *, new_dtype, weak_type=False):
 convert_element_type_p = define("convert_element_type", shape=_convert_shape,
                                 lower=_convert_lowering,
                                 jvp=_convert_jvp, vjp=_convert_vjp,
-                                batch=broadcasting_rule("convert_element_type"))
+                                batch=broadcasting_rule)
 
 
 def convert_element_type(x, new_dtype, weak_type=False):
@@ -599,4 +599,5 @@ def bitcast_convert_type(x, new_dtype):
 
 # stop_gradient: the identity, with a zero derivative (tracehlo.lax.stop_gradient).
 stop_gradient_p = define("stop_gradient", shape=lambda x: x, lower=lambda ctx, eqn, x: x,
-                         jvp=ad.zero_jvp, batch=broadcasting_rule("stop_gradient"))
+                         jvp=ad.zero_jvp,
+                         batch=broadcasting_rule)

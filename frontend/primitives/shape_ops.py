@@ -168,11 +168,12 @@ def _expand_dims_shape(x, *, dimensions):
 
 
 def _expand_dims_batch(values, dims, *, dimensions):
-    """The batch axis stays before the operand axis it preceded (or last)."""
+    """The batch axis goes right after the operand axis it followed (first if it was
+    first: a leading batch axis stays leading, as XLA's batched dots like it)."""
     (x,), (d,) = values, dims
     rank = type_of(x).ndim - 1 + len(dimensions)
     kept = [i for i in range(rank) if i not in dimensions]  # where operand axes go
-    out = kept[d] if d < len(kept) else rank
+    out = kept[d - 1] + 1 if d else 0
     return [expand_dims(x, shifted(dimensions, out))], [out]
 
 
