@@ -276,7 +276,7 @@ def _concatenate_vjp(cts, xs, outs, *, dimension):
     parts, start = [], 0
     for x in xs:
         size = type_of(x).shape[dimension]
-        parts.append(slice_in_dim(cts[0], start, start + size, dimension))
+        parts.append(slice_in_dim(cts[0], start, start + size, axis=dimension))
         start += size
     return parts
 
@@ -409,6 +409,7 @@ def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
     starts, limits, strides = [0] * t.ndim, list(t.shape), [1] * t.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
     return slice(x, starts, limits, strides)
+
 
 # dynamic_slice[slice_sizes] operand, *start_indices (rank-0 integers; clamped into range)
 def _check_start_indices(name, x, indices):
