@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tracehlo import passes, runtime
+from tracehlo.passes.framework import FusionPass
 
 SOFTMAX = """
 func.func public @main(%x: tensor<64x128xf32>) -> tensor<64x128xf32> {
