@@ -30,8 +30,11 @@ elementwise ops, broadcasts and reductions, or one variadic reduce as the root;
 never transpose, concatenate, reshape or what XLA turns into a reshape (they
 abort it inside fusions); a fused select takes on_true from a parameter; no
 arithmetic on constants (constant call arguments included) and no op(x, x) that
-XLA folds (it would leave a fused parameter unread); no multi-result bf16 reduce;
-no fusions in functions called from a loop or branch body. A module holding a
+XLA folds (it would leave a fused parameter unread); no multi-result bf16 reduce,
+and none with an unread result among three or more; no fused bf16 select; no
+fused value (a bf16 parameter included) read by several ops that XLA CPU's loop
+emitter would split into functions (the function result needs a layout ops inside
+our fusions lack); no fusions in functions called from a loop or branch body. A module holding a
 fusion of elementwise ops only is compiled without XLA's reshape-mover
 (FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,

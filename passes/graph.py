@@ -24,6 +24,7 @@ class DataflowGraph:
         self.terminator = all_ops[-1]
         self.nodes = all_ops[:-1]
         self.index = {op.operation: i for i, op in enumerate(self.nodes)}
+        self._results = [tuple(op.operation.results) for op in self.nodes]  # asked often
         # values a node reads, in first-use order, without repeats
         self.reads: list[list[ir.Value]] = [reads_of(op) for op in self.nodes]
         self.value_users: dict[ir.Value, list[int]] = {}
@@ -70,8 +71,8 @@ class DataflowGraph:
             return None
         return self.index.get(owner.operation)
 
-    def results(self, i: int) -> list[ir.Value]:
-        return list(self.nodes[i].operation.results)
+    def results(self, i: int) -> tuple[ir.Value, ...]:
+        return self._results[i]
 
     def outputs(self, group: set[int], owned: set[int] | None = None) -> list[ir.Value]:
         """Values made by the `owned` members of `group` (default: all) that

@@ -13,6 +13,7 @@ the fusion's.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 from jaxlib import xla_client
@@ -30,12 +31,17 @@ def folded_fusions(fusions: list) -> dict[int, str]:
     """Index into `fusions` -> why XLA's import leaves that fusion invalid."""
     if not fusions:
         return {}
+    return dict(_imported_problems(_probe(fusions)))
+
+
+@functools.lru_cache(maxsize=4)  # passes.fuse asks twice: before and in check_backend
+def _imported_problems(probe: str) -> tuple:
     try:
         hlo = xla_client._xla.mlir.mlir_module_to_xla_computation(
-            _probe(fusions), use_tuple_args=False, return_tuple=False).as_hlo_text()
+            probe, use_tuple_args=False, return_tuple=False).as_hlo_text()
     except Exception:  # XLA refuses the fusions for other reasons: compiling says which
-        return {}
-    return _problems(hlo)
+        return ()
+    return tuple(_problems(hlo).items())
 
 
 def _probe(fusions: list) -> str:

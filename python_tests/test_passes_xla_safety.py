@@ -196,3 +196,40 @@ def test_argmax_keeps_its_unread_index_result_out_of_a_multi_output_fusion():
     x = np.array([3, -2, 7, 1], np.int32)
     compiled = tracehlo.compile(lambda x: 2 - tnp.argmax(x), (x,))
     assert int(compiled(x)) == 2 - 2 and compiled.fusion == "tracehlo"
+
+
+# One program per class of XLA CPU abort the fuzzer found in our fusions (issue 8),
+# run through tracehlo.jit's default fusion in a subprocess and compared with jax.jit.
+ABORT_CLASSES = textwrap.dedent("""
+    import ml_dtypes, numpy as np, jax, jax.numpy as jnp
+    import tracehlo, tracehlo.numpy as tnp
+    bf = lambda a: np.asarray(a, ml_dtypes.bfloat16)
+    cases = {
+        # a bf16 select: its on_true is converted to f32 inside the fusion
+        "bf16_where": (lambda np_: lambda c, a, s: np_.where(c, a, s),
+                       [np.array([True, False, True]), bf([1, 2, 3]), bf(5)]),
+        # a value read by a slice and an or: it ends an emitter function
+        "read_by_slice_and_or": (lambda np_: lambda x: x.astype(np_.uint32)
+                                 | x.astype(np_.uint32)[3:4], [np.arange(20, dtype=np.float16).reshape(4, 5)]),
+        # a bf16 parameter read by a slice and a remainder
+        "bf16_remainder_by_slice": (lambda np_: lambda x: np_.remainder(x, x[:1]), [bf([7, 3])]),
+        # argmin with a third reduced value nothing reads
+        "argmin_and_min": (lambda np_: lambda x: (np_.argmin(x), np_.min(-x)),
+                           [np.array([2.0, -1.0, 5.0], np.float32)]),
+    }
+    for name, (make, args) in cases.items():
+        compiled = tracehlo.compile(make(tnp), args)
+        got = jax.tree_util.tree_leaves(compiled(*args))
+        want = jax.tree_util.tree_leaves(jax.jit(make(jnp))(*args))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g, np.float64), np.asarray(w, np.float64))
+        assert compiled.fusion == "tracehlo", name
+        print(name, "ok")
+""")
+
+
+def test_each_class_of_xla_abort_runs_fused():
+    proc = subprocess.run([sys.executable, "-c", ABORT_CLASSES], capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert len(proc.stdout.split("ok")) == 5, proc.stdout
