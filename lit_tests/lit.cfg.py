@@ -20,3 +20,7 @@ for var in ("HOME", "PATH", "XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TRACEHLO_TESTD
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.environment.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+# hlo-opt and hlo-dump from the environment lit runs in (a virtualenv's bin/ first), so a
+# worktree's lit tests its own install, not whichever copy comes first on PATH
+config.environment["PATH"] = os.pathsep.join(
+    [os.path.dirname(sys.executable), config.environment.get("PATH", "")])
