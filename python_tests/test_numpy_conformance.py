@@ -625,8 +625,9 @@ JAX_INCONSISTENT = _by_case({  # JAX disagrees with itself: the oracle cannot de
 })
 
 NOT_YET_FIXED = _by_case({  # disagreements not fixed yet (issue 8); a listed case that passes fails
-    "complex edge values: our cummax's reduce_window max of complex values differs from "
-    "JAX's associative scan (lexicographic max)": [
+    "cummax of complex edge values: the same reduce_window max as JAX's lowering, but XLA "
+    "orders (0+tiny j, -0+big j) differently in the two modules (JAX's sits in a private "
+    "function); the frontend emits what JAX emits": [
         'reductions[complex64] cummax(special)',
     ],
 })
