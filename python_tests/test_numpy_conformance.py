@@ -625,11 +625,6 @@ JAX_INCONSISTENT = _by_case({  # JAX disagrees with itself: the oracle cannot de
 })
 
 NOT_YET_FIXED = _by_case({  # disagreements not fixed yet (issue 8); a listed case that passes fails
-    "cummax of complex edge values: the same reduce_window max as JAX's lowering, but XLA "
-    "orders (0+tiny j, -0+big j) differently in the two modules (JAX's sits in a private "
-    "function); the frontend emits what JAX emits": [
-        'reductions[complex64] cummax(special)',
-    ],
 })
 
 JAX_INCONSISTENT_X64 = _by_case({  # as JAX_INCONSISTENT, for the --x64 subset
