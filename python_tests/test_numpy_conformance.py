@@ -625,10 +625,6 @@ JAX_INCONSISTENT = _by_case({  # JAX disagrees with itself: the oracle cannot de
 })
 
 NOT_YET_FIXED = _by_case({  # disagreements not fixed yet (issue 8); a listed case that passes fails
-    "complex edge values: our cummax's reduce_window max of complex values differs from "
-    "JAX's associative scan (lexicographic max)": [
-        'reductions[complex64] cummax(special)',
-    ],
 })
 
 JAX_INCONSISTENT_X64 = _by_case({  # as JAX_INCONSISTENT, for the --x64 subset

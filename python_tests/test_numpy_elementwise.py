@@ -151,7 +151,16 @@ WEAK_CASES = [
     ("0-d i32 + float", lambda m, x: m.add(x, 0.5), np.int32(3)),
     ("f64 narrowed", lambda m, x: m.add(x, 1), np.array([1.5, 2.5], np.float64)),
     ("i64 narrowed", lambda m, x: m.add(x, 1), np.array([1, 2], np.int64)),
+    # NumPy scalars are strong, though np.float64 subclasses float: f16 + f32 is f32
+    ("f16 + np.float64", lambda m, x: m.add(x, np.float64(2)), np.array([1, 2], np.float16)),
+    ("f16 * np.complex128", lambda m, x: m.multiply(x, np.complex128(2j)),
+     np.array([1, 2], np.float16)),
 ]
+
+
+def test_numpy_scalar_argument_is_strong():
+    h = np.array([1, 2], np.float16)
+    check(lambda m, h, s: m.add(h, s), h, np.float64(2.5), rtol=1e-3)
 
 
 @pytest.mark.parametrize("name,fn,x", WEAK_CASES)

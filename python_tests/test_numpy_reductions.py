@@ -1,9 +1,11 @@
 """tracehlo.numpy reductions and scans: axes (None, ints, negative, tuples), keepdims,
 dtypes of integer and bool sums as in JAX, 0-d inputs, NaN handling, errors."""
+import jax
 import numpy as np
 import jax.numpy as jnp
 import pytest
 
+import tracehlo
 import tracehlo.numpy as tnp
 
 from numpy_helpers import bools, check, check_raises, f32, i32, sample
@@ -150,3 +152,17 @@ def test_bad_axis():
 def test_argmax_empty():
     check_raises(lambda m, x: m.argmax(x), np.zeros((0,), np.float32), exc=ValueError,
                  match="empty")
+
+
+def test_complex_max_min_order_real_parts_then_imaginary():
+    """JAX's order for complex max/min (its lowering of max, reduce and reduce_window):
+    equal real parts, 0 and -0 included, leave the choice to the imaginary parts."""
+    x = np.array([0 + 1e-38j, -0.0 + 3e38j, 1 - 1j, 1 + 0j], np.complex64)
+
+    def fn(m, x):
+        cum = (jax.lax.cummax, jax.lax.cummin) if m is jnp else (m.cummax, m.cummin)
+        return m.max(x), m.min(x[:2]), cum[0](x, 0), cum[1](x, 0)
+    got = tracehlo.jit(lambda x: fn(tnp, x))(x)
+    want = jax.jit(lambda x: fn(jnp, x))(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))

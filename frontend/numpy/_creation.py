@@ -28,14 +28,15 @@ def _new_shape(shape_):
 
 def full(shape_, fill_value, dtype=None):
     """Weak, as in JAX, when dtype is None and fill_value is weak (a Python number)."""
-    t = _t(_operand(fill_value))
+    fill_value = _operand(fill_value)
+    t = _t(fill_value)
     return _full(shape_, fill_value, t.dtype if dtype is None else dtype,
                  dtype is None and t.weak)
 
 
 def _full(shape_, fill_value, dtype, weak):
     shape_ = _new_shape(shape_)
-    value = _as_dtype(_operand(fill_value), _dtypes.canonicalize(dtype), weak)
+    value = _as_dtype(fill_value, _dtypes.canonicalize(dtype), weak)
     if _shape(value) == shape_:
         return value
     return broadcast_to(value, shape_) if _shape(value) else \
@@ -57,7 +58,7 @@ def empty(shape_, dtype=None):
 def full_like(a, fill_value, dtype=None, shape=None):
     """a's dtype and, when dtype is None, a's weak type (JAX's lax.full_like)."""
     t = _t(_operand(a))
-    return _full(t.shape if shape is None else shape, fill_value,
+    return _full(t.shape if shape is None else shape, _operand(fill_value),
                  t.dtype if dtype is None else dtype, dtype is None and t.weak)
 
 

@@ -331,7 +331,8 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
                           builtins.min(rows + offset, cols))
     # Row i holds its element in column i + offset: summing out the other axis leaves
     # the diagonal at positions 0..length-1 (reduce_sum keeps bool a bool).
-    picked = lax.reduce_sum(where(mask, a, zeros_like(a)), (n - 1 if offset >= 0 else n - 2,))
+    zero = _np.zeros((), _t(a).dtype)  # strong: a weak a's diagonal is strong, as in JAX
+    picked = lax.reduce_sum(where(mask, a, zero), (n - 1 if offset >= 0 else n - 2,))
     return lax.slice_in_dim(picked, 0, length, axis=n - 2)
 
 

@@ -10,7 +10,8 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, at_user_line, known_value
 from ._util import (
-    _array, _as_dtype, _is_array, _operand, _promote, _t, _to_bool, astype, bool_, where)
+    _array, _as_dtype, _const, _is_array, _operand, _promote, _t, _to_bool, astype, bool_,
+    where)
 from ._creation import full_like, ones_like
 
 
@@ -148,8 +149,7 @@ def round(x, decimals=0):
             return lax.round(x, "to_nearest_even")
         part = _t(x).dtype
         x = astype(x, _dtypes.float32) if part == _dtypes.float16 else x
-        weak_scalar = _t(x).weak and _t(x).shape == ()  # JAX's lax._const
-        factor = _as_dtype(10.0 ** decimals, _t(x).dtype, weak_scalar)
+        factor = _const(x, 10.0 ** decimals)
         out = lax.div(lax.round(lax.mul(x, factor), "to_nearest_even"), factor)
         return astype(out, part) if part == _dtypes.float16 else out
 

@@ -185,9 +185,16 @@ def _promote(*args, to_inexact=False):
     return out
 
 
+def _const(x, value):
+    """value in x's dtype, weak only when x is a weak scalar (JAX's lax._const): so
+    `weak_array != 0` is strong, as in JAX."""
+    t = _t(x)
+    return _as_dtype(value, t.dtype, t.weak and t.shape == ())
+
+
 def _to_bool(x):
     x = _operand(x)
-    return x if _t(x).dtype == _dtypes.bool_ else lax.ne(*_promote(x, 0))
+    return x if _t(x).dtype == _dtypes.bool_ else lax.ne(x, _const(x, 0))
 
 
 def where(condition, x=None, y=None):
@@ -219,5 +226,5 @@ def _static(x, what):
 
 def _promote_no_broadcast(arrays):
     arrays = [asarray(a) if _dtypes.is_python_scalar(a) else a for a in arrays]
-    dt, _ = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in arrays])
-    return [lax.convert_element_type(a, dt) for a in arrays]
+    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in arrays])
+    return [lax.convert_element_type(a, dt, weak_type=weak) for a in arrays]

@@ -38,8 +38,27 @@ _COMBINER = {"sum": "stablehlo.add", "prod": "stablehlo.multiply", "max": "stabl
 
 def _scalar_body(ctx, kind, dtype):
     t = ArrayType((), dtype)
+    if kind in ("max", "min") and dtypes.is_complex(dtype):
+        return ctx.region([t, t], [t], lambda a, b: _complex_pick(ctx, kind, t, a, b))
     return ctx.region([t, t], [t], lambda a, b: ctx.op(
         f"{_COMBINER[kind]} {a}, {b} : {tensor_type(t)}"))
+
+
+def _complex_pick(ctx, kind, t, a, b):
+    """max/min of complex scalars in JAX's order: real parts, then imaginary parts (as
+    JAX lowers them; XLA's maximum orders signed zeros otherwise)."""
+    part = tensor_type(ArrayType((), np.finfo(t.dtype).dtype))
+    cmp_t = f"({part}, {part}) -> tensor<i1>"
+    direction = "GT" if kind == "max" else "LT"
+    ra, rb = (ctx.op(f"stablehlo.real {v} : ({tensor_type(t)}) -> {part}") for v in (a, b))
+    ia, ib = (ctx.op(f"stablehlo.imag {v} : ({tensor_type(t)}) -> {part}") for v in (a, b))
+    real_eq = ctx.op(f"stablehlo.compare EQ, {ra}, {rb}, FLOAT : {cmp_t}")
+    real_cmp = ctx.op(f"stablehlo.compare {direction}, {ra}, {rb}, FLOAT : {cmp_t}")
+    imag_cmp = ctx.op(f"stablehlo.compare {direction}, {ia}, {ib}, FLOAT : {cmp_t}")
+    pick_a = ctx.op(f"stablehlo.select {real_eq}, {imag_cmp}, {real_cmp} : "
+                    "(tensor<i1>, tensor<i1>, tensor<i1>) -> tensor<i1>")
+    return ctx.op(f"stablehlo.select {pick_a}, {a}, {b} : (tensor<i1>, {tensor_type(t)}, "
+                  f"{tensor_type(t)}) -> {tensor_type(t)}")
 
 
 def _reduced_shape(name, x, axes):
