@@ -148,11 +148,11 @@ def _cond_shape(index_type, *in_types, branches):
         raise TypeError(f"cond takes an i32[] index, got {index_type}")
     for i, g in enumerate(branches):
         if g.in_types != list(in_types):
-            raise TypeError(f"cond branch {i} takes {', '.join(map(str, g.in_types))}, "
-                            f"got {', '.join(map(str, in_types))}")
+            raise TypeError(f"cond branch {i} takes {', '.join((str(t) for t in g.in_types))}, "
+                            f"got {', '.join((str(t) for t in in_types))}")
         if g.out_types != branches[0].out_types:
-            raise TypeError(f"cond branch {i} returns {', '.join(map(str, g.out_types))}, "
-                            f"branch 0 {', '.join(map(str, branches[0].out_types))}")
+            raise TypeError(f"cond branch {i} returns {', '.join((str(t) for t in g.out_types))}, "
+                            f"branch 0 {', '.join((str(t) for t in branches[0].out_types))}")
     return branches[0].out_types
 
 
@@ -263,7 +263,7 @@ def while_loop(cond_fun, body_fun, init_val):
     if cond_tree.num_leaves != 1 or cond_graph.out_types[0] != ArrayType((), dtypes.bool_):
         raise TypeError(at_user_line(
             "cond_fun must return a boolean scalar, but got output type(s) "
-            f"{', '.join(map(str, cond_graph.out_types))}."))
+            f"{', '.join((str(t) for t in cond_graph.out_types))}."))
     body_graph, body_caps, body_tree = _trace(body_fun, "body_fun", args_tree, types)
     _check_carry("while_loop body_fun", tree, types, body_tree, body_graph.out_types)
     outs = while_p.bind(*leaves, *cond_caps, *body_caps, cond=cond_graph, body=body_graph)
@@ -502,10 +502,10 @@ def _scan_parts(values, num_carry, num_consts):
 def _scan_shape(*in_types, body, length, reverse, num_carry, num_consts):
     carry, xs, caps = _scan_parts(list(in_types), num_carry, num_consts)
     if body.in_types != carry + [ArrayType(t.shape[1:], t.dtype) for t in xs] + caps:
-        raise TypeError(f"scan body takes {', '.join(map(str, body.in_types))}, got operands "
-                        f"{', '.join(map(str, in_types))}")
+        raise TypeError(f"scan body takes {', '.join((str(t) for t in body.in_types))}, got operands "
+                        f"{', '.join((str(t) for t in in_types))}")
     if any(t.shape[:1] != (length,) for t in xs):
-        raise TypeError(f"scan of length {length} over {', '.join(map(str, xs))}")
+        raise TypeError(f"scan of length {length} over {', '.join((str(t) for t in xs))}")
     if body.out_types[:num_carry] != carry:
         raise TypeError("scan body must return its carry's types first")
     return body.out_types[:num_carry] + [ArrayType((length,) + t.shape, t.dtype)
