@@ -533,7 +533,8 @@ def _scan_lowering(ctx, eqn, *args):
         c, ys = list(state[:k]), list(state[k:])
         last = ctx.constant(length - 1, _int32) if reverse else None
         idx = ctx.generic("stablehlo.subtract", [last, i], [i32, i32], [i32]) if reverse else i
-        z = ctx.constant(0, _int32)
+        z = ctx.constant(0, _int32) if any(len(t.shape) > 1 for t in x_types + ys_types) \
+            else None  # the start index of every other axis
         x_slices = []
         for x, t in zip(xs, x_types):
             one_row = ArrayType((1,) + t.shape[1:], t.dtype)
