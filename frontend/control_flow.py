@@ -22,6 +22,8 @@ selects; of a while_loop with a batched predicate runs while any example is acti
 """
 from __future__ import annotations
 
+import weakref
+
 import jax.tree_util as tree_util
 
 from . import ad, core, dtypes
@@ -40,8 +42,21 @@ _int32 = dtypes.canonicalize("int32")
 
 # ---------------------------------------------------------------- tracing user functions
 
+# fn -> {(name, argument tree, leaf types): (Graph, [], output tree)}
+_traced: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
 def _trace(fn, name, in_tree, in_types):
-    """fn staged on abstract leaves: (Graph, captured outer tracers, output tree)."""
+    """fn staged on abstract leaves: (Graph, captured outer tracers, output tree).
+    Traced once per argument types unless it closes over traced values, so a loop of
+    eager conds on one function compiles once (the executable is keyed by the Graph)."""
+    key = (name, in_tree, tuple((t.shape, t.dtype, t.weak) for t in in_types))
+    try:
+        cache = _traced.setdefault(fn, {})
+    except TypeError:  # not weakly referenceable (a functools.partial is)
+        cache = {}
+    if key in cache:
+        return cache[key]
     with core.staging(name) as staged:
         ins = [staged.new_input(t) for t in in_types]
         out = fn(*tree_util.tree_unflatten(in_tree, ins))
@@ -49,7 +64,10 @@ def _trace(fn, name, in_tree, in_types):
         for leaf in leaves:
             type_of(leaf)  # outputs must be arrays: a clear error otherwise
         graph = staged.build(leaves)
-    return graph, staged.captured_values(), out_tree
+    captured = staged.captured_values()
+    if not captured:
+        cache[key] = graph, captured, out_tree
+    return graph, captured, out_tree
 
 
 def _leaf_names(tree) -> list:
