@@ -33,9 +33,10 @@ from .core import at_user_line, type_of
 from .ir import ArrayType
 from .lowering import dims_attr, lower_body
 from .primitives import define, unchanged
-from .primitives.elementwise import add, clamp, convert_element_type, eq, ne, select
+from .primitives.elementwise import (add, bitwise_or, clamp, convert_element_type, eq, ne,
+                                     select)
 from .primitives.reductions import reduce_or
-from .primitives.shape_ops import broadcast_in_dim
+from .primitives.shape_ops import broadcast_in_dim, concatenate, pad, rev, slice_in_dim
 
 _int32 = dtypes.canonicalize("int32")
 
@@ -700,3 +701,61 @@ def _scan_batch(values, dims, *, body, length, reverse, num_carry, num_consts):
 scan_p = define("scan", shape=_scan_shape, lower=_scan_lowering, multiple_results=True,
                 jvp=_scan_jvp, vjp=_scan_vjp, batch=_scan_batch)
 
+
+
+# ---------------------------------------------------------------- associative_scan
+
+def associative_scan(fn, elems, reverse=False, axis=0):
+    """The prefix sums of elems along `axis` under the associative fn, by JAX's
+    odd/even recursion over slices (log-depth, no loop primitive): the same operations
+    as jax.lax.associative_scan, so the same rounding."""
+    leaves, tree = tree_util.tree_flatten(elems)
+    leaves = _as_arrays(leaves)
+    if not leaves:
+        return elems
+    axis = axis % type_of(leaves[0]).ndim
+    lengths = {type_of(x).shape[axis] for x in leaves}
+    if len(lengths) != 1:
+        raise ValueError(at_user_line(
+            f"Array inputs to associative_scan must have the same first dimension. (saw: "
+            f"{[type_of(x).shape for x in leaves]})"))
+    if reverse:
+        leaves = [rev(x, (axis,)) for x in leaves]
+
+    def combine(a, b):
+        out = fn(tree_util.tree_unflatten(tree, a), tree_util.tree_unflatten(tree, b))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        if out_tree != tree:
+            raise ValueError(at_user_line(
+                f"associative_scan's fn must return the structure of its inputs: {tree}, "
+                f"got {out_tree}"))
+        return out_leaves
+
+    def run(elems):
+        n = type_of(elems[0]).shape[axis]
+        if n < 2:
+            return elems
+        odd = run(combine([slice_in_dim(e, 0, -1, 2, axis) for e in elems],
+                          [slice_in_dim(e, 1, None, 2, axis) for e in elems]))
+        firsts = [slice_in_dim(e, 0, -1, 1, axis) for e in odd] if n % 2 == 0 else odd
+        even = combine(firsts, [slice_in_dim(e, 2, None, 2, axis) for e in elems])
+        even = [concatenate([slice_in_dim(e, 0, 1, 1, axis), r], axis)
+                for e, r in zip(elems, even)]
+        return [_interleave(a, b, axis) for a, b in zip(even, odd)]
+
+    out = run(leaves)
+    if reverse:
+        out = [rev(x, (axis,)) for x in out]
+    return tree_util.tree_unflatten(tree, out)
+
+
+def _interleave(a, b, axis):
+    """a[0], b[0], a[1], b[1], ... along axis (a one longer, or as long): both padded
+    with interior zeros and added (or'ed), as JAX does."""
+    ta, tb = type_of(a), type_of(b)
+    same = ta.shape[axis] == tb.shape[axis]
+    a_pad, b_pad = [(0, 0, 0)] * ta.ndim, [(0, 0, 0)] * tb.ndim
+    a_pad[axis] = (0, 1 if same else 0, 1)
+    b_pad[axis] = (1, 0 if same else 1, 1)
+    op = bitwise_or if ta.dtype == dtypes.bool_ else add
+    return op(pad(a, 0, a_pad), pad(b, 0, b_pad))

@@ -23,10 +23,10 @@ from .primitives.shape_ops import (
     transpose)
 from .primitives.sort import sort
 from .ad import stop_gradient
-from .control_flow import cond, fori_loop, map, scan, switch, while_loop
+from .control_flow import associative_scan, cond, fori_loop, map, scan, switch, while_loop
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
+    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "associative_scan", "asinh", "atan", "atan2",
     "atanh", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "broadcast", "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "complex",
     "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin",

@@ -234,3 +234,23 @@ def test_fusion_passes_keep_regions_compiling():
         carry = carry + r * 2
     np.testing.assert_allclose(c, carry, rtol=1e-6)
     np.testing.assert_allclose(ys, want, rtol=1e-6)
+
+
+def test_associative_scan_matches_jax_bit_for_bit():
+    rng = np.random.default_rng(3)
+    xs = [rng.normal(size=(3, n)).astype(np.float32) for n in (1, 2, 5, 8)]
+    sums = tracehlo.jit(lambda xs: [lax.associative_scan(lax.add, x, axis=1) for x in xs])(xs)
+    want = jax.jit(lambda xs: [jax.lax.associative_scan(jax.lax.add, x, axis=1) for x in xs])(xs)
+    for got, w in zip(sums, want):
+        np.testing.assert_array_equal(got, w)
+    x = xs[-1]
+    # fusion="xla": tracehlo's passes put a `reverse` and the strided slice reading it in
+    # one kLoop fusion, which aborts XLA CPU ("Check failed: has_layout()"), reported
+    # to the passes' owner
+    pairs = tracehlo.jit(lambda x: lax.associative_scan(
+        lambda p, q: (p[0] * q[0], lax.max(p[1], q[1])), (x, x), reverse=True, axis=-1),
+        fusion="xla")(x)
+    want = jax.jit(lambda x: jax.lax.associative_scan(
+        lambda p, q: (p[0] * q[0], jax.lax.max(p[1], q[1])), (x, x), reverse=True, axis=1))(x)
+    for got, w in zip(pairs, want):
+        np.testing.assert_array_equal(got, w)
