@@ -89,6 +89,10 @@ def _restage(name, in_types, fn):
         return staged.build(list(outs))
 
 
+def _text(types) -> str:
+    return ", ".join(str(t) for t in types)
+
+
 def _types(values):
     return [type_of(x) for x in values]
 
@@ -167,11 +171,11 @@ def _cond_shape(index_type, *in_types, branches):
         raise TypeError(f"cond takes an i32[] index, got {index_type}")
     for i, g in enumerate(branches):
         if g.in_types != list(in_types):
-            raise TypeError(f"cond branch {i} takes {', '.join((str(t) for t in g.in_types))}, "
-                            f"got {', '.join((str(t) for t in in_types))}")
+            raise TypeError(f"cond branch {i} takes {_text(g.in_types)}, "
+                            f"got {_text(in_types)}")
         if g.out_types != branches[0].out_types:
-            raise TypeError(f"cond branch {i} returns {', '.join((str(t) for t in g.out_types))}, "
-                            f"branch 0 {', '.join((str(t) for t in branches[0].out_types))}")
+            raise TypeError(f"cond branch {i} returns {_text(g.out_types)}, "
+                            f"branch 0 {_text(branches[0].out_types)}")
     return branches[0].out_types
 
 
@@ -282,7 +286,7 @@ def while_loop(cond_fun, body_fun, init_val):
     if cond_tree.num_leaves != 1 or cond_graph.out_types[0] != ArrayType((), dtypes.bool_):
         raise TypeError(at_user_line(
             "cond_fun must return a boolean scalar, but got output type(s) "
-            f"{', '.join((str(t) for t in cond_graph.out_types))}."))
+            f"{_text(cond_graph.out_types)}."))
     body_graph, body_caps, body_tree = _trace(body_fun, "body_fun", args_tree, types)
     _check_carry("while_loop body_fun", tree, types, body_tree, body_graph.out_types)
     outs = while_p.bind(*leaves, *cond_caps, *body_caps, cond=cond_graph, body=body_graph)
@@ -310,18 +314,26 @@ def fori_loop(lower, upper, body_fun, init_val):
                  for b in (lower, upper))
     dtype = next((type_of(b).dtype for b in (lower, upper) if not dtypes.is_python_scalar(b)),
                  _int32)
+    def body(i, x):  # checked here, so an error names the user's carry, not ours
+        out = body_fun(i, x)
+        x_leaves, x_tree = tree_util.tree_flatten(x)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        _check_carry("fori_loop body_fun", x_tree, _types(x_leaves), out_tree,
+                     _types(out_leaves))
+        return out
+
     if static:
         lo, hi = int(lower), int(upper)
 
         def step(carry, _):
             i, x = carry
-            return (add(i, 1), body_fun(i, x)), None
+            return (add(i, 1), body(i, x)), None
         (_, out), _ = scan(step, (core.lift(lo, dtype), init_val), None, length=max(hi - lo, 0))
         return out
     lo = convert_element_type(lower, dtype)
     hi = convert_element_type(upper, dtype)
     _, _, out = while_loop(lambda c: c[0] < c[1],
-                           lambda c: (add(c[0], 1), c[1], body_fun(c[0], c[2])),
+                           lambda c: (add(c[0], 1), c[1], body(c[0], c[2])),
                            (lo, hi, init_val))
     return out
 
@@ -521,10 +533,10 @@ def _scan_parts(values, num_carry, num_consts):
 def _scan_shape(*in_types, body, length, reverse, num_carry, num_consts):
     carry, xs, caps = _scan_parts(list(in_types), num_carry, num_consts)
     if body.in_types != carry + [ArrayType(t.shape[1:], t.dtype) for t in xs] + caps:
-        raise TypeError(f"scan body takes {', '.join((str(t) for t in body.in_types))}, got operands "
-                        f"{', '.join((str(t) for t in in_types))}")
+        raise TypeError(f"scan body takes {_text(body.in_types)}, got operands "
+                        f"{_text(in_types)}")
     if any(t.shape[:1] != (length,) for t in xs):
-        raise TypeError(f"scan of length {length} over {', '.join((str(t) for t in xs))}")
+        raise TypeError(f"scan of length {length} over {_text(xs)}")
     if body.out_types[:num_carry] != carry:
         raise TypeError("scan body must return its carry's types first")
     return body.out_types[:num_carry] + [ArrayType((length,) + t.shape, t.dtype)

@@ -97,6 +97,10 @@ def test_while_loop_carry_mismatch_names_leaf_types_and_line():
     assert str(e.value).startswith(f"{HERE}:{line}: while_loop body_fun output and input must "
                                    "have identical types: the carry [0] is f32[] on input "
                                    "but f32[1] on output")
+    with pytest.raises(TypeError, match=r"fori_loop body_fun output and input must have "
+                                        r"identical types: the carry \['a'\] is f32\[\] on "
+                                        r"input but f32\[2\] on output"):
+        lax.fori_loop(0, 2, lambda i, c: {"a": tnp.stack([c["a"]] * 2)}, {"a": 1.0})
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
         lax.while_loop(lambda c: c, lambda c: c, 1.0)
 
