@@ -23,18 +23,19 @@ from .primitives.shape_ops import (
     transpose)
 from .primitives.sort import sort
 from .ad import stop_gradient
+from .control_flow import associative_scan, cond, fori_loop, map, scan, switch, while_loop
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "atan", "atan2",
+    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "associative_scan", "asinh", "atan", "atan2",
     "atanh", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
     "broadcast", "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "complex",
-    "concatenate", "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin",
+    "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin",
     "cumprod", "cumsum", "digamma", "div", "dot", "dot_general", "dynamic_slice",
     "dynamic_update_slice", "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims",
-    "expm1", "floor", "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log",
-    "log1p", "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
+    "expm1", "floor", "fori_loop", "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log",
+    "log1p", "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
     "population_count", "pow", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
-    "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scatter",
+    "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "scatter",
     "select", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
-    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "tan",
-    "tanh", "transpose"]
+    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan",
+    "tanh", "transpose", "while_loop"]

@@ -135,7 +135,8 @@ class LoweringContext:
         results = body(*args)
         results = results if isinstance(results, list) else [results]
         ret_types = ", ".join(tensor_type(t) for t in result_types)
-        self.lines.append(f"{self.indent}stablehlo.return {', '.join(results)} : {ret_types}")
+        loc = mlir_loc(self.loc) if self.locations else ""  # else MLIR's parser invents one
+        self.lines.append(f"{self.indent}stablehlo.return {', '.join(results)} : {ret_types}{loc}")
         block_args = ", ".join(f"{a}: {tensor_type(t)}" for a, t in zip(args, arg_types))
         text = ("{\n" + f"{saved_indent}  ^bb0({block_args}):\n" + "\n".join(self.lines)
                 + f"\n{saved_indent}}}")

@@ -41,8 +41,9 @@ def verify(graph: Graph) -> Graph:
         for atom in eqn.inputs:
             use(atom, where)
         for value in eqn.params.values():
-            if isinstance(value, Graph):
-                verify(value)
+            for sub in value if isinstance(value, tuple) else (value,):  # cond's branches
+                if isinstance(sub, Graph):
+                    verify(sub)
         try:
             expected = shape_rules[eqn.prim](*[a.type for a in eqn.inputs], **eqn.params)
         except (TypeError, ValueError) as e:

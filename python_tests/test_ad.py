@@ -132,6 +132,10 @@ ROWS = [
      [normal((2, 3, 4)), normal((2, 4, 2))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("pjit", jitted_sin_mul, [normal(), normal()]),
+    ("cond", lambda x, y: lax.cond(lax.reduce_sum(x, (0, 1)) > 0, lambda a, b: lax.sin(a) * b,
+                                   lambda a, b: a - b, x, y), [normal(), normal()]),
+    ("scan", lambda x, y: lax.scan(lambda c, r: (lax.sin(c) * r, c + r), y[0], x)[1],
+     [normal(), normal()]),
 ]
 
 # primitives whose result does not change with their operands: zero tangents
@@ -165,6 +169,8 @@ ZERO_ROWS += [("population_count", lambda x: lax.population_count(_INT(x)), [nor
 
 EXEMPT = {
     "digamma": "its derivative is polygamma(1, x), which is not a primitive yet",
+    "while": "reverse mode needs a static trip count (JAX raises the same error); "
+             "test_control_flow.py checks its jvp against finite differences",
 }
 
 

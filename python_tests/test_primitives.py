@@ -189,7 +189,10 @@ WIDER_THAN_JAX = {
 JAX_CANNOT_LOWER = {("argmax", "complex64"), ("argmin", "complex64")}
 # Primitives this table does not run, with the reason.
 EXEMPT = {"pjit": "a call: its params hold a sub-Graph, not sampled operand types "
-                  "(test_calls.py runs it against jax.jit)"}
+                  "(test_calls.py runs it against jax.jit)",
+          **{name: "control flow: its params hold sub-Graphs, not sampled operand types "
+                   "(test_control_flow.py runs it against Python references and JAX)"
+             for name in ("cond", "while", "scan")}}
 
 
 def _spec_dtype(spec, dtype):

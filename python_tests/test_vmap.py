@@ -176,6 +176,16 @@ ROWS = [
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
+    # control flow: a per-example predicate and a shared one
+    Row("cond", "control", lambda p, x, y: lax.cond(p > 0, lambda a, b: a * b,
+                                                    lambda a, b: a - b, x, y), [f32(), X, X]),
+    Row("cond/switch", "control", lambda i, x: lax.switch(
+        i, [lambda a: a, lambda a: -a, lambda a: a * 2], x), [i32(lo=-1, hi=4), X]),
+    Row("while", "control", lambda x, n: lax.while_loop(
+        lambda c: c[1] < n, lambda c: (c[0] * 1.5 + 1, c[1] + 1), (x, 0))[0],
+        [X, i32(lo=0, hi=4)]),
+    Row("scan", "control", lambda c, xs: lax.scan(lambda h, r: (h * r + 1, h - r), c, xs),
+        [f32(4), X]),
 ]
 
 EXEMPT = {"iota": "it has no operands, so it never meets a batched value: its result is "
