@@ -258,6 +258,9 @@ def test_x64(x64):
         assert_same(tr.randint(k, (9,), -2**40, 2**40), jr.randint(jk, (9,), -2**40, 2**40))
         assert_same(tr.bits(k, (5,)), jr.bits(jk, (5,)))  # uint64
         assert_same(tr.uniform(k, (5,), np.float32), jr.uniform(jk, (5,), np.float32))
+    both = lambda random, k: (random.uniform(k, (6,)), random.randint(k, (6,), 0, 2**40))
+    for got, want in zip(tracehlo.jit(lambda k: both(tr, k))(k), both(jr, jk)):
+        assert_same(got, want)
 
 
 # ---------------------------------------------------------------- statistics
@@ -297,6 +300,8 @@ ERROR_CASES = [
     ("categorical too many", lambda r, k: r.categorical(k, np.zeros(3), shape=(5,),
                                                         replace=False)),
     ("permutation float", lambda r, k: r.permutation(k, 2.5)),
+    ("key of a key", lambda r, k: r.key(r.key(0))),
+    ("wrap float data", lambda r, k: r.wrap_key_data(np.zeros(2, np.float32))),
 ]
 
 
