@@ -21,6 +21,7 @@ from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
 from .api import jit as _jit
+from .core import ConcretizationError as _ConcretizationError
 from .core import Tracer as _Tracer
 from .core import at_user_line as _at_user_line
 from .core import known_value as _known_value
@@ -29,8 +30,8 @@ from .numpy._indexing import getitem as _getitem
 from .numpy._util import _promote
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "bits", "categorical", "choice",
-           "exponential", "fold_in", "gumbel", "key", "key_data", "normal", "permutation", "randint",
-           "split", "truncated_normal", "uniform", "wrap_key_data"]
+           "exponential", "fold_in", "gumbel", "key", "key_data", "normal", "permutation",
+           "randint", "split", "truncated_normal", "uniform", "wrap_key_data"]
 
 _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.uint32),
          64: _np.dtype(_np.uint64)}
@@ -190,9 +191,14 @@ def _threefry2x32(k1, k2, x1, x2):
     return x1, x2
 
 
+def _halves(x, shape):
+    """The two halves of x along its first axis (of size 2), each of `shape`."""
+    return [_lax.reshape(_lax.slice_in_dim(x, i, i + 1), shape) for i in (0, 1)]
+
+
 def _words(data):
     """A key's two words as rank-0 uint32 values."""
-    return [_lax.reshape(_lax.slice_in_dim(data, i, i + 1), ()) for i in (0, 1)]
+    return _halves(data, ())
 
 
 def _counters(shape):
@@ -224,6 +230,11 @@ def _random_bits(data, bit_width: int, shape):
 def _split(data, shape):
     hi, lo = _hash_counters(data, shape)
     return _tnp.stack([hi, lo], axis=-1)
+
+
+def _two_keys(data):
+    """split(key) inside a sampler: two uint32[2] keys."""
+    return _halves(_split(data, (2,)), (2,))
 
 
 def _fold_in(data, message):
@@ -318,6 +329,10 @@ def _broadcast_shape(*shapes):
         return None
 
 
+def _unit_uniform(data, shape, dtype):
+    return _uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), shape, dtype)
+
+
 def _check_shape(name, shape, *param_shapes):
     if param_shapes:
         full = _broadcast_shape(shape, *param_shapes)
@@ -361,7 +376,7 @@ def _normal_body(data, shape, dtype):
     if not _dtypes.is_complex(dtype):
         return _normal_real(data, shape, dtype)
     real = _np.finfo(dtype).dtype
-    key_re, key_im = (_lax.reshape(k, (2,)) for k in _tnp.split(_split(data, (2,)), 2))
+    key_re, key_im = _two_keys(data)
     re, im = (_lax.convert_element_type(_normal_real(k, shape, real), dtype)
               for k in (key_re, key_im))
     return _tnp.divide(_tnp.add(re, _tnp.multiply(1j, im)), _np.array(_np.sqrt(2), dtype))
@@ -380,12 +395,10 @@ def normal(key, shape=(), dtype=None):
 def _bernoulli_body(data, p, shape, mode):
     dtype = _type_of(p).dtype
     if mode == "high":  # a second uniform refines the first below its resolution
-        u = _uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), (2, *shape), dtype)
-        u1, u2 = (_lax.reshape(x, shape) for x in _tnp.split(u, 2))
+        u1, u2 = _halves(_unit_uniform(data, (2, *shape), dtype), shape)
         u2 = _tnp.multiply(u2, 2.0 ** -_dtypes.finfo(dtype).nmant)
         return _tnp.less(u2, _tnp.subtract(p, u1))
-    return _tnp.less(_uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), shape,
-                                   dtype), p)
+    return _tnp.less(_unit_uniform(data, shape, dtype), p)
 
 
 _bernoulli_jit = _eager_program(_bernoulli_body, static_argnums=(2, 3))
@@ -427,7 +440,7 @@ def _randint_body(data, minval, maxval, shape, dtype):
     beyond = _tnp.greater(maxval, _clip_to(_tnp.asarray(info.max, dtype), _type_of(maxval).dtype))
     minval, maxval = _clip_to(minval, dtype), _clip_to(maxval, dtype)
     nbits = info.bits
-    k1, k2 = (_lax.reshape(k, (2,)) for k in _tnp.split(_split(data, (2,)), 2))
+    k1, k2 = _two_keys(data)
     higher, lower = _random_bits(k1, nbits, shape), _random_bits(k2, nbits, shape)
     unsigned = _UINT[nbits]
     span = _lax.convert_element_type(_tnp.subtract(maxval, minval), unsigned)
@@ -463,7 +476,7 @@ def randint(key, shape, minval, maxval, dtype=None):
 
 
 def _exponential_body(data, shape, dtype):
-    u = _uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), shape, dtype)
+    u = _unit_uniform(data, shape, dtype)
     return _lax.neg(_lax.log1p(_lax.neg(u)))  # log(1 - u): u = 0 is fine, u = 1 never
 
 
@@ -510,8 +523,7 @@ def _gumbel_body(data, shape, dtype, mode):
     """-log(-log(u)); mode "high" fills in the low end of u with a second uniform."""
     finfo = _dtypes.finfo(dtype)
     if mode == "high":
-        u = _uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), (2, *shape), dtype)
-        high, low = (_lax.reshape(x, shape) for x in _tnp.split(u, 2))
+        high, low = _halves(_unit_uniform(data, (2, *shape), dtype), shape)
         x = _tnp.where(_tnp.greater_equal(high, 0.5), high, _tnp.add(
             _tnp.add(high, _tnp.multiply(2.0 ** -finfo.nmant, low)), float(finfo.tiny)))
         return _tnp.negative(_tnp.log(_tnp.negative(_tnp.log1p(_tnp.negative(x)))))
@@ -597,7 +609,7 @@ def _shuffle(data, x, axis):
     size = _math.prod(_tnp.shape(x))
     rounds = int(_np.ceil(3 * _np.log(max(1, size)) / _np.log(_np.iinfo(_np.uint32).max)))
     for _ in range(rounds):
-        data, subkey = (_lax.reshape(k, (2,)) for k in _tnp.split(_split(data, (2,)), 2))
+        data, subkey = _two_keys(data)
         sort_keys = _random_bits(subkey, 32, _tnp.shape(x))
         _, x = _lax.sort([sort_keys, x], dimension=axis, num_keys=1)
     return x
@@ -611,15 +623,18 @@ def _permutation_body(data, x, axis, independent):
 
 
 _permutation_jit = _eager_program(_permutation_body, static_argnums=(2, 3))
-_arange_shuffle_jit = _eager_program(lambda data, n: _shuffle(data, _tnp.arange(n), 0), static_argnums=1)
+_arange_shuffle_jit = _eager_program(lambda data, n: _shuffle(data, _tnp.arange(n), 0),
+                                     static_argnums=1)
 
 
 def _static_count(x, what):
+    """A count that sets an output shape: a traced one cannot, as in JAX."""
     value = _known_value(x)
     if value is None and not isinstance(x, _Tracer):
         value = _np.asarray(x)
     if value is None:
-        raise TypeError(_at_user_line(f"{what} must be a concrete integer, got a traced value"))
+        raise _ConcretizationError(_at_user_line(
+            f"{what} sets the shape of the result, so it must be concrete, but it is traced"))
     if value.dtype.kind not in "iu":
         raise TypeError(_at_user_line("x must be an integer or at least 1-dimensional"))
     return int(value)
@@ -692,7 +707,7 @@ def _choice_p_body(data, p, shape, replace, mode):
     dtype = _type_of(p).dtype
     if replace:
         cdf = _tnp.cumsum(p)
-        u = _uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), shape, dtype)
+        u = _unit_uniform(data, shape, dtype)
         r = _tnp.multiply(cdf[-1], _tnp.subtract(1, u))
         # searchsorted(cdf, r), side="left": how many cdf entries lie below r
         below = _tnp.less(cdf, _tnp.expand_dims(r, -1))

@@ -179,7 +179,8 @@ def samplers(random, key, dtype):
     which take no float dtype, with float32)."""
     logits = np.linspace(-1, 1, 12).astype(dtype).reshape(3, 4)
     out = dict(
-        uniform=random.uniform(key, (64,), dtype), range=random.uniform(key, (4, 16), dtype, -2., 3.),
+        uniform=random.uniform(key, (64,), dtype),
+        range=random.uniform(key, (4, 16), dtype, -2., 3.),
         normal=random.normal(key, (64,), dtype), exponential=random.exponential(key, (64,), dtype),
         truncated_normal=random.truncated_normal(key, -1., 2., (64,), dtype),
         bernoulli=random.bernoulli(key, np.array(0.3, dtype), (64,)),
@@ -254,7 +255,8 @@ def test_x64(x64):
         assert_same(tr.uniform(k, (3, 4)), jr.uniform(jk, (3, 4)))  # f64 by default
         assert_same(tr.normal(k, (7,)), jr.normal(jk, (7,)))
         assert_same(tr.exponential(k, (7,)), jr.exponential(jk, (7,)))
-        assert_same(tr.truncated_normal(k, -1.0, 1.0, (7,)), jr.truncated_normal(jk, -1.0, 1.0, (7,)))
+        assert_same(tr.truncated_normal(k, -1.0, 1.0, (7,)),
+                    jr.truncated_normal(jk, -1.0, 1.0, (7,)))
         assert_same(tr.randint(k, (9,), -2**40, 2**40), jr.randint(jk, (9,), -2**40, 2**40))
         assert_same(tr.bits(k, (5,)), jr.bits(jk, (5,)))  # uint64
         assert_same(tr.uniform(k, (5,), np.float32), jr.uniform(jk, (5,), np.float32))
@@ -312,3 +314,10 @@ def test_errors_are_jaxs(name, fn):
     with pytest.raises(type(theirs.value)) as ours:
         fn(tr, tr.PRNGKey(0))
     assert "test_random.py" in str(ours.value)  # at the user's line
+
+
+def test_traced_count_is_a_concretization_error():
+    with pytest.raises(TypeError):
+        jax.jit(lambda k, n: jr.permutation(k, n))(jr.PRNGKey(0), 3)
+    with pytest.raises(tracehlo.ConcretizationError, match="permutation.*concrete"):
+        tracehlo.jit(lambda k, n: tr.permutation(k, n))(tr.PRNGKey(0), 3)
