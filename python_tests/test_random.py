@@ -321,3 +321,11 @@ def test_traced_count_is_a_concretization_error():
         jax.jit(lambda k, n: jr.permutation(k, n))(jr.PRNGKey(0), 3)
     with pytest.raises(tracehlo.ConcretizationError, match="permutation.*concrete"):
         tracehlo.jit(lambda k, n: tr.permutation(k, n))(tr.PRNGKey(0), 3)
+
+
+def test_grad_through_a_sampler():
+    """The samples move with minval (slope 1 - u per sample), as in JAX."""
+    def loss(random, key):
+        return lambda lo: random.uniform(key, (5,), minval=lo, maxval=4.0).sum()
+    np.testing.assert_allclose(tracehlo.grad(loss(tr, tr.PRNGKey(2)))(1.0),
+                               jax.grad(loss(jr, jr.PRNGKey(2)))(1.0), rtol=1e-6)
