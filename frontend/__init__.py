@@ -15,13 +15,13 @@ from .api import Compiled, JitFunction, compile, jit, make_ir
 from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
                  linearize, remat, value_and_grad, vjp)
 from .batching import vmap
-from . import lax, nn, numpy
+from . import lax, nn, numpy, random
 from .ir_parser import parse_ir
 from .verify import verify
 
 __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
            "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
-           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "verify",
+           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "random", "verify",
            # transformations
            "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
            "jvp", "linearize", "remat", "value_and_grad", "vjp", "vmap"]

@@ -1,0 +1,719 @@
+"""tracehlo.random: JAX's stateless, counter-based PRNG, bit for bit.
+
+A key is two uint32 words; every number drawn is the Threefry-2x32 hash of the key and a
+counter, built from our own uint32 primitives (add, xor, shifts), as JAX builds its
+`threefry2x32`. Counters follow JAX's default `jax_threefry_partitionable=True` mode: the
+element at flat index i hashes the 64-bit counter i (high word, low word), and
+`random_bits` xors the two output words. The same key gives the same numbers, eagerly
+and under jit and vmap; a key is consumed by `split`/`fold_in`, never mutated.
+
+Raw keys (`PRNGKey`) are uint32[2] arrays; typed keys (`key`) are `PRNGKeyArray`s, a
+pytree holding uint32[..., 2] data, so they pass through jit and vmap like arrays. Each
+sampler, as in JAX, checks its arguments in Python and runs a jit-compiled body with
+shape and dtype static (one compile per signature, eagerly too).
+"""
+import math as _math
+
+import jax.tree_util as _tree_util
+import numpy as _np
+
+from . import dtypes as _dtypes
+from . import lax as _lax
+from . import numpy as _tnp
+from .api import jit as _jit
+from .core import ConcretizationError as _ConcretizationError
+from .core import Tracer as _Tracer
+from .core import at_user_line as _at_user_line
+from .core import known_value as _known_value
+from .core import type_of as _type_of
+from .numpy._indexing import getitem as _getitem
+from .numpy._util import _promote
+
+__all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "bits", "categorical", "choice",
+           "exponential", "fold_in", "gumbel", "key", "key_data", "normal", "permutation",
+           "randint", "split", "truncated_normal", "uniform", "wrap_key_data"]
+
+_UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.uint32),
+         64: _np.dtype(_np.uint64)}
+
+
+# ---------------------------------------------------------------- keys
+
+class PRNGKeyArray:
+    """An array of typed keys (jax.random.key): shape `data.shape[:-1]`, each key the
+    last axis's two uint32 words. A pytree whose one leaf is the data, so jit and vmap
+    trace and batch the words."""
+    __slots__ = ("_data",)
+    dtype = "key<fry>"
+
+    def __init__(self, data):
+        self._data = data  # no checks: pytree unflattening passes any leaf
+
+    shape = property(lambda self: _type_of(self._data).shape[:-1])
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: _math.prod(self.shape))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError(_at_user_line("len() of a single key"))
+        return self.shape[0]
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+    def __getitem__(self, index):
+        """Indexes the key axes; the word axis always stays whole."""
+        index = index if isinstance(index, tuple) else (index,)
+        return PRNGKeyArray(_getitem(self._data, index + (slice(None),)))
+
+    def __repr__(self):
+        return f"PRNGKeyArray(shape={self.shape}, dtype={self.dtype}) overlaying:\n{self._data}"
+
+
+_tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None),
+                                lambda _, children: PRNGKeyArray(children[0]))
+
+
+def _is_uint32_key_data(t) -> bool:
+    return t.ndim >= 1 and t.shape[-1] == 2 and t.dtype == _np.uint32
+
+
+def _check_key(name: str, key, allow_batched=False):
+    """(the key's uint32[..., 2] data, whether it was a typed key), with JAX's errors."""
+    typed = isinstance(key, PRNGKeyArray)
+    data = key._data if typed else key
+    if not typed:
+        try:
+            t = _type_of(data)
+        except TypeError:
+            raise TypeError(_at_user_line(f"unexpected PRNG key type {type(key)}")) from None
+        if not _is_uint32_key_data(t):
+            raise TypeError(_at_user_line(
+                f"JAX encountered invalid PRNG key data: expected key_data of dtype uint32 "
+                f"and shape (..., 2); got {t}"))
+        data = _tnp.asarray(data)
+    shape = _type_of(data).shape[:-1]
+    if shape and not allow_batched:
+        raise ValueError(_at_user_line(
+            f"{name} accepts a single key, but was given a key array of shape {shape} != (). "
+            "Use jax.vmap for batching."))
+    return data, typed
+
+
+def _wrap(data, typed: bool):
+    return PRNGKeyArray(data) if typed else data
+
+
+def _check_seed(ctor: str, seed):
+    """The key words of an integer seed, with JAX's errors for anything else."""
+    if isinstance(seed, PRNGKeyArray):
+        raise TypeError(_at_user_line(f"{ctor} accepts a scalar seed, but was given a PRNG key."))
+    if _tnp.ndim(seed):
+        raise TypeError(_at_user_line(
+            f"{ctor} accepts a scalar seed, but was given an array of shape "
+            f"{_tnp.shape(seed)} != (). Use jax.vmap for batching"))
+    if isinstance(seed, bool) or not isinstance(seed, int) and \
+            _type_of(seed).dtype.kind not in "iu":
+        raise TypeError(_at_user_line(f"PRNG key seed must be an integer; got {seed!r}"))
+    return _seed_words(seed)
+
+
+def _seed_words(seed):
+    """(high, low) words: the 64-bit pattern of a 64-bit seed, the low 32 bits
+    (sign-extended) of a narrower one, as JAX's threefry_seed. A Python int is an int64
+    seed, narrowed to int32 without x64 as JAX narrows it. A seed known on the host
+    gives host words; a traced one, words computed in the program."""
+    value = _np.asarray(_np.int64(seed)).astype(_dtypes.canonicalize(_np.int64)) if \
+        isinstance(seed, int) else _known_value(seed)
+    if value is not None:
+        bits = int(value) % 2 ** 64
+        high = bits >> 32 if value.dtype.itemsize == 8 else 0
+        return _tnp.asarray(_np.array([high, bits % 2 ** 32], _np.uint32))
+    seed = _tnp.asarray(seed)
+    high = (_lax.convert_element_type(_lax.shift_right_logical(seed, 32), _np.uint32)
+            if _type_of(seed).dtype.itemsize == 8 else _tnp.zeros((), _np.uint32))
+    return _tnp.stack([high, _lax.convert_element_type(seed, _np.uint32)])
+
+
+def PRNGKey(seed):
+    """A raw key: uint32[2] holding the seed's bits (jax.random.PRNGKey)."""
+    return _check_seed("PRNGKey", seed)
+
+
+def key(seed):
+    """A typed key (jax.random.key) for an integer seed."""
+    return PRNGKeyArray(_check_seed("key", seed))
+
+
+def key_data(keys):
+    """The uint32[..., 2] words under typed (or raw) keys."""
+    return _check_key("key_data", keys, allow_batched=True)[0]
+
+
+def wrap_key_data(key_bits_array):
+    """Typed keys over uint32[..., 2] words."""
+    t = _type_of(key_bits_array)
+    if not _is_uint32_key_data(t):
+        raise TypeError(_at_user_line(
+            "JAX encountered invalid PRNG key data: expected key_data of dtype uint32 and "
+            f"shape (..., 2); got {t}"))
+    return PRNGKeyArray(_tnp.asarray(key_bits_array))
+
+
+# ---------------------------------------------------------------- Threefry-2x32
+
+def _eager_program(fn, static_argnums=()):
+    """`fn` jit-compiled for calls outside any trace, with XLA's own fusion, as eager
+    ops are compiled: XLA fuses as it does for JAX, so the bits are JAX's even where
+    they depend on fusion (FMA contraction, excess f16 precision, CHLO decompositions).
+    Inside a trace the call is one pjit equation, compiled with the caller's program."""
+    return _jit(fn, static_argnums=static_argnums, fusion="xla")
+
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _rotate_left(x, d: int):
+    return _lax.bitwise_or(_lax.shift_left(x, d), _lax.shift_right_logical(x, 32 - d))
+
+
+def _threefry2x32(k1, k2, x1, x2):
+    """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2):
+    uint32 words, the keys rank 0, the counters any one shape."""
+    ks = (k1, k2, _lax.bitwise_xor(_lax.bitwise_xor(k1, k2), 0x1BD11BDA))
+    x1, x2 = _lax.add(x1, ks[0]), _lax.add(x2, ks[1])
+    for block in range(5):
+        for r in _ROTATIONS[block % 2]:
+            x1 = _lax.add(x1, x2)
+            x2 = _lax.bitwise_xor(x1, _rotate_left(x2, r))
+        x1 = _lax.add(x1, ks[(block + 1) % 3])
+        x2 = _lax.add(_lax.add(x2, ks[(block + 2) % 3]), block + 1)
+    return x1, x2
+
+
+def _halves(x, shape):
+    """The two halves of x along its first axis (of size 2), each of `shape`."""
+    return [_lax.reshape(_lax.slice_in_dim(x, i, i + 1), shape) for i in (0, 1)]
+
+
+def _words(data):
+    """A key's two words as rank-0 uint32 values."""
+    return _halves(data, ())
+
+
+def _counters(shape):
+    """The 64-bit flat index of each element of `shape`, as (high, low) uint32 words
+    (JAX's iota_2x32_shape). Indices stay below 2**32 here: arrays that large do not fit."""
+    size = _math.prod(shape)
+    if size >= 2 ** 32:
+        raise NotImplementedError(_at_user_line(
+            f"random numbers for {size} elements: at most 2**32 - 1 are supported"))
+    low = _lax.reshape(_lax.iota(_np.uint32, size), shape) if shape else _tnp.zeros(
+        (), _np.uint32)
+    return _tnp.zeros(shape, _np.uint32), low
+
+
+def _hash_counters(data, shape):
+    return _threefry2x32(*_words(data), *_counters(shape))
+
+
+def _random_bits(data, bit_width: int, shape):
+    """Uniform bits of one key: uint{bit_width}[shape] (JAX's partitionable random_bits)."""
+    hi, lo = _hash_counters(data, shape)
+    if bit_width == 64:
+        hi, lo = (_lax.convert_element_type(w, _np.uint64) for w in (hi, lo))
+        return _lax.bitwise_or(_lax.shift_left(hi, 32), lo)
+    bits = _lax.bitwise_xor(hi, lo)
+    return bits if bit_width == 32 else _lax.convert_element_type(bits, _UINT[bit_width])
+
+
+def _split(data, shape):
+    hi, lo = _hash_counters(data, shape)
+    return _tnp.stack([hi, lo], axis=-1)
+
+
+def _two_keys(data):
+    """split(key) inside a sampler: two uint32[2] keys."""
+    return _halves(_split(data, (2,)), (2,))
+
+
+def _fold_in(data, message):
+    hi, lo = _threefry2x32(*_words(data), _tnp.zeros((), _np.uint32), message)
+    return _tnp.stack([hi, lo])
+
+
+_split_jit = _eager_program(_split, static_argnums=1)
+_fold_in_jit = _eager_program(_fold_in)
+_bits_jit = _eager_program(_random_bits, static_argnums=(1, 2))
+
+
+def _shape_arg(name, shape):
+    try:
+        shape = (shape,) if _np.ndim(shape) == 0 else tuple(shape)
+        shape = tuple(int(_np.asarray(d).item()) if not isinstance(d, int) else d
+                      for d in shape)
+    except (TypeError, ValueError):
+        raise TypeError(_at_user_line(
+            f"{name}: shape must be a tuple of nonnegative integers, got {shape!r}")) from None
+    if any(d < 0 for d in shape):
+        raise TypeError(_at_user_line(
+            f"{name}: shape must be a tuple of nonnegative integers, got {shape}"))
+    return shape
+
+
+def split(key, num=2):
+    """`num` (an int, or a shape) new keys from one, along new leading axes."""
+    data, typed = _check_key("split", key)
+    return _wrap(_split_jit(data, _shape_arg("split", num)), typed)
+
+
+def fold_in(key, data):
+    """A new key from a key and a 32-bit integer."""
+    words, typed = _check_key("fold_in", key)
+    if _tnp.ndim(data):
+        raise TypeError(_at_user_line(
+            f"fold_in accepts a scalar, but was given an array of shape {_tnp.shape(data)} "
+            "!= (). Use jax.vmap for batching."))
+    return _wrap(_fold_in_jit(words, _tnp.asarray(data, _np.uint32)), typed)
+
+
+def bits(key, shape=(), dtype=None):
+    """Uniform random bits as unsigned integers (uint32, or uint64 with x64)."""
+    data, _ = _check_key("bits", key)
+    dtype = _dtypes.canonicalize(_np.uint64 if dtype is None else dtype)
+    if not _dtypes.is_unsigned(dtype):
+        raise ValueError(_at_user_line(
+            f"dtype argument to `bits` must be an unsigned int dtype, got {dtype}"))
+    return _bits_jit(data, dtype.itemsize * 8, _shape_arg("bits", shape))
+
+
+# ---------------------------------------------------------------- samplers
+
+def _float_dtype(name: str, dtype, kinds="f"):
+    dtype = _dtypes.canonicalize(_np.float64 if dtype is None else dtype)
+    if not (_dtypes.is_float(dtype) or "c" in kinds and _dtypes.is_complex(dtype)):
+        what = "a float or complex" if "c" in kinds else "a float"
+        raise ValueError(_at_user_line(
+            f"dtype argument to `{name}` must be {what} dtype, got {dtype}"))
+    return dtype
+
+
+def _broadcast(*xs):
+    """Same-dtype arrays broadcast to one shape (lax ops then take them)."""
+    shape = _np.broadcast_shapes(*[_tnp.shape(x) for x in xs])
+    return [_tnp.broadcast_to(x, shape) for x in xs]
+
+
+def _uniform_body(data, minval, maxval, shape, dtype):
+    """Floats in [minval, maxval): random mantissa bits under the exponent of 1.0 give
+    [1, 2); minus 1, scaled and shifted (JAX's _uniform)."""
+    finfo = _dtypes.finfo(dtype)
+    nbits, nmant = finfo.bits, finfo.nmant
+    rng_bits = nbits if nmant >= 8 else 8  # bfloat16: 8 random bits
+    uint = _UINT[nbits]
+    random = _lax.convert_element_type(_random_bits(data, rng_bits, shape), uint)
+    float_bits = _lax.bitwise_or(_lax.shift_right_logical(random, rng_bits - nmant),
+                                 int(_np.array(1.0, dtype).view(uint)))
+    floats = _lax.sub(_lax.bitcast_convert_type(float_bits, dtype), 1.0)
+    minval = _lax.convert_element_type(minval, dtype)
+    maxval = _lax.convert_element_type(maxval, dtype)
+    scaled = _tnp.add(_tnp.multiply(floats, _tnp.subtract(maxval, minval)), minval)
+    return _lax.max(*_broadcast(minval, scaled))
+
+
+def _broadcast_shape(*shapes):
+    """NumPy's broadcast of these shapes, or None where they do not broadcast."""
+    try:
+        return _np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
+
+
+def _unit_uniform(data, shape, dtype):
+    return _uniform_body(data, _np.array(0, dtype), _np.array(1, dtype), shape, dtype)
+
+
+def _check_shape(name, shape, *param_shapes):
+    if param_shapes:
+        full = _broadcast_shape(shape, *param_shapes)
+        if full != shape:
+            raise ValueError(_at_user_line(
+                f"{name} parameter shapes must be broadcast-compatible with shape argument, "
+                "and the result of broadcasting the shapes must equal the shape argument, "
+                f"but got result {full} for shape argument {shape}."))
+
+
+_uniform_jit = _eager_program(_uniform_body, static_argnums=(3, 4))
+
+
+def _param(x):
+    """A distribution parameter as an array: a Python scalar weakly typed, as in JAX."""
+    return x if isinstance(x, _Tracer) else _tnp.asarray(x)
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+    """Floats uniform in [minval, maxval)."""
+    data, _ = _check_key("uniform", key)
+    dtype = _float_dtype("uniform", dtype)
+    shape = _shape_arg("uniform", shape)
+    minval, maxval = _param(minval), _param(maxval)
+    for bound in (minval, maxval):
+        if _broadcast_shape(shape, _tnp.shape(bound)) != shape:
+            raise TypeError(_at_user_line(
+                f"uniform: minval and maxval must broadcast to the shape {shape}, got one of "
+                f"shape {_tnp.shape(bound)}"))
+    return _uniform_jit(data, minval, maxval, shape, dtype)
+
+
+def _normal_real(data, shape, dtype):
+    """sqrt(2) erfinv(u) for u uniform in (-1, 1)."""
+    lo = _np.nextafter(_np.array(-1.0, dtype), _np.array(0.0, dtype))
+    u = _uniform_body(data, lo, _np.array(1.0, dtype), shape, dtype)
+    return _lax.mul(_np.array(_np.sqrt(2), dtype), _lax.erf_inv(u))
+
+
+def _normal_body(data, shape, dtype):
+    if not _dtypes.is_complex(dtype):
+        return _normal_real(data, shape, dtype)
+    real = _np.finfo(dtype).dtype
+    key_re, key_im = _two_keys(data)
+    re, im = (_lax.convert_element_type(_normal_real(k, shape, real), dtype)
+              for k in (key_re, key_im))
+    return _tnp.divide(_tnp.add(re, _tnp.multiply(1j, im)), _np.array(_np.sqrt(2), dtype))
+
+
+_normal_jit = _eager_program(_normal_body, static_argnums=(1, 2))
+
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal floats (complex: real and imaginary parts of variance 1/2)."""
+    data, _ = _check_key("normal", key)
+    return _normal_jit(data, _shape_arg("normal", shape),
+                       _float_dtype("normal", dtype, kinds="fc"))
+
+
+def _bernoulli_body(data, p, shape, mode):
+    dtype = _type_of(p).dtype
+    if mode == "high":  # a second uniform refines the first below its resolution
+        u1, u2 = _halves(_unit_uniform(data, (2, *shape), dtype), shape)
+        u2 = _tnp.multiply(u2, 2.0 ** -_dtypes.finfo(dtype).nmant)
+        return _tnp.less(u2, _tnp.subtract(p, u1))
+    return _tnp.less(_unit_uniform(data, shape, dtype), p)
+
+
+_bernoulli_jit = _eager_program(_bernoulli_body, static_argnums=(2, 3))
+
+
+def bernoulli(key, p=0.5, shape=None, mode="low"):
+    """Booleans, True with probability p (of p's shape unless `shape` is given)."""
+    if mode not in ("high", "low"):
+        raise ValueError(_at_user_line(f"got mode={mode!r}, expected 'high' or 'low'"))
+    data, _ = _check_key("bernoulli", key)
+    p = _param(p)
+    if not _dtypes.is_float(_type_of(p).dtype):
+        raise TypeError(_at_user_line(
+            f"bernoulli probability `p` must have a floating dtype, got {_type_of(p).dtype}."))
+    if shape is None:
+        shape = _tnp.shape(p)
+    else:
+        shape = _shape_arg("bernoulli", shape)
+        _check_shape("bernoulli", shape, _tnp.shape(p))
+    return _bernoulli_jit(data, p, shape, mode)
+
+
+def _clip_to(val, dtype):
+    """Integer `val` converted to integer `dtype`, clipped to its range, not wrapped."""
+    have, want = _dtypes.iinfo(_type_of(val).dtype), _dtypes.iinfo(dtype)
+    lo, hi = max(want.min, have.min), min(want.max, have.max)
+    return _lax.convert_element_type(_tnp.clip(val, _tnp.asarray(lo, have.dtype),
+                                               _tnp.asarray(hi, have.dtype)), dtype)
+
+
+def _randint_body(data, minval, maxval, shape, dtype):
+    """minval + (a 2*nbits-bit random number mod span), as JAX: the modulus of the high
+    word is carried by 2**nbits mod span (known to bias spans that are no power of 2)."""
+    if not _dtypes.is_int(_type_of(minval).dtype):
+        minval = _lax.convert_element_type(minval, _dtypes.default_int())
+    if not _dtypes.is_int(_type_of(maxval).dtype):
+        maxval = _lax.convert_element_type(maxval, _dtypes.default_int())
+    info = _dtypes.iinfo(dtype)
+    beyond = _tnp.greater(maxval, _clip_to(_tnp.asarray(info.max, dtype), _type_of(maxval).dtype))
+    minval, maxval = _clip_to(minval, dtype), _clip_to(maxval, dtype)
+    nbits = info.bits
+    k1, k2 = _two_keys(data)
+    higher, lower = _random_bits(k1, nbits, shape), _random_bits(k2, nbits, shape)
+    unsigned = _UINT[nbits]
+    span = _lax.convert_element_type(_tnp.subtract(maxval, minval), unsigned)
+    span = _tnp.where(_tnp.less_equal(maxval, minval), _tnp.ones_like(span), span)
+    span = _tnp.where(_tnp.logical_and(beyond, _tnp.greater(maxval, minval)),
+                      _lax.add(span, 1), span)
+    multiplier = _lax.rem(_tnp.full(_tnp.shape(span), 2 ** (nbits // 2), unsigned), span)
+    multiplier = _lax.rem(_lax.mul(multiplier, multiplier), span)
+    higher, lower, span, multiplier = _broadcast(higher, lower, span, multiplier)
+    offset = _lax.add(_lax.mul(_lax.rem(higher, span), multiplier), _lax.rem(lower, span))
+    offset = _lax.rem(offset, span)
+    return _tnp.add(minval, _lax.convert_element_type(offset, dtype))
+
+
+_randint_jit = _eager_program(_randint_body, static_argnums=(3, 4))
+
+
+def randint(key, shape, minval, maxval, dtype=None):
+    """Integers uniform in [minval, maxval) (int8/int16 are drawn as int32 and narrowed)."""
+    data, _ = _check_key("randint", key)
+    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
+    if not _dtypes.is_int(dtype):
+        raise TypeError(_at_user_line(f"randint only accepts integer dtypes, got {dtype}"))
+    shape = _shape_arg("randint", shape)
+    minval, maxval = _param(minval), _param(maxval)
+    _check_shape("randint", shape, _tnp.shape(minval), _tnp.shape(maxval))
+    info = _dtypes.iinfo(dtype)
+    if info.bits >= 32:
+        return _randint_jit(data, minval, maxval, shape, dtype)
+    minval = _tnp.clip(_tnp.astype(minval, _np.int32), int(info.min), int(info.max))
+    maxval = _tnp.clip(_tnp.astype(maxval, _np.int32), int(info.min), int(info.max) + 1)
+    return _tnp.astype(_randint_jit(data, minval, maxval, shape, _np.dtype(_np.int32)), dtype)
+
+
+def _exponential_body(data, shape, dtype):
+    u = _unit_uniform(data, shape, dtype)
+    return _lax.neg(_lax.log1p(_lax.neg(u)))  # log(1 - u): u = 0 is fine, u = 1 never
+
+
+_exponential_jit = _eager_program(_exponential_body, static_argnums=(1, 2))
+
+
+def exponential(key, shape=(), dtype=None):
+    """Exponentially distributed floats (rate 1)."""
+    data, _ = _check_key("exponential", key)
+    return _exponential_jit(data, _shape_arg("exponential", shape),
+                            _float_dtype("exponential", dtype))
+
+
+def _truncated_normal_body(data, lower, upper, shape, dtype):
+    """Inverse-CDF sampling between erf(lower/√2) and erf(upper/√2), clipped to the open
+    interval (rounding may land on a bound)."""
+    sqrt2 = _np.array(_np.sqrt(2), dtype)
+    lower = _lax.convert_element_type(lower, dtype)
+    upper = _lax.convert_element_type(upper, dtype)
+    a, b = (_lax.erf(_tnp.divide(bound, sqrt2)) for bound in (lower, upper))
+    u = _uniform_body(data, a, b, shape, dtype)
+    out = _tnp.multiply(sqrt2, _lax.erf_inv(u))
+    return _tnp.clip(out, _lax.nextafter(lower, _np.array(_np.inf, dtype)),
+                     _lax.nextafter(upper, _np.array(-_np.inf, dtype)))
+
+
+_truncated_normal_jit = _eager_program(_truncated_normal_body, static_argnums=(3, 4))
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Standard normal floats conditioned on lower < x < upper."""
+    data, _ = _check_key("truncated_normal", key)
+    dtype = _float_dtype("truncated_normal", dtype)
+    lower, upper = _param(lower), _param(upper)
+    if shape is None:
+        shape = _np.broadcast_shapes(_tnp.shape(lower), _tnp.shape(upper))
+    else:
+        shape = _shape_arg("truncated_normal", shape)
+        _check_shape("truncated_normal", shape, _tnp.shape(lower), _tnp.shape(upper))
+    return _truncated_normal_jit(data, lower, upper, shape, dtype)
+
+
+def _gumbel_body(data, shape, dtype, mode):
+    """-log(-log(u)); mode "high" fills in the low end of u with a second uniform."""
+    finfo = _dtypes.finfo(dtype)
+    if mode == "high":
+        high, low = _halves(_unit_uniform(data, (2, *shape), dtype), shape)
+        x = _tnp.where(_tnp.greater_equal(high, 0.5), high, _tnp.add(
+            _tnp.add(high, _tnp.multiply(2.0 ** -finfo.nmant, low)), float(finfo.tiny)))
+        return _tnp.negative(_tnp.log(_tnp.negative(_tnp.log1p(_tnp.negative(x)))))
+    u = _uniform_body(data, _np.array(finfo.tiny, dtype), _np.array(1, dtype), shape, dtype)
+    return _tnp.negative(_tnp.log(_tnp.negative(_tnp.log(u))))
+
+
+_gumbel_jit = _eager_program(_gumbel_body, static_argnums=(1, 2, 3))
+
+
+def _gumbel_mode(mode):
+    mode = "low" if mode is None else mode
+    if mode == "highest":
+        raise NotImplementedError(_at_user_line("gumbel mode='highest' is not supported"))
+    if mode not in ("high", "low"):
+        raise ValueError(_at_user_line(f"Must provide valid mode for gumbel got: {mode}"))
+    return mode
+
+
+def gumbel(key, shape=(), dtype=None, mode=None):
+    """Gumbel-distributed floats (mode "low" by default, as JAX's config default)."""
+    data, _ = _check_key("gumbel", key)
+    return _gumbel_jit(data, _shape_arg("gumbel", shape), _float_dtype("gumbel", dtype),
+                       _gumbel_mode(mode))
+
+
+def _top_k_indices(x, k: int):
+    """Indices of the k largest entries along the last axis, largest first, ties in
+    index order (lax.top_k's)."""
+    order = _tnp.argsort(x, axis=-1, descending=True)
+    return _lax.slice_in_dim(order, 0, k, axis=_tnp.ndim(x) - 1)
+
+
+def _categorical_body(data, logits, axis, shape, replace, mode):
+    ndim = _tnp.ndim(logits)
+    batch_shape = tuple(n for i, n in enumerate(_tnp.shape(logits)) if i != axis)
+    prefix = shape[:len(shape) - len(batch_shape)]
+    dtype = _type_of(logits).dtype
+    if replace:  # the Gumbel-max trick
+        logits_shape = list(shape[len(prefix):])
+        logits_shape.insert(axis, _tnp.shape(logits)[axis])
+        noise = _gumbel_body(data, (*prefix, *logits_shape), dtype, mode)
+        logits = _lax.expand_dims(logits, tuple(range(len(prefix))))
+        return _tnp.argmax(_tnp.add(noise, logits), axis=axis - ndim)
+    # without replacement: the Gumbel top-k trick
+    logits = _tnp.add(logits, _gumbel_body(data, _tnp.shape(logits), dtype, mode))
+    k = _math.prod(prefix)
+    indices = _top_k_indices(_tnp.moveaxis(logits, axis, -1), k)
+    return _tnp.reshape(_tnp.moveaxis(indices, -1, 0), shape)
+
+
+_categorical_jit = _eager_program(_categorical_body, static_argnums=(2, 3, 4, 5))
+
+
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
+    """Indices drawn with probabilities softmax(logits, axis)."""
+    data, _ = _check_key("categorical", key)
+    logits = _param(logits)
+    ndim = _tnp.ndim(logits)
+    if not -ndim <= axis < ndim:
+        raise ValueError(_at_user_line(
+            f"axis {axis} is out of bounds for logits of dimension {ndim}"))
+    axis %= ndim
+    batch_shape = tuple(n for i, n in enumerate(_tnp.shape(logits)) if i != axis)
+    if shape is None:
+        shape = batch_shape
+    else:
+        shape = _shape_arg("categorical", shape)
+        _check_shape("categorical", shape, batch_shape)
+    if not replace:
+        k = _math.prod(shape[:len(shape) - len(batch_shape)])
+        if k > _tnp.shape(logits)[axis]:
+            raise ValueError(_at_user_line(
+                f"Number of samples without replacement ({k}) cannot exceed number of "
+                f"categories ({_tnp.shape(logits)[axis]})."))
+    _float_dtype("gumbel", _type_of(logits).dtype)
+    return _categorical_jit(data, logits, axis, shape, bool(replace), _gumbel_mode(mode))
+
+
+def _shuffle(data, x, axis):
+    """x permuted along `axis`: sorted by random 32-bit keys, in rounds enough that
+    collisions of keys are unlikely to matter (JAX's heuristic: 3 log n / log 2**32)."""
+    size = _math.prod(_tnp.shape(x))
+    rounds = int(_np.ceil(3 * _np.log(max(1, size)) / _np.log(_np.iinfo(_np.uint32).max)))
+    for _ in range(rounds):
+        data, subkey = _two_keys(data)
+        sort_keys = _random_bits(subkey, 32, _tnp.shape(x))
+        _, x = _lax.sort([sort_keys, x], dimension=axis, num_keys=1)
+    return x
+
+
+def _permutation_body(data, x, axis, independent):
+    if independent or _tnp.ndim(x) == 1:
+        return _shuffle(data, x, axis)
+    order = _shuffle(data, _tnp.arange(_tnp.shape(x)[axis]), 0)
+    return _tnp.take(x, order, axis=axis)
+
+
+_permutation_jit = _eager_program(_permutation_body, static_argnums=(2, 3))
+_arange_shuffle_jit = _eager_program(lambda data, n: _shuffle(data, _tnp.arange(n), 0),
+                                     static_argnums=1)
+
+
+def _static_count(x, what):
+    """A count that sets an output shape: a traced one cannot, as in JAX."""
+    value = _known_value(x)
+    if value is None and not isinstance(x, _Tracer):
+        value = _np.asarray(x)
+    if value is None:
+        raise _ConcretizationError(_at_user_line(
+            f"{what} sets the shape of the result, so it must be concrete, but it is traced"))
+    if value.dtype.kind not in "iu":
+        raise TypeError(_at_user_line("x must be an integer or at least 1-dimensional"))
+    return int(value)
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A shuffled copy of x along `axis` (of arange(x) for an integer x)."""
+    data, _ = _check_key("permutation", key)
+    x = x if isinstance(x, int) else _param(x)
+    if _tnp.ndim(x) == 0:
+        return _arange_shuffle_jit(data, _static_count(x, "argument x of permutation()"))
+    ndim = _tnp.ndim(x)
+    if not -ndim <= axis < ndim:
+        raise ValueError(_at_user_line(f"axis {axis} is out of bounds for array of dimension "
+                                       f"{ndim}"))
+    return _permutation_jit(data, x, axis % ndim, bool(independent))
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
+    """Samples of a's entries along `axis` (of arange(a) for an integer a), uniformly or
+    with probabilities p, with or without replacement."""
+    data, _ = _check_key("choice", key)
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError(_at_user_line(
+            f"shape argument of jax.random.choice must be a sequence, got {shape}"))
+    shape = _shape_arg("choice", shape)
+    arr = a if isinstance(a, int) else _param(a)
+    scalar = _tnp.ndim(arr) == 0
+    if scalar:
+        n_inputs = _static_count(arr, "a")
+    else:
+        ndim = _tnp.ndim(arr)
+        if not -ndim <= axis < ndim:
+            raise ValueError(_at_user_line(
+                f"axis {axis} is out of bounds for array of dimension {ndim}"))
+        axis %= ndim
+        n_inputs = _tnp.shape(arr)[axis]
+    n_draws = _math.prod(shape)
+    if n_draws == 0:
+        return _tnp.zeros(shape, _type_of(arr).dtype)
+    if n_inputs <= 0:
+        raise ValueError(_at_user_line("a must be greater than 0 unless no samples are taken"))
+    if not replace and n_draws > n_inputs:
+        raise ValueError(_at_user_line(
+            f"Cannot take a larger sample (size {n_draws}) than population (size {n_inputs}) "
+            "when 'replace=False'"))
+    if p is None:
+        if replace:
+            ind = randint(key, shape, 0, n_inputs)
+            result = ind if scalar else _tnp.take(arr, ind, axis=axis)
+        else:
+            perm = permutation(key, n_inputs if scalar else arr, axis)
+            result = _lax.slice_in_dim(perm, 0, n_draws, axis=0 if scalar else axis)
+    else:
+        (p,) = _promote(p, to_inexact=True)
+        if _tnp.shape(p) != (n_inputs,):
+            raise ValueError(_at_user_line(
+                "p must be None or a 1D vector with the same size as a.shape[axis]. "
+                f"p has shape {_tnp.shape(p)} and a.shape[axis] is {n_inputs}."))
+        ind = _choice_p_jit(data, p, shape, bool(replace), _gumbel_mode(mode))
+        result = ind if scalar else _tnp.take(arr, ind, axis=axis)
+    out_shape = shape if scalar else (
+        _tnp.shape(arr)[:axis] + shape + _tnp.shape(arr)[axis + 1:])
+    return _tnp.reshape(result, out_shape)
+
+
+def _choice_p_body(data, p, shape, replace, mode):
+    """Indices drawn with probabilities p: by inverting the CDF with replacement, by the
+    Gumbel top-k trick without."""
+    dtype = _type_of(p).dtype
+    if replace:
+        cdf = _tnp.cumsum(p)
+        u = _unit_uniform(data, shape, dtype)
+        r = _tnp.multiply(cdf[-1], _tnp.subtract(1, u))
+        # searchsorted(cdf, r), side="left": how many cdf entries lie below r
+        below = _tnp.less(cdf, _tnp.expand_dims(r, -1))
+        return _tnp.astype(_tnp.sum(below, axis=-1), _dtypes.default_int())
+    g = _tnp.add(_gumbel_body(data, _tnp.shape(p), dtype, mode), _tnp.log(p))
+    return _tnp.astype(_top_k_indices(g, _math.prod(shape)), _dtypes.default_int())
+
+
+_choice_p_jit = _eager_program(_choice_p_body, static_argnums=(2, 3, 4))

@@ -1,0 +1,331 @@
+"""tracehlo.random against jax.random: the same bits for the same key, shape and dtype,
+eagerly, under tracehlo.jit and under vmap; sane statistics; JAX's errors.
+
+Seeds never cost a compile (the key is a traced argument), shapes and dtypes do: the
+cases vary seeds freely and shapes sparingly."""
+import jax
+import jax.numpy as jnp
+import jax.random as jr
+import numpy as np
+import pytest
+
+import tracehlo
+from tracehlo import random as tr
+
+SEEDS = [0, 1, 42, 2**31 + 7]
+FLOATS = [np.float32, np.float16, jnp.bfloat16]
+
+
+def assert_same(ours, theirs):
+    ours, theirs = np.atleast_1d(ours), np.atleast_1d(theirs)
+    assert (ours.dtype, ours.shape) == (theirs.dtype, theirs.shape)
+    np.testing.assert_array_equal(ours.view(np.uint8) if ours.dtype.kind == "f" else ours,
+                                  theirs.view(np.uint8) if theirs.dtype.kind == "f" else theirs)
+
+
+def keys(seed):
+    return tr.PRNGKey(seed), jr.PRNGKey(seed)
+
+
+# ---------------------------------------------------------------- keys
+
+@pytest.mark.parametrize("seed", [0, 42, -1, 2**31, 2**32 + 5, 2**40 + 7, -2**40,
+                                  np.int8(-3), np.uint32(4_000_000_000)])
+def test_prngkey_is_jax_key(seed):
+    assert_same(tr.PRNGKey(seed), jr.PRNGKey(seed))
+
+
+def test_prngkey_of_a_traced_seed():
+    seeds = np.array([0, 7, -3, 2**31 - 1], np.int32)
+    ours = tracehlo.jit(tracehlo.vmap(tr.PRNGKey))(seeds)
+    assert_same(ours, jax.vmap(jr.PRNGKey)(seeds))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_split_fold_in_bits(seed):
+    k, jk = keys(seed)
+    assert_same(tr.split(k), jr.split(jk))
+    assert_same(tr.split(k, (2, 3)), jr.split(jk, (2, 3)))
+    assert_same(tr.fold_in(k, 17), jr.fold_in(jk, 17))
+    assert_same(tr.fold_in(k, np.int32(-3)), jr.fold_in(jk, np.int32(-3)))
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        assert_same(tr.bits(k, (3, 5), dtype), jr.bits(jk, (3, 5), dtype))
+
+
+def test_same_key_same_numbers_new_key_new_numbers():
+    k = tr.PRNGKey(0)
+    a, b = tr.normal(k, (8,)), tr.normal(k, (8,))
+    np.testing.assert_array_equal(a, b)
+    k1, k2 = tr.split(k)
+    assert not np.array_equal(tr.normal(k1, (8,)), tr.normal(k2, (8,)))
+
+
+def test_typed_keys():
+    k, jk = tr.key(3), jr.key(3)
+    assert isinstance(k, tr.PRNGKeyArray) and k.shape == () and k.dtype == "key<fry>"
+    assert_same(tr.key_data(k), jr.key_data(jk))
+    ks, jks = tr.split(k, 4), jr.split(jk, 4)
+    assert isinstance(ks, tr.PRNGKeyArray) and ks.shape == (4,) and len(ks) == 4
+    assert_same(tr.key_data(ks), jr.key_data(jks))
+    assert_same(tr.key_data(ks[2]), jr.key_data(jks[2]))
+    first, *_ = ks
+    assert_same(tr.uniform(first, (3,)), jr.uniform(jks[0], (3,)))
+    assert_same(tr.key_data(tr.fold_in(k, 5)), jr.key_data(jr.fold_in(jk, 5)))
+    wrapped = tr.wrap_key_data(tr.key_data(ks))
+    assert_same(tr.key_data(wrapped), jr.key_data(jks))
+
+
+def test_keys_flow_through_jit_and_vmap():
+    k, jk = tr.key(9), jr.key(9)
+    # typed keys in and out of jit: a pytree with one uint32[..., 2] leaf
+    split = tracehlo.jit(lambda k: tr.split(k, 3))(k)
+    assert isinstance(split, tr.PRNGKeyArray)
+    assert_same(tr.key_data(split), jr.key_data(jr.split(jk, 3)))
+    # the issue's example, on raw and typed keys, eagerly and under jit
+    raw, jraw = tr.split(tr.PRNGKey(9), 4), jr.split(jr.PRNGKey(9), 4)
+    expected = jax.vmap(lambda k: jr.normal(k, (3,)))(jraw)
+    sample = tracehlo.vmap(lambda k: tr.normal(k, (3,)))
+    assert_same(sample(raw), expected)
+    assert_same(tracehlo.jit(tracehlo.vmap(lambda k: tr.uniform(k, (3,))))(raw),
+                jax.vmap(lambda k: jr.uniform(k, (3,)))(jraw))
+    assert_same(sample(tr.wrap_key_data(raw)), expected)
+    nested = tracehlo.vmap(lambda k: tr.key_data(tr.split(k)))(tr.split(k, 2))
+    assert_same(nested, jax.vmap(lambda k: jr.key_data(jr.split(k)))(jr.split(jk, 2)))
+
+
+# ---------------------------------------------------------------- samplers, eagerly
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_float_samplers_eagerly(dtype):
+    for seed in SEEDS:
+        k, jk = keys(seed)
+        for shape in [(), (3, 5)]:
+            assert_same(tr.uniform(k, shape, dtype), jr.uniform(jk, shape, dtype))
+            assert_same(tr.normal(k, shape, dtype), jr.normal(jk, shape, dtype))
+        assert_same(tr.uniform(k, (2, 3), dtype, np.array([-1.0, 0.0, 2.0]), 5.0),
+                    jr.uniform(jk, (2, 3), dtype, np.array([-1.0, 0.0, 2.0]), 5.0))
+        assert_same(tr.exponential(k, (7,), dtype), jr.exponential(jk, (7,), dtype))
+        assert_same(tr.truncated_normal(k, -1.5, 0.5, (7,), dtype),
+                    jr.truncated_normal(jk, -1.5, 0.5, (7,), dtype))
+        assert_same(tr.gumbel(k, (7,), dtype), jr.gumbel(jk, (7,), dtype))
+        assert_same(tr.gumbel(k, (7,), dtype, mode="high"),
+                    jr.gumbel(jk, (7,), dtype, mode="high"))
+        p = np.array([0.1, 0.5, 0.9], dtype)
+        assert_same(tr.bernoulli(k, p), jr.bernoulli(jk, p))
+        assert_same(tr.bernoulli(k, p, (4, 3), mode="high"),
+                    jr.bernoulli(jk, p, (4, 3), mode="high"))
+
+
+def test_complex_normal():
+    for seed in SEEDS:
+        k, jk = keys(seed)
+        assert_same(tr.normal(k, (5,), np.complex64), jr.normal(jk, (5,), np.complex64))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int16, np.int8, np.uint8])
+def test_randint(dtype):
+    for seed in SEEDS:
+        k, jk = keys(seed)
+        assert_same(tr.randint(k, (20,), 0, 10, dtype), jr.randint(jk, (20,), 0, 10, dtype))
+        info = np.iinfo(dtype)
+        # the whole range (the span wraps to 0), up to what a Python int argument holds
+        lo, hi = int(info.min), min(int(info.max) + 1, 2**31 - 1)
+        assert_same(tr.randint(k, (20,), lo, hi, dtype), jr.randint(jk, (20,), lo, hi, dtype))
+    lo, hi = np.array([0, 5, -3, 9]), np.array([[7], [5]])  # broadcast, and max <= min
+    assert_same(tr.randint(k, (2, 4), lo, hi, dtype), jr.randint(jk, (2, 4), lo, hi, dtype))
+
+
+def test_categorical():
+    logits = np.random.default_rng(0).normal(size=(3, 5)).astype(np.float32)
+    for seed in SEEDS:
+        k, jk = keys(seed)
+        assert_same(tr.categorical(k, logits), jr.categorical(jk, logits))
+        assert_same(tr.categorical(k, logits, axis=0, shape=(6, 5)),
+                    jr.categorical(jk, logits, axis=0, shape=(6, 5)))
+        assert_same(tr.categorical(k, logits, shape=(4, 3), replace=False),
+                    jr.categorical(jk, logits, shape=(4, 3), replace=False))
+
+
+def test_permutation():
+    x = np.arange(20).reshape(4, 5)
+    for seed in SEEDS:
+        k, jk = keys(seed)
+        assert_same(tr.permutation(k, 10), jr.permutation(jk, 10))
+        assert_same(tr.permutation(k, 2000), jr.permutation(jk, 2000))  # two sort rounds
+        assert_same(tr.permutation(k, x, axis=1), jr.permutation(jk, x, axis=1))
+        assert_same(tr.permutation(k, x, axis=1, independent=True),
+                    jr.permutation(jk, x, axis=1, independent=True))
+
+
+def test_choice():
+    x = np.arange(20).reshape(4, 5)
+    p = np.array([0.1, 0.0, 0.3, 0.6], np.float32)
+    for seed in SEEDS:
+        k, jk = keys(seed)
+        assert_same(tr.choice(k, 6, (3,)), jr.choice(jk, 6, (3,)))
+        assert_same(tr.choice(k, x, (2, 3), axis=1), jr.choice(jk, x, (2, 3), axis=1))
+        assert_same(tr.choice(k, 9, (4,), replace=False), jr.choice(jk, 9, (4,), replace=False))
+        assert_same(tr.choice(k, x, (3,), replace=False), jr.choice(jk, x, (3,), replace=False))
+        assert_same(tr.choice(k, 4, (8,), p=p), jr.choice(jk, 4, (8,), p=p))
+        assert_same(tr.choice(k, x, (3,), replace=False, p=p),
+                    jr.choice(jk, x, (3,), replace=False, p=p))
+    assert_same(tr.choice(k, x, (0,)), jr.choice(jk, x, (0,)))
+
+
+# ---------------------------------------------------------------- under tracehlo.jit
+
+def samplers(random, key, dtype):
+    """Every float sampler once: one program per library and dtype (the integer ones,
+    which take no float dtype, with float32)."""
+    logits = np.linspace(-1, 1, 12).astype(dtype).reshape(3, 4)
+    out = dict(
+        uniform=random.uniform(key, (64,), dtype),
+        range=random.uniform(key, (4, 16), dtype, -2., 3.),
+        normal=random.normal(key, (64,), dtype), exponential=random.exponential(key, (64,), dtype),
+        truncated_normal=random.truncated_normal(key, -1., 2., (64,), dtype),
+        bernoulli=random.bernoulli(key, np.array(0.3, dtype), (64,)),
+        gumbel=random.gumbel(key, (64,), dtype), categorical=random.categorical(key, logits))
+    if dtype == np.float32:
+        out.update(randint=random.randint(key, (64,), -5, 300), split=random.split(key, 3),
+                   permutation=random.permutation(key, 33), choice=random.choice(key, 10, (5,)))
+    return out
+
+
+# Bits that depend on how XLA fuses, where our fusion passes differ from XLA's:
+# chlo.erf_inv/erf stay unfused (passes/opinfo.py fuses no CHLO op), so XLA expands them
+# into one kernel per op and never contracts a multiply-add into an FMA, as it does in
+# the one kernel it makes itself (normal, truncated_normal: 1 ulp in a few elements);
+# and XLA's simplifier reassociates f16 constants (x - 1 + tiny) only outside fusions
+# (gumbel in f16). Eagerly the samplers compile with XLA's fusion and match exactly.
+FUSION_DEPENDENT = {np.float32: {"normal", "truncated_normal"}, np.float16: {"gumbel"},
+                    jnp.bfloat16: set()}
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_samplers_under_jit(dtype):
+    ours = tracehlo.jit(lambda k: samplers(tr, k, dtype))
+    theirs = jax.jit(lambda k: samplers(jr, k, dtype))
+    for seed in SEEDS:
+        got, want = ours(tr.PRNGKey(seed)), theirs(jr.PRNGKey(seed))
+        for name in got:
+            if name in FUSION_DEPENDENT[dtype]:  # a few ulps; exact: the xfail below
+                np.testing.assert_allclose(np.asarray(got[name], np.float32),
+                                           np.asarray(want[name], np.float32),
+                                           rtol=8 * float(jnp.finfo(dtype).eps))
+            else:
+                assert_same(got[name], want[name])
+
+
+@pytest.mark.xfail(reason="fusion passes leave chlo.erf_inv unfused, so XLA rounds its "
+                          "polynomial without FMA: see FUSION_DEPENDENT", strict=False)
+def test_normal_under_jit_is_bit_exact():
+    k, jk = keys(1)
+    assert_same(tracehlo.jit(lambda k: tr.normal(k, (64,)))(k),
+                jax.jit(lambda k: jr.normal(k, (64,)))(jk))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=["float32", "float16"])
+def test_fusion_dependent_samplers_with_xlas_fusion_are_bit_exact(dtype):
+    """The FUSION_DEPENDENT differences are the fusion's: with XLA's, every bit agrees."""
+    def fn(random, key):
+        return {name: sample for name, sample in samplers(random, key, dtype).items()
+                if name in FUSION_DEPENDENT[dtype]}
+    got = tracehlo.jit(lambda k: fn(tr, k), fusion="xla")(tr.PRNGKey(1))
+    want = jax.jit(lambda k: fn(jr, k))(jr.PRNGKey(1))
+    for name in got:
+        assert_same(got[name], want[name])
+
+
+# ---------------------------------------------------------------- 64 bits
+
+@pytest.fixture
+def x64():
+    tracehlo.config.update("enable_x64", True)
+    try:
+        with jax.enable_x64(True):
+            yield
+    finally:
+        tracehlo.config.update("enable_x64", False)
+
+
+def test_x64(x64):
+    for seed in [0, 2**40 + 7, -2**40]:
+        k, jk = keys(seed)
+        assert_same(k, jk)
+        assert_same(tr.uniform(k, (3, 4)), jr.uniform(jk, (3, 4)))  # f64 by default
+        assert_same(tr.normal(k, (7,)), jr.normal(jk, (7,)))
+        assert_same(tr.exponential(k, (7,)), jr.exponential(jk, (7,)))
+        assert_same(tr.truncated_normal(k, -1.0, 1.0, (7,)),
+                    jr.truncated_normal(jk, -1.0, 1.0, (7,)))
+        assert_same(tr.randint(k, (9,), -2**40, 2**40), jr.randint(jk, (9,), -2**40, 2**40))
+        assert_same(tr.bits(k, (5,)), jr.bits(jk, (5,)))  # uint64
+        assert_same(tr.uniform(k, (5,), np.float32), jr.uniform(jk, (5,), np.float32))
+    both = lambda random, k: (random.uniform(k, (6,)), random.randint(k, (6,), 0, 2**40))
+    for got, want in zip(tracehlo.jit(lambda k: both(tr, k))(k), both(jr, jk)):
+        assert_same(got, want)
+
+
+# ---------------------------------------------------------------- statistics
+
+def test_normal_moments():
+    x = np.asarray(tr.normal(tr.PRNGKey(0), (10**6,)), np.float64)
+    assert abs(x.mean()) < 5 / np.sqrt(10**6)  # 5 standard errors
+    assert abs(x.var() - 1) < 5 * np.sqrt(2 / 10**6)
+
+
+def test_randint_is_uniform_by_chi_square():
+    n, bins = 10**5, 10
+    counts = np.bincount(np.asarray(tr.randint(tr.PRNGKey(0), (n,), 0, bins)), minlength=bins)
+    chi2 = ((counts - n / bins) ** 2 / (n / bins)).sum()
+    assert counts.sum() == n and chi2 < 27.88  # the 0.999 quantile of chi2 with 9 dof
+
+
+# ---------------------------------------------------------------- errors
+
+ERROR_CASES = [
+    ("uniform int dtype", lambda r, k: r.uniform(k, (2,), np.int32)),
+    ("normal int dtype", lambda r, k: r.normal(k, (2,), np.int32)),
+    ("randint float dtype", lambda r, k: r.randint(k, (2,), 0, 3, np.float32)),
+    ("bits signed dtype", lambda r, k: r.bits(k, (2,), np.int32)),
+    ("bernoulli int p", lambda r, k: r.bernoulli(k, np.array([1, 0]))),
+    ("bernoulli mode", lambda r, k: r.bernoulli(k, 0.5, mode="middle")),
+    ("uniform shape vs minval", lambda r, k: r.uniform(k, (3,), minval=np.zeros(4))),
+    ("batched key", lambda r, k: r.normal(r.split(k, 3), (2,))),
+    ("float key", lambda r, k: r.normal(np.zeros(2, np.float32), (2,))),
+    ("float seed", lambda r, k: r.PRNGKey(1.5)),
+    ("array seed", lambda r, k: r.PRNGKey(np.arange(3))),
+    ("fold_in array", lambda r, k: r.fold_in(k, np.arange(3))),
+    ("fold_in beyond 32 bits", lambda r, k: r.fold_in(k, 2**32 + 3)),
+    ("choice too many", lambda r, k: r.choice(k, 3, (5,), replace=False)),
+    ("choice shape int", lambda r, k: r.choice(k, 3, 5)),
+    ("choice bad p", lambda r, k: r.choice(k, 3, (2,), p=np.ones(4) / 4)),
+    ("categorical too many", lambda r, k: r.categorical(k, np.zeros(3), shape=(5,),
+                                                        replace=False)),
+    ("permutation float", lambda r, k: r.permutation(k, 2.5)),
+    ("key of a key", lambda r, k: r.key(r.key(0))),
+    ("wrap float data", lambda r, k: r.wrap_key_data(np.zeros(2, np.float32))),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
+def test_errors_are_jaxs(name, fn):
+    with pytest.raises(Exception) as theirs:
+        fn(jr, jr.PRNGKey(0))
+    with pytest.raises(type(theirs.value)) as ours:
+        fn(tr, tr.PRNGKey(0))
+    assert "test_random.py" in str(ours.value)  # at the user's line
+
+
+def test_traced_count_is_a_concretization_error():
+    with pytest.raises(TypeError):
+        jax.jit(lambda k, n: jr.permutation(k, n))(jr.PRNGKey(0), 3)
+    with pytest.raises(tracehlo.ConcretizationError, match="permutation.*concrete"):
+        tracehlo.jit(lambda k, n: tr.permutation(k, n))(tr.PRNGKey(0), 3)
+
+
+def test_grad_through_a_sampler():
+    """The samples move with minval (slope 1 - u per sample), as in JAX."""
+    def loss(random, key):
+        return lambda lo: random.uniform(key, (5,), minval=lo, maxval=4.0).sum()
+    np.testing.assert_allclose(tracehlo.grad(loss(tr, tr.PRNGKey(2)))(1.0),
+                               jax.grad(loss(jr, jr.PRNGKey(2)))(1.0), rtol=1e-6)
