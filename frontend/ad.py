@@ -472,49 +472,56 @@ def _jacobian_tree(blocks, out_tree, in_tree, argnums):
     return tree_util.tree_unflatten(out_tree, [per_output(row) for row in blocks])
 
 
-def _basis(types, k):
-    """Unit vector number k over the flattened leaves: (leaf index, one-hot host array)."""
-    for j, t in enumerate(types):
-        if k < t.size:
-            e = np.zeros(t.size, t.dtype)
-            e[k] = 1
-            return j, e.reshape(t.shape)
-        k -= t.size
+def _std_basis(types) -> list:
+    """The standard basis of the flattened leaves of these types, one batched array per
+    leaf: leaf j's piece has shape (total size,) + its shape."""
+    total = sum(t.size for t in types)
+    pieces, start = [], 0
+    for t in types:
+        eye = np.eye(total, dtype=t.dtype)[:, start:start + t.size]
+        pieces.append(core.lift(eye.reshape((total,) + t.shape)))
+        start += t.size
+    return pieces
+
+
+def _split_last(x, types, lead: tuple) -> list:
+    """x of shape lead + (total size,) split into one block per leaf type, each of shape
+    lead + that leaf's shape."""
+    from . import numpy as tnp
+    blocks, start = [], 0
+    for t in types:
+        block = x if len(types) == 1 else x[..., start:start + t.size]
+        blocks.append(tnp.reshape(block, lead + t.shape))
+        start += t.size
+    return blocks
 
 
 def jacfwd(fun, argnums=0, has_aux=False):
-    """The Jacobian by forward mode: one jvp per input element."""
-    from . import numpy as tnp
+    """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs
+    (one batched forward pass), as in JAX."""
+    from .batching import vmap
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
         types = [type_of(x) for x in leaves]
         flat = _Flat(f, in_tree, has_aux)
-        columns, primal_out, aux = [], None, None
-        for k in range(sum(t.size for t in types)):
-            j, e = _basis(types, k)
-            tangents = [Zero(ArrayType(t.shape, tangent_dtype(t.dtype))) for t in types]
-            tangents[j] = core.lift(e)
-            pairs, aux = _jvp_flat(flat, leaves, tangents)
-            primal_out = [p for p, _ in pairs]
-            columns.append([instantiate(t) for _, t in pairs])
-        blocks = []
-        for i, o in enumerate(primal_out or []):
-            ot, start, row = type_of(o), 0, []
-            for t in types:
-                cols = tnp.stack([c[i] for c in columns[start:start + t.size]], axis=-1)
-                row.append(tnp.reshape(cols, ot.shape + t.shape))
-                start += t.size
-            blocks.append(row)
+
+        def pushfwd(*tangents):
+            pairs, aux = _jvp_flat(flat, leaves, list(tangents))
+            return [p for p, _ in pairs], [instantiate(t) for _, t in pairs], aux
+        outs, columns, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(types))
+        blocks = [_split_last(c, types, type_of(o).shape) for o, c in zip(outs, columns)]
         jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
         return (jac, aux) if has_aux else jac
     return jacfwd_fun
 
 
 def jacrev(fun, argnums=0, has_aux=False):
-    """The Jacobian by reverse mode: one forward pass, one backward pass per output element."""
+    """The Jacobian by reverse mode: one forward pass, and its backward pass vmapped over
+    the standard basis of the outputs, as in JAX."""
     from . import numpy as tnp
+    from .batching import vmap
 
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
@@ -522,18 +529,16 @@ def jacrev(fun, argnums=0, has_aux=False):
         flat = _Flat(f, in_tree, has_aux)
         outs, f_vjp, aux = vjp_of(flat, leaves)
         out_types = [type_of(o) for o in outs]
-        rows = []
-        for k in range(sum(t.size for t in out_types)):
-            i, e = _basis(out_types, k)
-            cts = [zeros(t) for t in out_types]
-            cts[i] = core.lift(e)
-            rows.append([zeros(type_of(x)) if c is None else c
-                         for x, c in zip(leaves, f_vjp(cts))])
+
+        def pullback(*cts):
+            return [zeros(Zero.like(x).type) if c is None else c
+                    for x, c in zip(leaves, f_vjp(list(cts)))]
+        rows = vmap(pullback)(*_std_basis(out_types))  # per input: (out size,) + its shape
         blocks, start = [], 0
         for ot in out_types:
-            blocks.append([tnp.reshape(tnp.stack([r[j] for r in rows[start:start + ot.size]]),
+            blocks.append([tnp.reshape(r if len(outs) == 1 else r[start:start + ot.size],
                                        ot.shape + type_of(x).shape)
-                           for j, x in enumerate(leaves)])
+                           for x, r in zip(leaves, rows)])
             start += ot.size
         jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
         return (jac, aux) if has_aux else jac
