@@ -639,8 +639,8 @@ class custom_jvp(_CustomRule):
 class custom_vjp(_CustomRule):
     """A function with a user-defined VJP, as jax.custom_vjp: `f.defvjp(fwd, bwd)`,
     `fwd(*args) -> (out, residuals)`, `bwd(*nondiff_args, residuals, cotangent) ->
-    cotangents of the other arguments` (None: zero). Forward mode differentiates the
-    function itself."""
+    cotangents of the other arguments` (None: zero). Forward mode raises JAX's TypeError:
+    the rule says nothing about tangents."""
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -655,6 +655,9 @@ class custom_vjp(_CustomRule):
                 f"No VJP defined for custom_vjp function {self.__name__} using defvjp."))
         nondiff, leaves, tree = self.split(args)
         trace = core.find_trace(leaves)
+        if isinstance(trace, JVPTrace):
+            raise TypeError(at_user_line(
+                "can't apply forward-mode autodiff (jvp) to a custom_vjp function."))
         if not isinstance(trace, VJPTrace):
             return self.fun(*args)
         primals = [trace.primal(x) for x in leaves]
