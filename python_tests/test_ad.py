@@ -723,3 +723,19 @@ def test_jacobians_are_one_batched_pass():
         sizes = [len(str(tracehlo.make_ir(jac(f))(np.ones(n, np.float32))).splitlines())
                  for n in (2, 8)]
         assert sizes[0] == sizes[1], (jac.__name__, sizes)
+
+
+def test_indexing_gradients_follow_what_the_forward_pass_did():
+    """gather clamps out-of-bounds starts, so its VJP adds the cotangent at the clamped
+    position (jnp.take mode='clip'); of repeated 'set' indices only the winning update
+    gets the cotangent, as in JAX."""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    i = np.array([1, 7, 7, 2, -9])
+    take = lambda np_: lambda x: np_.sum(np_.take(x, i, axis=0, mode="clip") * 2)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(take(tnp))(x), jax.grad(take(jnp))(x))
+    u = np.array([1., 2., 3.], np.float32)
+    j = np.array([1, 1, 2])
+    put = lambda np_: lambda x, u: np_.sum(x.at[j].set(u) * np_.arange(4.))  # noqa: E731
+    x = np.ones(4, np.float32)
+    for ours in (tracehlo.grad(put(tnp), (0, 1)), tracehlo.jit(tracehlo.grad(put(tnp), (0, 1)))):
+        _assert_trees_close(ours(tnp.asarray(x), u), jax.grad(put(jnp), (0, 1))(x, u))
