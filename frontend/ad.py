@@ -257,9 +257,12 @@ def _tangent_in(primal, tangent):
 
 
 def linearize(fun, *primals):
-    """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The forward pass
-    is traced again per call of f_jvp (under jit, CSE and DCE share and drop it)."""
-    return fun(*primals), lambda *tangents: jvp(fun, primals, tangents)[1]
+    """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The jvp is staged
+    once, a jit taking the primals as arguments, so repeated calls of f_jvp run one
+    executable instead of tracing the forward pass again."""
+    from .api import jit
+    staged = jit(lambda primals, tangents: jvp(fun, primals, tangents)[1])
+    return fun(*primals), lambda *tangents: staged(primals, tangents)
 
 
 # ---------------------------------------------------------------- reverse mode

@@ -572,6 +572,19 @@ def test_linearize_and_stop_gradient():
     out, f_jvp = tracehlo.linearize(tnp.sin, 1.0)
     np.testing.assert_allclose(out, np.sin(1.0), rtol=1e-6)
     np.testing.assert_allclose(f_jvp(2.0), 2 * np.cos(1.0), rtol=1e-6)
+    traced = []
+
+    def f(x):
+        traced.append(1)
+        return tnp.sin(x) * x
+    x = np.linspace(0, 1, 3).astype(np.float32)
+    _, f_jvp = tracehlo.linearize(f, x)
+    first = f_jvp(np.ones(3, np.float32))
+    count = len(traced)
+    np.testing.assert_allclose(f_jvp(2 * np.ones(3, np.float32)), 2 * first, rtol=1e-6)
+    assert len(traced) == count, "f_jvp traced the forward pass again"
+    np.testing.assert_allclose(tracehlo.jit(lambda x, t: tracehlo.linearize(f, x)[1](t))(x, x),
+                               jax.jvp(lambda x: jnp.sin(x) * x, (x,), (x,))[1], rtol=1e-6)
     f = lambda x: x * lax.stop_gradient(x)  # noqa: E731
     assert tracehlo.grad(f)(3.0) == 3.0
 
