@@ -34,6 +34,7 @@ import numpy as np
 from jax.dtypes import float0
 
 from . import core, dtypes
+from .batching import BatchTrace, BatchTracer, axis_size, batch_at, not_mapped, vmap
 from .core import Trace, Tracer, at_user_line, bind, new_trace, type_of
 from .ir import ArrayType
 
@@ -502,7 +503,6 @@ def _split_last(x, types, lead: tuple) -> list:
 def jacfwd(fun, argnums=0, has_aux=False):
     """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs
     (one batched forward pass), as in JAX."""
-    from .batching import vmap
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
@@ -524,7 +524,6 @@ def jacrev(fun, argnums=0, has_aux=False):
     """The Jacobian by reverse mode: one forward pass, and its backward pass vmapped over
     the standard basis of the outputs, as in JAX."""
     from . import numpy as tnp
-    from .batching import vmap
 
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
@@ -587,6 +586,23 @@ class _CustomRule:
         return [next(nondiff_it) if i in self.nondiff_argnums else next(rest_it)
                 for i in range(len(rest) + len(nondiff))]
 
+    def under_vmap(self, trace, nondiff, leaves, tree):
+        """self applied to leaves batched by trace, as JAX does it: the same kind of
+        function of the batched values, made of vmapped fun and rules, called on the
+        enclosing trace, so an AD trace below the vmap still sees the rule. Unbatched
+        leaves are broadcast first; their cotangents then sum over the batch."""
+        values = [x.value if isinstance(x, BatchTracer) and x._trace is trace else x
+                  for x in leaves]
+        dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
+                else not_mapped for x in leaves]
+        size = axis_size(values, dims)
+        outs = self.batched(nondiff, tree)(*[batch_at(v, d, size) for v, d in zip(values, dims)])
+        return tree_util.tree_map(lambda o: BatchTracer(trace, o, 0), outs)
+
+    def of_leaves(self, method, nondiff, tree):
+        """method (fun, fwd) as a function of the differentiable leaves."""
+        return lambda *xs: method(*self.merge(nondiff, tree, list(xs)))
+
 
 class custom_jvp(_CustomRule):
     """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
@@ -616,7 +632,17 @@ class custom_jvp(_CustomRule):
                                                        for o, t in zip(outs, t_outs)])
         if isinstance(trace, VJPTrace):
             return self._vjp(trace, nondiff, leaves, tree)
+        if isinstance(trace, BatchTrace):
+            return self.under_vmap(trace, nondiff, leaves, tree)
         return self.fun(*args)
+
+    def batched(self, nondiff, tree):
+        """A custom_jvp of vmap(fun) over its differentiable leaves, with the vmapped rule."""
+        batched = custom_jvp(vmap(self.of_leaves(self.fun, nondiff, tree)))
+        batched.defjvp(vmap(lambda primals, tangents: self.jvp(
+            *nondiff, tuple(tree_util.tree_unflatten(tree, list(primals))),
+            tuple(tree_util.tree_unflatten(tree, list(tangents))))))
+        return batched
 
     def _call_rule(self, nondiff, tree, primals, tangents):
         out, t_out = self.jvp(*nondiff, tuple(tree_util.tree_unflatten(tree, list(primals))),
@@ -661,23 +687,36 @@ class custom_vjp(_CustomRule):
         if isinstance(trace, JVPTrace):
             raise TypeError(at_user_line(
                 "can't apply forward-mode autodiff (jvp) to a custom_vjp function."))
+        if isinstance(trace, BatchTrace):
+            return self.under_vmap(trace, nondiff, leaves, tree)
         if not isinstance(trace, VJPTrace):
             return self.fun(*args)
         primals = [trace.primal(x) for x in leaves]
         out, res = self.fwd(*self.merge(nondiff, tree, primals))
         outs, out_tree = tree_util.tree_flatten(out)
-        diff_args = tree_util.tree_unflatten(tree, leaves)
 
         def backward(cts):
-            ct_args = self.bwd(*nondiff, res, tree_util.tree_unflatten(out_tree, cts))
-            if not isinstance(ct_args, tuple) or len(ct_args) != len(diff_args):
-                raise TypeError(at_user_line(
-                    "Custom VJP bwd rule must produce a tuple of length equal to the number "
-                    f"of primal inputs ({len(diff_args)}), got {ct_args!r}"))
-            return [c for a, ct in zip(diff_args, ct_args) for c in (
-                [None] * len(tree_util.tree_leaves(a)) if ct is None
-                else tree_util.tree_leaves(ct))]
+            return list(self.flat_bwd(nondiff, tree, res, tree_util.tree_unflatten(out_tree, cts)))
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
+
+    def flat_bwd(self, nondiff, tree, res, ct) -> tuple:
+        """bwd's cotangents as one per differentiable leaf (None: zero)."""
+        ct_args = self.bwd(*nondiff, res, ct)
+        arg_trees = tree.children()
+        if not isinstance(ct_args, tuple) or len(ct_args) != len(arg_trees):
+            raise TypeError(at_user_line(
+                "Custom VJP bwd rule must produce a tuple of length equal to the number "
+                f"of primal inputs ({len(arg_trees)}), got {ct_args!r}"))
+        return tuple(c for a, ct in zip(arg_trees, ct_args) for c in (
+            [None] * a.num_leaves if ct is None else tree_util.tree_leaves(ct)))
+
+    def batched(self, nondiff, tree):
+        """A custom_vjp of vmap(fun) over its differentiable leaves, with vmapped fwd and
+        bwd."""
+        batched = custom_vjp(vmap(self.of_leaves(self.fun, nondiff, tree)))
+        batched.defvjp(vmap(self.of_leaves(self.fwd, nondiff, tree)),
+                       vmap(lambda res, ct: self.flat_bwd(nondiff, tree, res, ct)))
+        return batched
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None):
