@@ -42,6 +42,15 @@ jvp_rules: dict = {}  # prim -> (primals, tangents, **params) -> (primal_outs, t
 vjp_rules: dict = {}  # prim -> (cts_out, primals_in, primals_out, **params) -> cts_in
 
 
+def takes_needed(rule):
+    """Marks a VJP rule that also takes `needed` (one bool per operand: is it on the
+    tape) and computes cotangents for those operands only (None for the others), as
+    JAX's transpose rules skip operands that are not linear inputs: an eager grad then
+    runs no backward op for a constant or a weight it does not differentiate."""
+    rule.takes_needed = True
+    return rule
+
+
 # ---------------------------------------------------------------- tangents
 
 def tangent_dtype(dtype):
@@ -300,6 +309,9 @@ class VJPTrace(Trace):
                 return outs
             raise NotImplementedError(at_user_line(
                 f"differentiation of {prim} is not implemented (it has no VJP rule)"))
+        if getattr(rule, "takes_needed", False):
+            params = dict(params, needed=[isinstance(x, VJPTracer) and x._trace is self
+                                          for x in operands])
         return self.record(lambda cts: rule(cts, primals, outs, **params), operands, outs)
 
     def record(self, backward, operands, outs) -> list:

@@ -752,3 +752,17 @@ def test_indexing_gradients_follow_what_the_forward_pass_did():
     x = np.ones(4, np.float32)
     for ours in (tracehlo.grad(put(tnp), (0, 1)), tracehlo.jit(tracehlo.grad(put(tnp), (0, 1)))):
         _assert_trees_close(ours(tnp.asarray(x), u), jax.grad(put(jnp), (0, 1))(x, u))
+
+
+def test_eager_backward_pass_skips_operands_off_the_tape(monkeypatch):
+    """grad with respect to w of x @ w runs one matmul backwards (for w), not one for the
+    data x too."""
+    bound = []
+    original = tracehlo.Primitive.bind
+    monkeypatch.setattr(tracehlo.Primitive, "bind",
+                        lambda self, *xs, **ps: bound.append(self.name) or original(self, *xs, **ps))
+    x = np.ones((4, 3), np.float32)
+    g = tracehlo.grad(lambda w: tnp.sum(tnp.tanh(x @ w) * 2.0))(np.ones((3, 2), np.float32))
+    np.testing.assert_allclose(g, jax.grad(lambda w: jnp.sum(jnp.tanh(x @ w) * 2.0))(
+        np.ones((3, 2), np.float32)), rtol=1e-5)
+    assert bound.count("dot_general") == 2, bound

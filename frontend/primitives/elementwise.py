@@ -129,10 +129,11 @@ def _derivative_rules(deriv, apply) -> dict:
         return [out], [t_out if type_of(t_out).shape == shape else
                        broadcast_in_dim(t_out, shape, ())]
 
-    def vjp(cts, primals, outs):
-        return [None if scale is None or not dtypes.is_inexact(type_of(x).dtype)
+    @ad.takes_needed
+    def vjp(cts, primals, outs, needed):
+        return [None if scale is None or not need or not dtypes.is_inexact(type_of(x).dtype)
                 else _sum_to_rank0(scale(cts[0], outs[0], *primals), x)
-                for scale, x in zip(deriv, primals)]
+                for scale, x, need in zip(deriv, primals, needed)]
     return {"jvp": jvp, "vjp": vjp}
 
 
