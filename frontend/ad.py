@@ -733,11 +733,11 @@ class custom_vjp(_CustomRule):
 
 def checkpoint(fun, *, prevent_cse=True, policy=None):
     """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (jax.checkpoint / remat). JAX's
-    prevent_cse and policy choose what to save; they do not change results, and we save
-    nothing but the inputs whatever they say. Under jit, CSE at the end of staging
-    merges the recomputation with the forward pass (there is no optimization barrier
-    yet), so there it saves no memory."""
+    fun's forward pass again from its saved inputs (jax.checkpoint / remat), passed
+    through an optimization_barrier so that under jit neither our CSE nor XLA's merges
+    the recomputation with the forward pass. JAX's prevent_cse and policy choose what to
+    save; they do not change results, and we save nothing but the inputs whatever they
+    say."""
     del prevent_cse, policy  # accepted so JAX code runs unchanged; see above
 
     @functools.wraps(fun)
@@ -751,7 +751,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None):
         outs, out_tree = tree_util.tree_flatten(out)
 
         def backward(cts):
-            return vjp_of(_Flat(fun, in_tree, False), primals)[1](cts)
+            from .primitives.elementwise import optimization_barrier
+            return vjp_of(_Flat(fun, in_tree, False), optimization_barrier(primals))[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
 

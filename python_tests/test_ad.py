@@ -131,6 +131,8 @@ ROWS = [
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
+    ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
+     [normal(), normal()]),
     ("pjit", jitted_sin_mul, [normal(), normal()]),
 ]
 
@@ -677,6 +679,13 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sin(jnp.sin(x)) * 2.0)(x), rtol=1e-6)
     assert len(calls) == 2  # forward, then again in the backward pass
     assert tracehlo.remat is tracehlo.checkpoint
+    # under jit the recomputation starts from a barrier, so CSE does not merge its sin
+    # with the forward pass's two
+    ir = str(tracehlo.make_ir(tracehlo.value_and_grad(
+        lambda x: tracehlo.checkpoint(block)(x) * 2.0))(x))
+    assert ir.count("= optimization_barrier") == 1 and ir.count("= sin") == 3, ir
+    np.testing.assert_allclose(
+        tracehlo.jit(tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0))(x), g)
 
 
 # ---------------------------------------------------------------- errors and IR

@@ -175,6 +175,7 @@ ROWS = [
         a, b, (((0,), (0,)), ((), ()))), [f32(4), f32(4)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
+    Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
 ]
 
