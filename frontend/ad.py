@@ -34,11 +34,21 @@ import numpy as np
 from jax.dtypes import float0
 
 from . import core, dtypes
+from .batching import BatchTrace, BatchTracer, axis_size, batch_at, not_mapped, vmap
 from .core import Trace, Tracer, at_user_line, bind, new_trace, type_of
 from .ir import ArrayType
 
 jvp_rules: dict = {}  # prim -> (primals, tangents, **params) -> (primal_outs, tangent_outs)
 vjp_rules: dict = {}  # prim -> (cts_out, primals_in, primals_out, **params) -> cts_in
+
+
+def takes_needed(rule):
+    """Marks a VJP rule that also takes `needed` (one bool per operand: is it on the
+    tape) and computes cotangents for those operands only (None for the others), as
+    JAX's transpose rules skip operands that are not linear inputs: an eager grad then
+    runs no backward op for a constant or a weight it does not differentiate."""
+    rule.takes_needed = True
+    return rule
 
 
 # ---------------------------------------------------------------- tangents
@@ -257,9 +267,12 @@ def _tangent_in(primal, tangent):
 
 
 def linearize(fun, *primals):
-    """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The forward pass
-    is traced again per call of f_jvp (under jit, CSE and DCE share and drop it)."""
-    return fun(*primals), lambda *tangents: jvp(fun, primals, tangents)[1]
+    """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The jvp is staged
+    once, a jit taking the primals as arguments, so repeated calls of f_jvp run one
+    executable instead of tracing the forward pass again."""
+    from .api import jit
+    staged = jit(lambda primals, tangents: jvp(fun, primals, tangents)[1])
+    return fun(*primals), lambda *tangents: staged(primals, tangents)
 
 
 # ---------------------------------------------------------------- reverse mode
@@ -296,6 +309,9 @@ class VJPTrace(Trace):
                 return outs
             raise NotImplementedError(at_user_line(
                 f"differentiation of {prim} is not implemented (it has no VJP rule)"))
+        if getattr(rule, "takes_needed", False):
+            params = dict(params, needed=[isinstance(x, VJPTracer) and x._trace is self
+                                          for x in operands])
         return self.record(lambda cts: rule(cts, primals, outs, **params), operands, outs)
 
     def record(self, backward, operands, outs) -> list:
@@ -472,48 +488,53 @@ def _jacobian_tree(blocks, out_tree, in_tree, argnums):
     return tree_util.tree_unflatten(out_tree, [per_output(row) for row in blocks])
 
 
-def _basis(types, k):
-    """Unit vector number k over the flattened leaves: (leaf index, one-hot host array)."""
-    for j, t in enumerate(types):
-        if k < t.size:
-            e = np.zeros(t.size, t.dtype)
-            e[k] = 1
-            return j, e.reshape(t.shape)
-        k -= t.size
+def _std_basis(types) -> list:
+    """The standard basis of the flattened leaves of these types, one batched array per
+    leaf: leaf j's piece has shape (total size,) + its shape."""
+    total = sum(t.size for t in types)
+    pieces, start = [], 0
+    for t in types:
+        eye = np.eye(total, dtype=t.dtype)[:, start:start + t.size]
+        pieces.append(core.lift(eye.reshape((total,) + t.shape)))
+        start += t.size
+    return pieces
+
+
+def _split_last(x, types, lead: tuple) -> list:
+    """x of shape lead + (total size,) split into one block per leaf type, each of shape
+    lead + that leaf's shape."""
+    from . import numpy as tnp
+    blocks, start = [], 0
+    for t in types:
+        block = x if len(types) == 1 else x[..., start:start + t.size]
+        blocks.append(tnp.reshape(block, lead + t.shape))
+        start += t.size
+    return blocks
 
 
 def jacfwd(fun, argnums=0, has_aux=False):
-    """The Jacobian by forward mode: one jvp per input element."""
-    from . import numpy as tnp
+    """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs
+    (one batched forward pass), as in JAX."""
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
         types = [type_of(x) for x in leaves]
         flat = _Flat(f, in_tree, has_aux)
-        columns, primal_out, aux = [], None, None
-        for k in range(sum(t.size for t in types)):
-            j, e = _basis(types, k)
-            tangents = [Zero(ArrayType(t.shape, tangent_dtype(t.dtype))) for t in types]
-            tangents[j] = core.lift(e)
-            pairs, aux = _jvp_flat(flat, leaves, tangents)
-            primal_out = [p for p, _ in pairs]
-            columns.append([instantiate(t) for _, t in pairs])
-        blocks = []
-        for i, o in enumerate(primal_out or []):
-            ot, start, row = type_of(o), 0, []
-            for t in types:
-                cols = tnp.stack([c[i] for c in columns[start:start + t.size]], axis=-1)
-                row.append(tnp.reshape(cols, ot.shape + t.shape))
-                start += t.size
-            blocks.append(row)
+
+        def pushfwd(*tangents):
+            pairs, aux = _jvp_flat(flat, leaves, list(tangents))
+            return [p for p, _ in pairs], [instantiate(t) for _, t in pairs], aux
+        outs, columns, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(types))
+        blocks = [_split_last(c, types, type_of(o).shape) for o, c in zip(outs, columns)]
         jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
         return (jac, aux) if has_aux else jac
     return jacfwd_fun
 
 
 def jacrev(fun, argnums=0, has_aux=False):
-    """The Jacobian by reverse mode: one forward pass, one backward pass per output element."""
+    """The Jacobian by reverse mode: one forward pass, and its backward pass vmapped over
+    the standard basis of the outputs, as in JAX."""
     from . import numpy as tnp
 
     @functools.wraps(fun)
@@ -522,18 +543,16 @@ def jacrev(fun, argnums=0, has_aux=False):
         flat = _Flat(f, in_tree, has_aux)
         outs, f_vjp, aux = vjp_of(flat, leaves)
         out_types = [type_of(o) for o in outs]
-        rows = []
-        for k in range(sum(t.size for t in out_types)):
-            i, e = _basis(out_types, k)
-            cts = [zeros(t) for t in out_types]
-            cts[i] = core.lift(e)
-            rows.append([zeros(type_of(x)) if c is None else c
-                         for x, c in zip(leaves, f_vjp(cts))])
+
+        def pullback(*cts):
+            return [zeros(Zero.like(x).type) if c is None else c
+                    for x, c in zip(leaves, f_vjp(list(cts)))]
+        rows = vmap(pullback)(*_std_basis(out_types))  # per input: (out size,) + its shape
         blocks, start = [], 0
         for ot in out_types:
-            blocks.append([tnp.reshape(tnp.stack([r[j] for r in rows[start:start + ot.size]]),
+            blocks.append([tnp.reshape(r if len(outs) == 1 else r[start:start + ot.size],
                                        ot.shape + type_of(x).shape)
-                           for j, x in enumerate(leaves)])
+                           for x, r in zip(leaves, rows)])
             start += ot.size
         jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
         return (jac, aux) if has_aux else jac
@@ -579,6 +598,23 @@ class _CustomRule:
         return [next(nondiff_it) if i in self.nondiff_argnums else next(rest_it)
                 for i in range(len(rest) + len(nondiff))]
 
+    def under_vmap(self, trace, nondiff, leaves, tree):
+        """self applied to leaves batched by trace, as JAX does it: the same kind of
+        function of the batched values, made of vmapped fun and rules, called on the
+        enclosing trace, so an AD trace below the vmap still sees the rule. Unbatched
+        leaves are broadcast first; their cotangents then sum over the batch."""
+        values = [x.value if isinstance(x, BatchTracer) and x._trace is trace else x
+                  for x in leaves]
+        dims = [x.batch_dim if isinstance(x, BatchTracer) and x._trace is trace
+                else not_mapped for x in leaves]
+        size = axis_size(values, dims)
+        outs = self.batched(nondiff, tree)(*[batch_at(v, d, size) for v, d in zip(values, dims)])
+        return tree_util.tree_map(lambda o: BatchTracer(trace, o, 0), outs)
+
+    def of_leaves(self, method, nondiff, tree):
+        """method (fun, fwd) as a function of the differentiable leaves."""
+        return lambda *xs: method(*self.merge(nondiff, tree, list(xs)))
+
 
 class custom_jvp(_CustomRule):
     """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
@@ -608,7 +644,17 @@ class custom_jvp(_CustomRule):
                                                        for o, t in zip(outs, t_outs)])
         if isinstance(trace, VJPTrace):
             return self._vjp(trace, nondiff, leaves, tree)
+        if isinstance(trace, BatchTrace):
+            return self.under_vmap(trace, nondiff, leaves, tree)
         return self.fun(*args)
+
+    def batched(self, nondiff, tree):
+        """A custom_jvp of vmap(fun) over its differentiable leaves, with the vmapped rule."""
+        batched = custom_jvp(vmap(self.of_leaves(self.fun, nondiff, tree)))
+        batched.defjvp(vmap(lambda primals, tangents: self.jvp(
+            *nondiff, tuple(tree_util.tree_unflatten(tree, list(primals))),
+            tuple(tree_util.tree_unflatten(tree, list(tangents))))))
+        return batched
 
     def _call_rule(self, nondiff, tree, primals, tangents):
         out, t_out = self.jvp(*nondiff, tuple(tree_util.tree_unflatten(tree, list(primals))),
@@ -634,8 +680,8 @@ class custom_jvp(_CustomRule):
 class custom_vjp(_CustomRule):
     """A function with a user-defined VJP, as jax.custom_vjp: `f.defvjp(fwd, bwd)`,
     `fwd(*args) -> (out, residuals)`, `bwd(*nondiff_args, residuals, cotangent) ->
-    cotangents of the other arguments` (None: zero). Forward mode differentiates the
-    function itself."""
+    cotangents of the other arguments` (None: zero). Forward mode raises JAX's TypeError:
+    the rule says nothing about tangents."""
 
     def __init__(self, fun, nondiff_argnums=()):
         super().__init__(fun, nondiff_argnums)
@@ -650,32 +696,48 @@ class custom_vjp(_CustomRule):
                 f"No VJP defined for custom_vjp function {self.__name__} using defvjp."))
         nondiff, leaves, tree = self.split(args)
         trace = core.find_trace(leaves)
+        if isinstance(trace, JVPTrace):
+            raise TypeError(at_user_line(
+                "can't apply forward-mode autodiff (jvp) to a custom_vjp function."))
+        if isinstance(trace, BatchTrace):
+            return self.under_vmap(trace, nondiff, leaves, tree)
         if not isinstance(trace, VJPTrace):
             return self.fun(*args)
         primals = [trace.primal(x) for x in leaves]
         out, res = self.fwd(*self.merge(nondiff, tree, primals))
         outs, out_tree = tree_util.tree_flatten(out)
-        diff_args = tree_util.tree_unflatten(tree, leaves)
 
         def backward(cts):
-            ct_args = self.bwd(*nondiff, res, tree_util.tree_unflatten(out_tree, cts))
-            if not isinstance(ct_args, tuple) or len(ct_args) != len(diff_args):
-                raise TypeError(at_user_line(
-                    "Custom VJP bwd rule must produce a tuple of length equal to the number "
-                    f"of primal inputs ({len(diff_args)}), got {ct_args!r}"))
-            return [c for a, ct in zip(diff_args, ct_args) for c in (
-                [None] * len(tree_util.tree_leaves(a)) if ct is None
-                else tree_util.tree_leaves(ct))]
+            return list(self.flat_bwd(nondiff, tree, res, tree_util.tree_unflatten(out_tree, cts)))
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
+
+    def flat_bwd(self, nondiff, tree, res, ct) -> tuple:
+        """bwd's cotangents as one per differentiable leaf (None: zero)."""
+        ct_args = self.bwd(*nondiff, res, ct)
+        arg_trees = tree.children()
+        if not isinstance(ct_args, tuple) or len(ct_args) != len(arg_trees):
+            raise TypeError(at_user_line(
+                "Custom VJP bwd rule must produce a tuple of length equal to the number "
+                f"of primal inputs ({len(arg_trees)}), got {ct_args!r}"))
+        return tuple(c for a, ct in zip(arg_trees, ct_args) for c in (
+            [None] * a.num_leaves if ct is None else tree_util.tree_leaves(ct)))
+
+    def batched(self, nondiff, tree):
+        """A custom_vjp of vmap(fun) over its differentiable leaves, with vmapped fwd and
+        bwd."""
+        batched = custom_vjp(vmap(self.of_leaves(self.fun, nondiff, tree)))
+        batched.defvjp(vmap(self.of_leaves(self.fwd, nondiff, tree)),
+                       vmap(lambda res, ct: self.flat_bwd(nondiff, tree, res, ct)))
+        return batched
 
 
 def checkpoint(fun, *, prevent_cse=True, policy=None):
     """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (jax.checkpoint / remat). JAX's
-    prevent_cse and policy choose what to save; they do not change results, and we save
-    nothing but the inputs whatever they say. Under jit, CSE at the end of staging
-    merges the recomputation with the forward pass (there is no optimization barrier
-    yet), so there it saves no memory."""
+    fun's forward pass again from its saved inputs (jax.checkpoint / remat), passed
+    through an optimization_barrier so that under jit neither our CSE nor XLA's merges
+    the recomputation with the forward pass. JAX's prevent_cse and policy choose what to
+    save; they do not change results, and we save nothing but the inputs whatever they
+    say."""
     del prevent_cse, policy  # accepted so JAX code runs unchanged; see above
 
     @functools.wraps(fun)
@@ -689,7 +751,8 @@ def checkpoint(fun, *, prevent_cse=True, policy=None):
         outs, out_tree = tree_util.tree_flatten(out)
 
         def backward(cts):
-            return vjp_of(_Flat(fun, in_tree, False), primals)[1](cts)
+            from .primitives.elementwise import optimization_barrier
+            return vjp_of(_Flat(fun, in_tree, False), optimization_barrier(primals))[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
 

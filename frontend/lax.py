@@ -10,8 +10,9 @@ from .primitives.elementwise import (
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex, conj,
     convert_element_type, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1,
     floor, ge, gt, imag, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne,
-    neg, nextafter, population_count, pow, real, rem, round, rsqrt, select, shift_left,
-    shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, sub, tan, tanh)
+    neg, nextafter, optimization_barrier, population_count, pow, real, rem, round, rsqrt,
+    select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt,
+    sub, tan, tanh)
 from .primitives.indexing import gather, scatter
 from .primitives.linalg import dot, dot_general
 from .primitives.reductions import (
@@ -26,16 +27,18 @@ from .ad import stop_gradient
 from .control_flow import associative_scan, cond, fori_loop, map, scan, switch, while_loop
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "associative_scan", "asinh", "atan", "atan2",
-    "atanh", "bitcast_convert_type", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "broadcast", "broadcast_in_dim", "broadcasted_iota", "cbrt", "ceil", "clamp", "complex",
-    "concatenate", "cond", "conj", "convert_element_type", "cos", "cosh", "cummax", "cummin",
-    "cumprod", "cumsum", "digamma", "div", "dot", "dot_general", "dynamic_slice",
-    "dynamic_update_slice", "eq", "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims",
-    "expm1", "floor", "fori_loop", "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log",
-    "log1p", "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter", "pad",
-    "population_count", "pow", "real", "reduce_and", "reduce_max", "reduce_min", "reduce_or",
-    "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "scan", "scatter",
-    "select", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sin",
-    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan",
+    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh",
+    "associative_scan", "atan", "atan2", "atanh", "bitcast_convert_type", "bitwise_and",
+    "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",
+    "broadcasted_iota", "cbrt", "ceil", "clamp", "complex", "concatenate", "cond", "conj",
+    "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
+    "digamma", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
+    "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "fori_loop",
+    "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log", "log1p",
+    "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter",
+    "optimization_barrier", "pad", "population_count", "pow", "real", "reduce_and",
+    "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",
+    "reshape", "rev", "round", "rsqrt", "scan", "scatter", "select", "shift_left",
+    "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
+    "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan",
     "tanh", "transpose", "while_loop"]

@@ -131,6 +131,8 @@ ROWS = [
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
+    ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
+     [normal(), normal()]),
     ("pjit", jitted_sin_mul, [normal(), normal()]),
     ("cond", lambda x, y: lax.cond(lax.reduce_sum(x, (0, 1)) > 0, lambda a, b: lax.sin(a) * b,
                                    lambda a, b: a - b, x, y), [normal(), normal()]),
@@ -578,6 +580,19 @@ def test_linearize_and_stop_gradient():
     out, f_jvp = tracehlo.linearize(tnp.sin, 1.0)
     np.testing.assert_allclose(out, np.sin(1.0), rtol=1e-6)
     np.testing.assert_allclose(f_jvp(2.0), 2 * np.cos(1.0), rtol=1e-6)
+    traced = []
+
+    def f(x):
+        traced.append(1)
+        return tnp.sin(x) * x
+    x = np.linspace(0, 1, 3).astype(np.float32)
+    _, f_jvp = tracehlo.linearize(f, x)
+    first = f_jvp(np.ones(3, np.float32))
+    count = len(traced)
+    np.testing.assert_allclose(f_jvp(2 * np.ones(3, np.float32)), 2 * first, rtol=1e-6)
+    assert len(traced) == count, "f_jvp traced the forward pass again"
+    np.testing.assert_allclose(tracehlo.jit(lambda x, t: tracehlo.linearize(f, x)[1](t))(x, x),
+                               jax.jvp(lambda x: jnp.sin(x) * x, (x,), (x,))[1], rtol=1e-6)
     f = lambda x: x * lax.stop_gradient(x)  # noqa: E731
     assert tracehlo.grad(f)(3.0) == 3.0
 
@@ -626,7 +641,9 @@ def test_custom_vjp_uses_bwd():
     np.testing.assert_allclose(tracehlo.grad(f)(np.ones(3, np.float32)), [1.0, 1.0, 1.0])
     np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(f))(np.ones(3, np.float32)),
                                [1.0, 1.0, 1.0])
-    assert tracehlo.jvp(f, (np.ones(3, np.float32),), (np.ones(3, np.float32),))[1] == 9.0
+    with pytest.raises(TypeError, match=r"test_ad\.py:\d+: can't apply forward-mode "
+                       r"autodiff \(jvp\) to a custom_vjp function\."):
+        tracehlo.jvp(f, (np.ones(3, np.float32),), (np.ones(3, np.float32),))
 
 
 def test_nondiff_argnums():
@@ -668,6 +685,13 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sin(jnp.sin(x)) * 2.0)(x), rtol=1e-6)
     assert len(calls) == 2  # forward, then again in the backward pass
     assert tracehlo.remat is tracehlo.checkpoint
+    # under jit the recomputation starts from a barrier, so CSE does not merge its sin
+    # with the forward pass's two
+    ir = str(tracehlo.make_ir(tracehlo.value_and_grad(
+        lambda x: tracehlo.checkpoint(block)(x) * 2.0))(x))
+    assert ir.count("= optimization_barrier") == 1 and ir.count("= sin") == 3, ir
+    np.testing.assert_allclose(
+        tracehlo.jit(tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0))(x), g)
 
 
 # ---------------------------------------------------------------- errors and IR
@@ -717,3 +741,43 @@ def test_backward_equations_keep_the_forward_line():
     g = tracehlo.make_ir(tracehlo.grad(_sum_sin_times))(np.ones(3, np.float32))
     line = _sum_sin_times.__code__.co_firstlineno + 1
     assert {str(e.loc) for e in g.eqns} == {f"{__file__}:{line}"}
+
+
+def test_jacobians_are_one_batched_pass():
+    """jacfwd and jacrev vmap over the standard basis: their graphs do not grow with the
+    number of basis vectors."""
+    f = lambda x: tnp.sin(x) * tnp.sum(x ** 2)  # noqa: E731
+    for jac in (tracehlo.jacfwd, tracehlo.jacrev):
+        sizes = [len(str(tracehlo.make_ir(jac(f))(np.ones(n, np.float32))).splitlines())
+                 for n in (2, 8)]
+        assert sizes[0] == sizes[1], (jac.__name__, sizes)
+
+
+def test_indexing_gradients_follow_what_the_forward_pass_did():
+    """gather clamps out-of-bounds starts, so its VJP adds the cotangent at the clamped
+    position (jnp.take mode='clip'); of repeated 'set' indices only the winning update
+    gets the cotangent, as in JAX."""
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    i = np.array([1, 7, 7, 2, -9])
+    take = lambda np_: lambda x: np_.sum(np_.take(x, i, axis=0, mode="clip") * 2)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(take(tnp))(x), jax.grad(take(jnp))(x))
+    u = np.array([1., 2., 3.], np.float32)
+    j = np.array([1, 1, 2])
+    put = lambda np_: lambda x, u: np_.sum(x.at[j].set(u) * np_.arange(4.))  # noqa: E731
+    x = np.ones(4, np.float32)
+    for ours in (tracehlo.grad(put(tnp), (0, 1)), tracehlo.jit(tracehlo.grad(put(tnp), (0, 1)))):
+        _assert_trees_close(ours(tnp.asarray(x), u), jax.grad(put(jnp), (0, 1))(x, u))
+
+
+def test_eager_backward_pass_skips_operands_off_the_tape(monkeypatch):
+    """grad with respect to w of x @ w runs one matmul backwards (for w), not one for the
+    data x too."""
+    bound = []
+    original = tracehlo.Primitive.bind
+    monkeypatch.setattr(tracehlo.Primitive, "bind",
+                        lambda self, *xs, **ps: bound.append(self.name) or original(self, *xs, **ps))
+    x = np.ones((4, 3), np.float32)
+    g = tracehlo.grad(lambda w: tnp.sum(tnp.tanh(x @ w) * 2.0))(np.ones((3, 2), np.float32))
+    np.testing.assert_allclose(g, jax.grad(lambda w: jnp.sum(jnp.tanh(x @ w) * 2.0))(
+        np.ones((3, 2), np.float32)), rtol=1e-5)
+    assert bound.count("dot_general") == 2, bound

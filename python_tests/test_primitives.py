@@ -159,6 +159,8 @@ CASES.update({
         ([(2, 5)], {"dimension": 1, "num_keys": 1}),
         ([(3, 2), ("int32", (3, 2))], {"dimension": 0, "num_keys": 1}),
         ([(0,)], {"dimension": 0, "num_keys": 1})]),
+    "optimization_barrier": Case(lambda *xs: tuple(jax.lax.optimization_barrier(xs)), [
+        ([(2, 3), ("int32", (3,))], {}), ([()], {})]),
     "argmax": Case(lambda x, axes, index_dtype: jax.lax.argmax(x, axes[0], index_dtype), [
         ([(2, 3)], {"axes": (1,), "index_dtype": np.dtype("int32")}),
         ([(0, 3)], {"axes": (1,), "index_dtype": np.dtype("int32")})]),

@@ -175,6 +175,7 @@ ROWS = [
         a, b, (((0,), (0,)), ((), ()))), [f32(4), f32(4)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
+    Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
     # control flow: a per-example predicate and a shared one
     Row("cond", "control", lambda p, x, y: lax.cond(p > 0, lambda a, b: a * b,
@@ -552,9 +553,28 @@ def test_vmap_of_grad_of_a_custom_jvp_uses_the_rule():
     np.testing.assert_allclose(tracehlo.vmap(tracehlo.grad(sin_with_slope_two))(V), 2.0)
 
 
-@pytest.mark.xfail(strict=True, reason="custom_jvp under a BatchTrace inside grad calls the "
-                   "function itself (ad.custom_jvp.__call__ knows JVP and VJP traces only): "
-                   "it needs a custom_jvp of the batched function with the batched rule")
 def test_grad_of_vmap_of_a_custom_jvp_uses_the_rule():
     got = tracehlo.grad(lambda v: tnp.sum(tracehlo.vmap(sin_with_slope_two)(v)))(V)
     np.testing.assert_allclose(got, 2.0)
+    _, t = tracehlo.jvp(tracehlo.vmap(sin_with_slope_two), (V,), (V,))
+    np.testing.assert_allclose(t, 2.0 * V)
+
+
+def _scaled_bwd(custom_vjp, np_):
+    """x * w whose bwd scales the cotangent of x by 10 (JAX's or ours)."""
+    @custom_vjp
+    def f(w, x):
+        return w * x
+    f.defvjp(lambda w, x: (w * x, (w, x)), lambda res, g: (g * res[1], 10.0 * g * res[0]))
+    return lambda w, v: np_.sum(f(w, v) ** 2)
+
+
+def test_grad_of_vmap_of_a_custom_vjp_uses_bwd_and_sums_unbatched_cotangents():
+    ours, theirs = _scaled_bwd(tracehlo.custom_vjp, tnp), _scaled_bwd(jax.custom_vjp, jnp)
+    w = np.float32(1.5)
+    for batched in ((None, 0), (0, 0)):
+        ws = w if batched[0] is None else np.full(V.shape[0], w, np.float32)
+        got = tracehlo.grad(lambda w, v: tracehlo.vmap(ours, batched)(w, v).sum(), (0, 1))(ws, V)
+        want = jax.grad(lambda w, v: jax.vmap(theirs, batched)(w, v).sum(), (0, 1))(ws, V)
+        for g, x in zip(got, want):
+            np.testing.assert_allclose(g, x, rtol=1e-5)

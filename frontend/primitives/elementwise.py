@@ -6,6 +6,7 @@ lax names; Python scalars adopt the other operands' dtype, as weak types do in J
 """
 from __future__ import annotations
 
+import jax.tree_util as tree_util
 import numpy as np
 
 from .. import ad, dtypes
@@ -129,10 +130,11 @@ def _derivative_rules(deriv, apply) -> dict:
         return [out], [t_out if type_of(t_out).shape == shape else
                        broadcast_in_dim(t_out, shape, ())]
 
-    def vjp(cts, primals, outs):
-        return [None if scale is None or not dtypes.is_inexact(type_of(x).dtype)
+    @ad.takes_needed
+    def vjp(cts, primals, outs, needed):
+        return [None if scale is None or not need or not dtypes.is_inexact(type_of(x).dtype)
                 else _sum_to_rank0(scale(cts[0], outs[0], *primals), x)
-                for scale, x in zip(deriv, primals)]
+                for scale, x, need in zip(deriv, primals, needed)]
     return {"jvp": jvp, "vjp": vjp}
 
 
@@ -601,3 +603,35 @@ def bitcast_convert_type(x, new_dtype):
 stop_gradient_p = define("stop_gradient", shape=lambda x: x, lower=lambda ctx, eqn, x: x,
                          jvp=ad.zero_jvp,
                          batch=broadcasting_rule)
+
+
+# optimization_barrier(*xs): the identity, which XLA does not look through: what is
+# computed from its results is neither merged with nor moved before what is computed
+# from its operands. checkpoint's recomputation starts from it (so CSE cannot undo it).
+def _optimization_barrier_lowering(ctx, eqn, *xs):
+    return ctx.generic("stablehlo.optimization_barrier", list(xs),
+                       [a.type for a in eqn.inputs], [o.type for o in eqn.outputs])
+
+
+def _optimization_barrier_jvp(primals, tangents):
+    """Primals and (nonzero) tangents each through a barrier, as in JAX."""
+    t_outs = [ad.Zero.like(x) for x in primals]
+    nonzero = [i for i, t in enumerate(tangents) if not ad.is_zero(t)]
+    if nonzero:
+        for i, t in zip(nonzero, optimization_barrier_p.bind(*[tangents[i] for i in nonzero])):
+            t_outs[i] = t
+    return optimization_barrier_p.bind(*primals), t_outs
+
+
+optimization_barrier_p = define(
+    "optimization_barrier", shape=lambda *xs: list(xs), lower=_optimization_barrier_lowering,
+    multiple_results=True, jvp=_optimization_barrier_jvp,
+    vjp=lambda cts, primals, outs: [c if dtypes.is_inexact(type_of(x).dtype) else None
+                                    for c, x in zip(cts, primals)],
+    batch=lambda values, dims: (optimization_barrier_p.bind(*values), list(dims)))
+
+
+def optimization_barrier(operand):
+    """operand (a pytree of arrays) through one barrier, as jax.lax.optimization_barrier."""
+    leaves, tree = tree_util.tree_flatten(operand)
+    return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves) if leaves else [])

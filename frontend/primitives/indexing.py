@@ -5,13 +5,17 @@ slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices f
 """
 from __future__ import annotations
 
-from .. import ad, dtypes
+import numpy as np
+
+from .. import ad, core, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
 from ..core import at_user_line, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
-from .shape_ops import broadcasted_iota, concatenate, expand_dims
+from .elementwise import add, clamp, eq, select
+from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, iota,
+                        reshape)
 
 
 def _field_list(name, dims):
@@ -122,9 +126,21 @@ def _unbatched(indices, p):
         operand_batching_dims=(), start_indices_batching_dims=())
 
 
+def _clamped(indices, operand_shape, p):
+    """Start indices clamped as gather clamps them, so a scatter writes where gather read
+    (scatter drops out-of-bounds windows instead)."""
+    t, ivd = type_of(indices), p["index_vector_dim"]
+    upper = np.array([operand_shape[d] - p["slice_sizes"][d] for d in p["start_index_map"]],
+                     t.dtype)
+    hi = (core.lift(upper.reshape(())) if ivd == t.ndim
+          else broadcast_in_dim(core.lift(upper), t.shape, (ivd,)))
+    return clamp(broadcast_in_dim(core.lift(0, t.dtype), t.shape, ()), indices, hi)
+
+
 def _gather_vjp(cts, primals, outs, **params):
-    """Scatter-add the cotangent back to where the slices came from."""
+    """Scatter-add the cotangent back to where the slices came from (the clamped starts)."""
     operand, indices = primals
+    indices = _clamped(indices, type_of(operand).shape, params)
     indices, p = _unbatched(indices, params)
     return [scatter_p.bind(ad.zeros(type_of(operand)), indices, cts[0],
                            update_window_dims=p["offset_dims"],
@@ -239,7 +255,8 @@ def _scatter_jvp(primals, tangents, **params):
 
 def _scatter_vjp(cts, primals, outs, **params):
     """The updates' cotangent is gathered from where they went; 'set' hides the operand
-    there (with repeated indices, every repeat gets the cotangent)."""
+    there, and of repeated indices only the winning update gets the cotangent, as in JAX:
+    each update element's number is scattered too, and read back at its target."""
     _check_differentiable(params["combiner"])
     operand, indices, updates = primals
     ct = cts[0]
@@ -247,11 +264,19 @@ def _scatter_vjp(cts, primals, outs, **params):
     sizes, pos = [], iter(window)
     for d in range(type_of(operand).ndim):
         sizes.append(1 if d in inserted else type_of(updates).shape[next(pos)])
-    ct_updates = gather(ct, indices, offset_dims=window, collapsed_slice_dims=inserted,
-                        start_index_map=params["scatter_dims_to_operand_dims"],
-                        slice_sizes=sizes, index_vector_dim=params["index_vector_dim"])
+
+    def gather_back(x):
+        return gather(x, indices, offset_dims=window, collapsed_slice_dims=inserted,
+                      start_index_map=params["scatter_dims_to_operand_dims"],
+                      slice_sizes=sizes, index_vector_dim=params["index_vector_dim"])
+    ct_updates = gather_back(ct)
     if params["combiner"] == "set":
-        ct = scatter_p.bind(ct, indices, ad.zeros(type_of(updates)), **params)
+        ut = type_of(updates)
+        ids = add(reshape(iota(dtypes.int32, ut.size), ut.shape), np.int32(1))
+        unwritten = broadcast_in_dim(core.lift(0, dtypes.int32), type_of(operand).shape, ())
+        winners = gather_back(scatter_p.bind(unwritten, indices, ids, **params))
+        ct_updates = select(eq(winners, ids), ct_updates, ad.zeros(ut))
+        ct = scatter_p.bind(ct, indices, ad.zeros(ut), **params)
     return [ct, None, ct_updates]
 
 

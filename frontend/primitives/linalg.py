@@ -95,11 +95,13 @@ def _dot_general_ct_lhs(g, x, y, dimension_numbers, swap_ans=False):
     return transpose(dot_general_p.bind(g, y, dimension_numbers=dims), out_axes)
 
 
-def _dot_general_vjp(cts, primals, outs, *, dimension_numbers):
+@ad.takes_needed
+def _dot_general_vjp(cts, primals, outs, *, dimension_numbers, needed):
     (x, y), g = primals, cts[0]
     (xc, yc), (xb, yb) = dimension_numbers
-    return [_dot_general_ct_lhs(g, x, y, dimension_numbers),
-            _dot_general_ct_lhs(g, y, x, ((yc, xc), (yb, xb)), swap_ans=True)]
+    return [_dot_general_ct_lhs(g, x, y, dimension_numbers) if needed[0] else None,
+            _dot_general_ct_lhs(g, y, x, ((yc, xc), (yb, xb)), swap_ans=True)
+            if needed[1] else None]
 
 
 dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering,
