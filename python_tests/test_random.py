@@ -172,6 +172,50 @@ def test_choice():
     assert_same(tr.choice(k, x, (0,)), jr.choice(jk, x, (0,)))
 
 
+ALPHAS = np.array([0.3, 1.0, 5.0, 0.01])  # boosted (< 1) and not; 0.01 underflows in gamma
+
+
+def gamma_family(random, key, dtype):
+    """gamma, loggamma, beta and dirichlet, with broadcasting and a `shape` argument."""
+    a = ALPHAS.astype(dtype)
+    return dict(gamma=random.gamma(key, a, dtype=dtype),
+                loggamma=random.loggamma(key, a, (2, 4), dtype),
+                beta=random.beta(key, a, np.array([[2.0], [0.5]], dtype), dtype=dtype),
+                dirichlet=random.dirichlet(key, a[:3], (2,), dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_gamma_family_eagerly(dtype):
+    """JAX's rejection loops, key splits and log-space boosts, bit for bit."""
+    for seed in SEEDS[:3]:
+        got, want = gamma_family(tr, tr.PRNGKey(seed), dtype), gamma_family(jr, jr.PRNGKey(seed), dtype)
+        for name in got:
+            assert_same(got[name], want[name])
+
+
+def test_gamma_family_under_jit():
+    """Inside one program the candidates are JAX's too; the rounding of the accepted one
+    is fusion dependent (the normal candidates' erf_inv, see FUSION_DEPENDENT): a few ulps
+    with our fusion passes, every bit with XLA's."""
+    theirs = jax.jit(lambda k: gamma_family(jr, k, np.float32))
+    ours = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32))
+    with_xlas_fusion = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32), fusion="xla")
+    for seed in SEEDS[:3]:
+        want = theirs(jr.PRNGKey(seed))
+        got, exact = ours(tr.PRNGKey(seed)), with_xlas_fusion(tr.PRNGKey(seed))
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5)
+            assert_same(exact[name], want[name])
+
+
+def test_gamma_gradient_is_not_supported():
+    with pytest.raises(NotImplementedError, match="random_gamma_grad") as info:
+        tracehlo.grad(lambda a: tr.gamma(tr.PRNGKey(0), a, (3,)).sum())(2.0)
+    assert "test_random.py" in str(info.value)
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        tracehlo.jvp(lambda a: tr.beta(tr.PRNGKey(0), a, 1.0), (2.0,), (1.0,))
+
+
 # ---------------------------------------------------------------- under tracehlo.jit
 
 def samplers(random, key, dtype):
@@ -260,6 +304,8 @@ def test_x64(x64):
         assert_same(tr.randint(k, (9,), -2**40, 2**40), jr.randint(jk, (9,), -2**40, 2**40))
         assert_same(tr.bits(k, (5,)), jr.bits(jk, (5,)))  # uint64
         assert_same(tr.uniform(k, (5,), np.float32), jr.uniform(jk, (5,), np.float32))
+        assert_same(tr.gamma(k, ALPHAS), jr.gamma(jk, ALPHAS))
+        assert_same(tr.beta(k, ALPHAS, 2.0), jr.beta(jk, ALPHAS, 2.0))
     both = lambda random, k: (random.uniform(k, (6,)), random.randint(k, (6,), 0, 2**40))
     for got, want in zip(tracehlo.jit(lambda k: both(tr, k))(k), both(jr, jk)):
         assert_same(got, want)
@@ -271,6 +317,27 @@ def test_normal_moments():
     x = np.asarray(tr.normal(tr.PRNGKey(0), (10**6,)), np.float64)
     assert abs(x.mean()) < 5 / np.sqrt(10**6)  # 5 standard errors
     assert abs(x.var() - 1) < 5 * np.sqrt(2 / 10**6)
+
+
+@pytest.mark.parametrize("a", [0.5, 3.0])
+def test_gamma_moments(a):
+    """Gamma(a): mean a, variance a; within 5 standard errors of the sample moments."""
+    n = 10**5
+    x = np.asarray(tr.gamma(tr.PRNGKey(1), a, (n,)), np.float64)
+    assert abs(x.mean() - a) < 5 * np.sqrt(a / n)
+    # the sample variance's standard error: sqrt((mu4 - var²) / n), mu4 = 3a² + 6a
+    assert abs(x.var() - a) < 5 * np.sqrt((2 * a**2 + 6 * a) / n)
+
+
+def test_beta_moments():
+    a, b, n = 2.0, 5.0, 10**5
+    x = np.asarray(tr.beta(tr.PRNGKey(2), a, b, (n,)), np.float64)
+    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
+    kurtosis = 3 + 6 * ((a - b) ** 2 * (a + b + 1) - a * b * (a + b + 2)) / (
+        a * b * (a + b + 2) * (a + b + 3))
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / n)
+    assert abs(x.var() - var) < 5 * np.sqrt((kurtosis - 1) * var**2 / n)
+    assert 0 <= x.min() and x.max() <= 1
 
 
 def test_randint_is_uniform_by_chi_square():
