@@ -93,6 +93,43 @@ def test_keys_flow_through_jit_and_vmap():
     assert_same(nested, jax.vmap(lambda k: jr.key_data(jr.split(k)))(jr.split(jk, 2)))
 
 
+def random_walk(random, lax, key):
+    """A scan over split keys, drawing a normal step from each."""
+    def step(x, k):
+        x = x + random.normal(k, (3,))
+        return x, x
+    return lax.scan(step, np.zeros(3, np.float32), random.split(key, 5))
+
+
+def key_chain(random, lax, key):
+    """A typed key carried through a scan, split at each step."""
+    def step(k, _):
+        k, sub = random.split(k)
+        return k, random.uniform(sub, (2,))
+    return lax.scan(step, key, None, length=4)
+
+
+def test_keys_flow_through_scan():
+    want = random_walk(jr, jax.lax, jr.PRNGKey(3))
+    for got, expected in zip(random_walk(tr, tracehlo.lax, tr.PRNGKey(3)), want):
+        assert_same(got, expected)
+    # in one program the normals' rounding is fusion dependent (FUSION_DEPENDENT)
+    walk = lambda k: random_walk(tr, tracehlo.lax, k)
+    for got, expected in zip(tracehlo.jit(walk, fusion="xla")(tr.PRNGKey(3)), want):
+        assert_same(got, expected)
+    for got, expected in zip(tracehlo.jit(walk)(tr.PRNGKey(3)), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    (k, x), (jk, jx) = key_chain(tr, tracehlo.lax, tr.key(5)), key_chain(jr, jax.lax, jr.key(5))
+    assert isinstance(k, tr.PRNGKeyArray)
+    assert_same(tr.key_data(k), jr.key_data(jk))
+    assert_same(x, jx)
+
+
+def test_vmap_over_typed_keys():
+    got = tracehlo.vmap(lambda k: tr.gamma(k, 2.0, (3,)))(tr.split(tr.key(0), 4))
+    assert_same(got, jax.vmap(lambda k: jr.gamma(k, 2.0, (3,)))(jr.split(jr.key(0), 4)))
+
+
 # ---------------------------------------------------------------- samplers, eagerly
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
