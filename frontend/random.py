@@ -30,11 +30,12 @@ from .core import at_user_line as _at_user_line
 from .core import known_value as _known_value
 from .core import type_of as _type_of
 from .numpy._indexing import getitem as _getitem
-from .numpy._util import _promote
+from .numpy._util import _promote, _promote_no_broadcast
+from .numpy.linalg import cholesky as _cholesky
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice",
            "dirichlet", "exponential", "fold_in", "gamma", "gumbel", "key", "key_data",
-           "loggamma", "normal", "permutation", "randint", "split", "truncated_normal",
+           "loggamma", "multivariate_normal", "normal", "permutation", "randint", "split", "truncated_normal",
            "uniform", "wrap_key_data"]
 
 _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.uint32),
@@ -883,3 +884,50 @@ def dirichlet(key, alpha, shape=None, dtype=None):
         shape = _shape_arg("dirichlet", shape)
         _check_shape("dirichlet", shape, _tnp.shape(alpha)[:-1])
     return _dirichlet_jit(data, alpha, shape, dtype)
+
+
+# ---------------------------------------------------------------- multivariate normal
+
+def _multivariate_normal_body(data, mean, cov, shape, dtype):
+    """mean + L z for cov = L Lᴴ and z standard normal. The factor comes from XLA's
+    Cholesky expansion where JAX's CPU lowering calls LAPACK: the two agree to rounding,
+    so these samples match JAX's to a few ulps, not bit for bit."""
+    z = _normal_body(data, shape + _tnp.shape(mean)[-1:], dtype)
+    return _tnp.add(mean, _tnp.einsum("...ij,...j->...i", _cholesky(cov), z))
+
+
+_multivariate_normal_jit = _eager_program(_multivariate_normal_body, static_argnums=(3, 4))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Normal vectors with mean `mean` (..., n) and covariance `cov` (..., n, n);
+    `shape` is the batch shape (the broadcast of the two's batch shapes by default)."""
+    data, _ = _check_key("multivariate_normal", key)
+    mean, cov = _promote_no_broadcast([_param(mean), _param(cov)])
+    if not _dtypes.is_inexact(_type_of(mean).dtype):
+        mean, cov = (_tnp.astype(x, _dtypes.default_float()) for x in (mean, cov))
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError(_at_user_line("method must be one of {'svd', 'eigh', 'cholesky'}"))
+    if method != "cholesky":
+        raise NotImplementedError(_at_user_line(
+            f"multivariate_normal method={method!r}: only 'cholesky' is supported (svd and "
+            "eigh are not primitives yet)"))
+    dtype = _float_dtype("multivariate_normal", _type_of(mean).dtype if dtype is None else dtype)
+    if _tnp.ndim(mean) < 1:
+        raise ValueError(_at_user_line(
+            f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {_tnp.ndim(mean)}"))
+    if _tnp.ndim(cov) < 2:
+        raise ValueError(_at_user_line(
+            f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {_tnp.ndim(cov)}"))
+    n = _tnp.shape(mean)[-1]
+    if _tnp.shape(cov)[-2:] != (n, n):
+        raise ValueError(_at_user_line(
+            f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got "
+            f"cov.shape == {_tnp.shape(cov)}."))
+    batch = (_tnp.shape(mean)[:-1], _tnp.shape(cov)[:-2])
+    if shape is None:
+        shape = _np.broadcast_shapes(*batch)
+    else:
+        shape = _shape_arg("multivariate_normal", shape)
+        _check_shape("normal", shape, *batch)
+    return _multivariate_normal_jit(data, mean, cov, shape, dtype)

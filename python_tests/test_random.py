@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tracehlo
+import tracehlo.numpy as tnp
 from tracehlo import random as tr
 
 SEEDS = [0, 1, 42, 2**31 + 7]
@@ -253,6 +254,45 @@ def test_gamma_gradient_is_not_supported():
         tracehlo.jvp(lambda a: tr.beta(tr.PRNGKey(0), a, 1.0), (2.0,), (1.0,))
 
 
+# ---------------------------------------------------------------- multivariate normal
+
+def covariances(*batch, n=3):
+    m = np.random.default_rng(0).normal(size=(*batch, n, n)).astype(np.float32)
+    return m @ np.swapaxes(m, -1, -2) + np.eye(n, dtype=np.float32)
+
+
+def test_cholesky_against_jax():
+    """XLA's Cholesky expansion against LAPACK's potrf (JAX's CPU lowering): equal to
+    rounding, not bit for bit."""
+    cov = covariances(2)
+    np.testing.assert_allclose(tnp.linalg.cholesky(cov), jnp.linalg.cholesky(cov),
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tracehlo.jit(lambda c: tnp.linalg.cholesky(c, upper=True))(cov),
+                               jnp.linalg.cholesky(cov, upper=True), rtol=1e-6, atol=1e-6)
+    lower = np.tril(cov[0]) + np.triu(np.full((3, 3), 99.0, np.float32), 1)  # noise above
+    np.testing.assert_allclose(tnp.linalg.cholesky(lower, symmetrize_input=False),
+                               jnp.linalg.cholesky(lower, symmetrize_input=False), rtol=1e-6)
+    assert np.isnan(tnp.linalg.cholesky(-np.eye(2))[1, 1])  # not positive definite
+    with pytest.raises(NotImplementedError, match="test_random.py.*differentiation of cholesky is not implemented"):
+        tracehlo.grad(lambda c: tnp.linalg.cholesky(c).sum())(cov[0])
+
+
+def test_multivariate_normal():
+    """JAX's normals times the Cholesky factor: equal up to the factor's rounding."""
+    cov, mean = covariances(2), np.array([1.0, -2.0, 0.5], np.float32)
+    for seed in SEEDS[:3]:
+        k, jk = keys(seed)
+        for args in [(mean, cov[0]), (mean, cov), (mean, cov[0], (4,))]:
+            got, want = tr.multivariate_normal(k, *args), jr.multivariate_normal(jk, *args)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    jitted = tracehlo.jit(lambda k: tr.multivariate_normal(k, mean, cov, (5, 2)))(k)
+    np.testing.assert_allclose(jitted, jr.multivariate_normal(jk, mean, cov, (5, 2)),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="test_random.py.*only 'cholesky'"):
+        tr.multivariate_normal(k, mean, cov[0], method="svd")
+
+
 # ---------------------------------------------------------------- under tracehlo.jit
 
 def samplers(random, key, dtype):
@@ -408,7 +448,21 @@ ERROR_CASES = [
     ("permutation float", lambda r, k: r.permutation(k, 2.5)),
     ("key of a key", lambda r, k: r.key(r.key(0))),
     ("wrap float data", lambda r, k: r.wrap_key_data(np.zeros(2, np.float32))),
+    ("gamma int dtype", lambda r, k: r.gamma(k, 2.0, dtype=np.int32)),
+    ("gamma shape vs a", lambda r, k: r.gamma(k, np.ones(3), (2,))),
+    ("dirichlet scalar alpha", lambda r, k: r.dirichlet(k, 1.0)),
+    ("beta shape vs b", lambda r, k: r.beta(k, 1.0, np.ones(3), (4,))),
+    ("mvn cov shape", lambda r, k: r.multivariate_normal(k, np.zeros(3), np.eye(2))),
+    ("mvn method", lambda r, k: r.multivariate_normal(k, np.zeros(2), np.eye(2), method="qr")),
 ]
+
+
+def test_beta_parameters_more_precise_than_the_samples():
+    with pytest.raises(ValueError, match="cannot safely cast") as theirs:
+        jr.beta(jr.PRNGKey(0), np.float32(2), 1.0, dtype=np.float16)
+    with pytest.raises(ValueError, match="test_random.py.*cannot safely cast") as ours:
+        tr.beta(tr.PRNGKey(0), np.float32(2), 1.0, dtype=np.float16)
+    assert str(theirs.value).split(", ")[-1] == str(ours.value).split(", ")[-1]
 
 
 @pytest.mark.parametrize("name,fn", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])
