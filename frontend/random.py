@@ -20,18 +20,23 @@ import numpy as _np
 from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
+from .ad import custom_jvp as _custom_jvp
 from .api import jit as _jit
+from .batching import vmap as _vmap
+from .nn import softmax as _softmax
 from .core import ConcretizationError as _ConcretizationError
 from .core import Tracer as _Tracer
 from .core import at_user_line as _at_user_line
 from .core import known_value as _known_value
 from .core import type_of as _type_of
 from .numpy._indexing import getitem as _getitem
-from .numpy._util import _promote
+from .numpy._util import _promote, _promote_no_broadcast
+from .numpy.linalg import cholesky as _cholesky
 
-__all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "bits", "categorical", "choice",
-           "exponential", "fold_in", "gumbel", "key", "key_data", "normal", "permutation",
-           "randint", "split", "truncated_normal", "uniform", "wrap_key_data"]
+__all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice",
+           "dirichlet", "exponential", "fold_in", "gamma", "gumbel", "key", "key_data",
+           "loggamma", "multivariate_normal", "normal", "permutation", "randint", "split", "truncated_normal",
+           "uniform", "wrap_key_data"]
 
 _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.uint32),
          64: _np.dtype(_np.uint64)}
@@ -191,9 +196,9 @@ def _threefry2x32(k1, k2, x1, x2):
     return x1, x2
 
 
-def _halves(x, shape):
-    """The two halves of x along its first axis (of size 2), each of `shape`."""
-    return [_lax.reshape(_lax.slice_in_dim(x, i, i + 1), shape) for i in (0, 1)]
+def _halves(x, shape, parts=2):
+    """The parts of x along its first axis (of size `parts`), each of `shape`."""
+    return [_lax.reshape(_lax.slice_in_dim(x, i, i + 1), shape) for i in range(parts)]
 
 
 def _words(data):
@@ -717,3 +722,212 @@ def _choice_p_body(data, p, shape, replace, mode):
 
 
 _choice_p_jit = _eager_program(_choice_p_body, static_argnums=(2, 3, 4))
+
+
+# ---------------------------------------------------------------- gamma, beta, dirichlet
+
+def _gamma_one(data, alpha, log_space):
+    """One Gamma(alpha) sample by Marsaglia and Tsang's rejection method, in JAX's loop
+    structure and key order, so the same candidates are drawn and the same one accepted.
+    alpha < 1 is boosted to alpha + 1 and the sample scaled by u**(1/alpha) (in log
+    space: plus log(u)/alpha, with log(u) as -exponential so the two spaces agree)."""
+    dtype = _type_of(alpha).dtype
+    zero, one, two = (_np.array(v, dtype) for v in (0, 1, 2))
+    boost_mask = _lax.ge(alpha, one)
+    alpha_orig = alpha
+    alpha = _lax.select(boost_mask, alpha, _lax.add(alpha, one))
+    d = _lax.sub(alpha, _np.array(1 / 3, dtype))
+    c = _lax.div(_np.array(1 / 3, dtype), _lax.sqrt(d))
+
+    def rejected(state):
+        _, x2, v, u = state
+        squeeze = _lax.ge(u, _lax.sub(one, _lax.mul(_np.array(0.0331, dtype), _lax.mul(x2, x2))))
+        log_test = _lax.ge(_lax.log(u), _lax.add(
+            _lax.mul(x2, _np.array(0.5, dtype)),
+            _lax.mul(d, _lax.add(_lax.sub(one, v), _lax.log(v)))))
+        return _lax.bitwise_and(squeeze, log_test)
+
+    def next_candidate(state):
+        def next_normal(kxv):
+            key, subkey = _two_keys(kxv[0])
+            x = _normal_body(subkey, (), dtype)
+            return key, x, _lax.add(one, _lax.mul(x, c))
+
+        key, x_key, u_key = _halves(_split(state[0], (3,)), (2,), 3)
+        _, x, v = _lax.while_loop(lambda kxv: _lax.le(kxv[2], zero), next_normal,
+                                  (x_key, zero, _np.array(-1, dtype)))
+        return (key, _lax.mul(x, x), _lax.mul(_lax.mul(v, v), v),
+                _unit_uniform(u_key, (), dtype))
+
+    data, subkey = _two_keys(data)
+    _, _, v, _ = _lax.while_loop(rejected, next_candidate, (data, zero, one, two))
+    if log_space:
+        log_u = _lax.neg(_exponential_body(subkey, (), dtype))
+        log_boost = _lax.select(_lax.bitwise_or(boost_mask, _lax.eq(log_u, zero)), zero,
+                                _lax.mul(log_u, _lax.div(one, alpha_orig)))
+        return _lax.add(_lax.add(_lax.log(d), _lax.log(v)), log_boost)
+    u = _lax.sub(one, _unit_uniform(subkey, (), dtype))
+    boost = _lax.select(boost_mask, one, _lax.pow(u, _lax.div(one, alpha_orig)))
+    return _lax.mul(_lax.mul(d, v), boost)
+
+
+def _gamma_body(data, a, shape, dtype, log_space):
+    """A key per element (split from the one key), each element's sample drawn by its
+    own rejection loop, the loops vmapped into one (JAX's lowering of random_gamma)."""
+    a = _tnp.broadcast_to(_lax.convert_element_type(a, dtype), shape)
+    n = _math.prod(shape)
+    if n == 0:
+        return a
+    keys = _split(data, (n,))
+    samples = _vmap(lambda k, alpha: _gamma_one(k, alpha, log_space))(
+        keys, _lax.reshape(a, (n,)))
+    return _lax.reshape(samples, shape)
+
+
+_gamma_jit = _eager_program(_gamma_body, static_argnums=(2, 3, 4))
+
+
+@_custom_jvp
+def _no_parameter_gradient(*params):
+    """The parameters as they are, but an error where they are differentiated: the
+    rejection loop's own derivative is not the sample's (JAX differentiates the sample
+    implicitly through the incomplete gamma function, random_gamma_grad, not built here)."""
+    return params
+
+
+@_no_parameter_gradient.defjvp
+def _no_parameter_gradient_jvp(primals, tangents):
+    raise NotImplementedError(_at_user_line(
+        "differentiating gamma, loggamma, beta or dirichlet samples with respect to their "
+        "parameters (JAX's implicit gradient, random_gamma_grad) is not supported"))
+
+
+def _gamma(name, key, a, shape, dtype, log_space):
+    data, _ = _check_key(name, key)
+    dtype = _float_dtype("gamma", dtype)
+    (a,) = _no_parameter_gradient(_param(a))
+    if shape is None:
+        shape = _tnp.shape(a)
+    else:
+        shape = _shape_arg(name, shape)
+        _check_shape("gamma", shape, _tnp.shape(a))
+    return _gamma_jit(data, a, shape, dtype, log_space)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1)-distributed floats (of a's shape unless `shape` is given)."""
+    return _gamma("gamma", key, a, shape, dtype, False)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """The log of Gamma(a, 1) samples, computed in log space: accurate where a << 1
+    puts the samples themselves below the smallest float."""
+    return _gamma("loggamma", key, a, shape, dtype, True)
+
+
+def _beta_body(data, a, b, shape, dtype):
+    """Ga / (Ga + Gb) from two log-gamma samples, scaled by the larger so neither
+    underflows (JAX's _beta)."""
+    a, b = (_tnp.broadcast_to(_lax.convert_element_type(x, dtype), shape) for x in (a, b))
+    key_a, key_b = _two_keys(data)
+    log_a = _gamma_body(key_a, a, shape, dtype, True)
+    log_b = _gamma_body(key_b, b, shape, dtype, True)
+    log_max = _lax.max(log_a, log_b)
+    scaled_a, scaled_b = (_lax.exp(_lax.sub(x, log_max)) for x in (log_a, log_b))
+    return _lax.div(scaled_a, _lax.add(scaled_a, scaled_b))
+
+
+_beta_jit = _eager_program(_beta_body, static_argnums=(3, 4))
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b)-distributed floats in [0, 1]."""
+    data, _ = _check_key("beta", key)
+    dtype = _float_dtype("beta", dtype)
+    a, b = _no_parameter_gradient(_param(a), _param(b))
+    for x in (a, b):  # JAX's check: a parameter more precise than the samples is an error
+        t = _type_of(x)
+        if _dtypes.result_type((t.dtype, t.weak), (dtype, False))[0] != dtype:
+            raise ValueError(_at_user_line(
+                f"In arguments to beta, cannot safely cast argument of type {t.dtype} to "
+                f"{dtype}"))
+    if shape is None:
+        shape = _np.broadcast_shapes(_tnp.shape(a), _tnp.shape(b))
+    else:
+        shape = _shape_arg("beta", shape)
+        _check_shape("beta", shape, _tnp.shape(a), _tnp.shape(b))
+    return _beta_jit(data, a, b, shape, dtype)
+
+
+def _dirichlet_body(data, alpha, shape, dtype):
+    """softmax of log-gamma samples: normalising in log space keeps small alphas'
+    samples from underflowing to 0/0."""
+    alpha = _lax.convert_element_type(alpha, dtype)
+    return _softmax(_gamma_body(data, alpha, shape + _tnp.shape(alpha)[-1:], dtype, True), -1)
+
+
+_dirichlet_jit = _eager_program(_dirichlet_body, static_argnums=(2, 3))
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Points on the simplex, Dirichlet(alpha) along alpha's last axis; `shape` is the
+    batch shape (alpha.shape[:-1] by default)."""
+    data, _ = _check_key("dirichlet", key)
+    dtype = _float_dtype("dirichlet", dtype)
+    (alpha,) = _no_parameter_gradient(_param(alpha))
+    if _tnp.ndim(alpha) < 1:
+        raise ValueError(_at_user_line(
+            f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {_tnp.ndim(alpha)}"))
+    if shape is None:
+        shape = _tnp.shape(alpha)[:-1]
+    else:
+        shape = _shape_arg("dirichlet", shape)
+        _check_shape("dirichlet", shape, _tnp.shape(alpha)[:-1])
+    return _dirichlet_jit(data, alpha, shape, dtype)
+
+
+# ---------------------------------------------------------------- multivariate normal
+
+def _multivariate_normal_body(data, mean, cov, shape, dtype):
+    """mean + L z for cov = L Lᴴ and z standard normal. The factor comes from XLA's
+    Cholesky expansion where JAX's CPU lowering calls LAPACK: the two agree to rounding,
+    so these samples match JAX's to a few ulps, not bit for bit."""
+    z = _normal_body(data, shape + _tnp.shape(mean)[-1:], dtype)
+    return _tnp.add(mean, _tnp.einsum("...ij,...j->...i", _cholesky(cov), z))
+
+
+_multivariate_normal_jit = _eager_program(_multivariate_normal_body, static_argnums=(3, 4))
+
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Normal vectors with mean `mean` (..., n) and covariance `cov` (..., n, n);
+    `shape` is the batch shape (the broadcast of the two's batch shapes by default)."""
+    data, _ = _check_key("multivariate_normal", key)
+    mean, cov = _promote_no_broadcast([_param(mean), _param(cov)])
+    if not _dtypes.is_inexact(_type_of(mean).dtype):
+        mean, cov = (_tnp.astype(x, _dtypes.default_float()) for x in (mean, cov))
+    if method not in ("svd", "eigh", "cholesky"):
+        raise ValueError(_at_user_line("method must be one of {'svd', 'eigh', 'cholesky'}"))
+    if method != "cholesky":
+        raise NotImplementedError(_at_user_line(
+            f"multivariate_normal method={method!r}: only 'cholesky' is supported (svd and "
+            "eigh are not primitives yet)"))
+    dtype = _float_dtype("multivariate_normal", _type_of(mean).dtype if dtype is None else dtype)
+    if _tnp.ndim(mean) < 1:
+        raise ValueError(_at_user_line(
+            f"multivariate_normal requires mean.ndim >= 1, got mean.ndim == {_tnp.ndim(mean)}"))
+    if _tnp.ndim(cov) < 2:
+        raise ValueError(_at_user_line(
+            f"multivariate_normal requires cov.ndim >= 2, got cov.ndim == {_tnp.ndim(cov)}"))
+    n = _tnp.shape(mean)[-1]
+    if _tnp.shape(cov)[-2:] != (n, n):
+        raise ValueError(_at_user_line(
+            f"multivariate_normal requires cov.shape == (..., n, n) for n={n}, but got "
+            f"cov.shape == {_tnp.shape(cov)}."))
+    batch = (_tnp.shape(mean)[:-1], _tnp.shape(cov)[:-2])
+    if shape is None:
+        shape = _np.broadcast_shapes(*batch)
+    else:
+        shape = _shape_arg("multivariate_normal", shape)
+        _check_shape("normal", shape, *batch)
+    return _multivariate_normal_jit(data, mean, cov, shape, dtype)

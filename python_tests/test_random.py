@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import tracehlo
+import tracehlo.numpy as tnp
 from tracehlo import random as tr
 
 SEEDS = [0, 1, 42, 2**31 + 7]
@@ -93,6 +94,43 @@ def test_keys_flow_through_jit_and_vmap():
     assert_same(nested, jax.vmap(lambda k: jr.key_data(jr.split(k)))(jr.split(jk, 2)))
 
 
+def random_walk(random, lax, key):
+    """A scan over split keys, drawing a normal step from each."""
+    def step(x, k):
+        x = x + random.normal(k, (3,))
+        return x, x
+    return lax.scan(step, np.zeros(3, np.float32), random.split(key, 5))
+
+
+def key_chain(random, lax, key):
+    """A typed key carried through a scan, split at each step."""
+    def step(k, _):
+        k, sub = random.split(k)
+        return k, random.uniform(sub, (2,))
+    return lax.scan(step, key, None, length=4)
+
+
+def test_keys_flow_through_scan():
+    want = random_walk(jr, jax.lax, jr.PRNGKey(3))
+    for got, expected in zip(random_walk(tr, tracehlo.lax, tr.PRNGKey(3)), want):
+        assert_same(got, expected)
+    # in one program the normals' rounding is fusion dependent (FUSION_DEPENDENT)
+    walk = lambda k: random_walk(tr, tracehlo.lax, k)
+    for got, expected in zip(tracehlo.jit(walk, fusion="xla")(tr.PRNGKey(3)), want):
+        assert_same(got, expected)
+    for got, expected in zip(tracehlo.jit(walk)(tr.PRNGKey(3)), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    (k, x), (jk, jx) = key_chain(tr, tracehlo.lax, tr.key(5)), key_chain(jr, jax.lax, jr.key(5))
+    assert isinstance(k, tr.PRNGKeyArray)
+    assert_same(tr.key_data(k), jr.key_data(jk))
+    assert_same(x, jx)
+
+
+def test_vmap_over_typed_keys():
+    got = tracehlo.vmap(lambda k: tr.gamma(k, 2.0, (3,)))(tr.split(tr.key(0), 4))
+    assert_same(got, jax.vmap(lambda k: jr.gamma(k, 2.0, (3,)))(jr.split(jr.key(0), 4)))
+
+
 # ---------------------------------------------------------------- samplers, eagerly
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
@@ -170,6 +208,89 @@ def test_choice():
         assert_same(tr.choice(k, x, (3,), replace=False, p=p),
                     jr.choice(jk, x, (3,), replace=False, p=p))
     assert_same(tr.choice(k, x, (0,)), jr.choice(jk, x, (0,)))
+
+
+ALPHAS = np.array([0.3, 1.0, 5.0, 0.01])  # boosted (< 1) and not; 0.01 underflows in gamma
+
+
+def gamma_family(random, key, dtype):
+    """gamma, loggamma, beta and dirichlet, with broadcasting and a `shape` argument."""
+    a = ALPHAS.astype(dtype)
+    return dict(gamma=random.gamma(key, a, dtype=dtype),
+                loggamma=random.loggamma(key, a, (2, 4), dtype),
+                beta=random.beta(key, a, np.array([[2.0], [0.5]], dtype), dtype=dtype),
+                dirichlet=random.dirichlet(key, a[:3], (2,), dtype))
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+def test_gamma_family_eagerly(dtype):
+    """JAX's rejection loops, key splits and log-space boosts, bit for bit."""
+    for seed in SEEDS[:3]:
+        got, want = gamma_family(tr, tr.PRNGKey(seed), dtype), gamma_family(jr, jr.PRNGKey(seed), dtype)
+        for name in got:
+            assert_same(got[name], want[name])
+
+
+def test_gamma_family_under_jit():
+    """Inside one program the candidates are JAX's too; the rounding of the accepted one
+    is fusion dependent (the normal candidates' erf_inv, see FUSION_DEPENDENT): a few ulps
+    with our fusion passes, every bit with XLA's."""
+    theirs = jax.jit(lambda k: gamma_family(jr, k, np.float32))
+    ours = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32))
+    with_xlas_fusion = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32), fusion="xla")
+    for seed in SEEDS[:3]:
+        want = theirs(jr.PRNGKey(seed))
+        got, exact = ours(tr.PRNGKey(seed)), with_xlas_fusion(tr.PRNGKey(seed))
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5)
+            assert_same(exact[name], want[name])
+
+
+def test_gamma_gradient_is_not_supported():
+    with pytest.raises(NotImplementedError, match="random_gamma_grad") as info:
+        tracehlo.grad(lambda a: tr.gamma(tr.PRNGKey(0), a, (3,)).sum())(2.0)
+    assert "test_random.py" in str(info.value)
+    with pytest.raises(NotImplementedError, match="random_gamma_grad"):
+        tracehlo.jvp(lambda a: tr.beta(tr.PRNGKey(0), a, 1.0), (2.0,), (1.0,))
+
+
+# ---------------------------------------------------------------- multivariate normal
+
+def covariances(*batch, n=3):
+    m = np.random.default_rng(0).normal(size=(*batch, n, n)).astype(np.float32)
+    return m @ np.swapaxes(m, -1, -2) + np.eye(n, dtype=np.float32)
+
+
+def test_cholesky_against_jax():
+    """XLA's Cholesky expansion against LAPACK's potrf (JAX's CPU lowering): equal to
+    rounding, not bit for bit."""
+    cov = covariances(2)
+    np.testing.assert_allclose(tnp.linalg.cholesky(cov), jnp.linalg.cholesky(cov),
+                               rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(tracehlo.jit(lambda c: tnp.linalg.cholesky(c, upper=True))(cov),
+                               jnp.linalg.cholesky(cov, upper=True), rtol=1e-6, atol=1e-6)
+    lower = np.tril(cov[0]) + np.triu(np.full((3, 3), 99.0, np.float32), 1)  # noise above
+    np.testing.assert_allclose(tnp.linalg.cholesky(lower, symmetrize_input=False),
+                               jnp.linalg.cholesky(lower, symmetrize_input=False), rtol=1e-6)
+    assert np.isnan(tnp.linalg.cholesky(-np.eye(2))[1, 1])  # not positive definite
+    with pytest.raises(NotImplementedError, match="test_random.py.*differentiation of cholesky is not implemented"):
+        tracehlo.grad(lambda c: tnp.linalg.cholesky(c).sum())(cov[0])
+
+
+def test_multivariate_normal():
+    """JAX's normals times the Cholesky factor: equal up to the factor's rounding."""
+    cov, mean = covariances(2), np.array([1.0, -2.0, 0.5], np.float32)
+    for seed in SEEDS[:3]:
+        k, jk = keys(seed)
+        for args in [(mean, cov[0]), (mean, cov), (mean, cov[0], (4,))]:
+            got, want = tr.multivariate_normal(k, *args), jr.multivariate_normal(jk, *args)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    jitted = tracehlo.jit(lambda k: tr.multivariate_normal(k, mean, cov, (5, 2)))(k)
+    np.testing.assert_allclose(jitted, jr.multivariate_normal(jk, mean, cov, (5, 2)),
+                               rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="test_random.py.*only 'cholesky'"):
+        tr.multivariate_normal(k, mean, cov[0], method="svd")
 
 
 # ---------------------------------------------------------------- under tracehlo.jit
@@ -260,6 +381,8 @@ def test_x64(x64):
         assert_same(tr.randint(k, (9,), -2**40, 2**40), jr.randint(jk, (9,), -2**40, 2**40))
         assert_same(tr.bits(k, (5,)), jr.bits(jk, (5,)))  # uint64
         assert_same(tr.uniform(k, (5,), np.float32), jr.uniform(jk, (5,), np.float32))
+        assert_same(tr.gamma(k, ALPHAS), jr.gamma(jk, ALPHAS))
+        assert_same(tr.beta(k, ALPHAS, 2.0), jr.beta(jk, ALPHAS, 2.0))
     both = lambda random, k: (random.uniform(k, (6,)), random.randint(k, (6,), 0, 2**40))
     for got, want in zip(tracehlo.jit(lambda k: both(tr, k))(k), both(jr, jk)):
         assert_same(got, want)
@@ -271,6 +394,27 @@ def test_normal_moments():
     x = np.asarray(tr.normal(tr.PRNGKey(0), (10**6,)), np.float64)
     assert abs(x.mean()) < 5 / np.sqrt(10**6)  # 5 standard errors
     assert abs(x.var() - 1) < 5 * np.sqrt(2 / 10**6)
+
+
+@pytest.mark.parametrize("a", [0.5, 3.0])
+def test_gamma_moments(a):
+    """Gamma(a): mean a, variance a; within 5 standard errors of the sample moments."""
+    n = 10**5
+    x = np.asarray(tr.gamma(tr.PRNGKey(1), a, (n,)), np.float64)
+    assert abs(x.mean() - a) < 5 * np.sqrt(a / n)
+    # the sample variance's standard error: sqrt((mu4 - var²) / n), mu4 = 3a² + 6a
+    assert abs(x.var() - a) < 5 * np.sqrt((2 * a**2 + 6 * a) / n)
+
+
+def test_beta_moments():
+    a, b, n = 2.0, 5.0, 10**5
+    x = np.asarray(tr.beta(tr.PRNGKey(2), a, b, (n,)), np.float64)
+    mean, var = a / (a + b), a * b / ((a + b) ** 2 * (a + b + 1))
+    kurtosis = 3 + 6 * ((a - b) ** 2 * (a + b + 1) - a * b * (a + b + 2)) / (
+        a * b * (a + b + 2) * (a + b + 3))
+    assert abs(x.mean() - mean) < 5 * np.sqrt(var / n)
+    assert abs(x.var() - var) < 5 * np.sqrt((kurtosis - 1) * var**2 / n)
+    assert 0 <= x.min() and x.max() <= 1
 
 
 def test_randint_is_uniform_by_chi_square():
@@ -304,7 +448,21 @@ ERROR_CASES = [
     ("permutation float", lambda r, k: r.permutation(k, 2.5)),
     ("key of a key", lambda r, k: r.key(r.key(0))),
     ("wrap float data", lambda r, k: r.wrap_key_data(np.zeros(2, np.float32))),
+    ("gamma int dtype", lambda r, k: r.gamma(k, 2.0, dtype=np.int32)),
+    ("gamma shape vs a", lambda r, k: r.gamma(k, np.ones(3), (2,))),
+    ("dirichlet scalar alpha", lambda r, k: r.dirichlet(k, 1.0)),
+    ("beta shape vs b", lambda r, k: r.beta(k, 1.0, np.ones(3), (4,))),
+    ("mvn cov shape", lambda r, k: r.multivariate_normal(k, np.zeros(3), np.eye(2))),
+    ("mvn method", lambda r, k: r.multivariate_normal(k, np.zeros(2), np.eye(2), method="qr")),
 ]
+
+
+def test_beta_parameters_more_precise_than_the_samples():
+    with pytest.raises(ValueError, match="cannot safely cast") as theirs:
+        jr.beta(jr.PRNGKey(0), np.float32(2), 1.0, dtype=np.float16)
+    with pytest.raises(ValueError, match="test_random.py.*cannot safely cast") as ours:
+        tr.beta(tr.PRNGKey(0), np.float32(2), 1.0, dtype=np.float16)
+    assert str(theirs.value).split(", ")[-1] == str(ours.value).split(", ")[-1]
 
 
 @pytest.mark.parametrize("name,fn", ERROR_CASES, ids=[c[0] for c in ERROR_CASES])

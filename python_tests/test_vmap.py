@@ -173,6 +173,8 @@ ROWS = [
         a, b, (((2,), (1,)), ((0,), (0,)))), [f32(2, 5, 4), f32(2, 4, 5)]),
     Row("dot_general/vector", "dot", lambda a, b: lax.dot_general(
         a, b, (((0,), (0,)), ((), ()))), [f32(4), f32(4)]),
+    Row("cholesky", "dot", lambda m: tnp.linalg.cholesky(
+        tnp.matmul(m, m.T) + 4 * tnp.eye(4, dtype=np.float32)), [f32(4, 4)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),

@@ -1,12 +1,14 @@
-"""tracehlo.numpy.linalg: norms (factorizations arrive with custom calls later)."""
+"""tracehlo.numpy.linalg: norms and the Cholesky factorization (the other
+factorizations arrive with custom calls later)."""
 import numpy as _np
 
 from ..core import at_user_line as _at_user_line
+from ..primitives.linalg import cholesky_p as _cholesky_p
 from .. import numpy as _tnp
 from ._ufuncs import _abs_square
 from ._util import _promote
 
-__all__ = ["norm"]
+__all__ = ["cholesky", "norm"]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -51,3 +53,17 @@ def norm(x, ord=None, axis=None, keepdims=False):
             return out if keepdims else _tnp.squeeze(out, axis=(r, c))
     raise NotImplementedError(_at_user_line(
         f"linalg.norm with ord={ord!r} over {len(axes)} axes is not supported"))
+
+
+def cholesky(a, *, upper=False, symmetrize_input=True):
+    """L with a = L Lᴴ (or its conjugate transpose with upper=True); NaNs where a is not
+    positive definite. As in JAX, a is first symmetrized, (a + aᴴ) / 2, so the factor
+    is that of the nearest Hermitian matrix whichever triangle holds noise."""
+    (a,) = _promote(_tnp.asarray(a), to_inexact=True)
+    if _tnp.ndim(a) < 2 or _tnp.shape(a)[-1] != _tnp.shape(a)[-2]:
+        raise ValueError(_at_user_line(
+            f"cholesky needs square matrices (..., n, n), got shape {_tnp.shape(a)}"))
+    if symmetrize_input:
+        a = _tnp.divide(_tnp.add(a, _tnp.conj(_tnp.swapaxes(a, -1, -2))), 2)
+    factor = _tnp.tril(_cholesky_p.bind(a))
+    return _tnp.conj(_tnp.swapaxes(factor, -1, -2)) if upper else factor

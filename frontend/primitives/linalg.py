@@ -1,8 +1,10 @@
-"""dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum."""
+"""dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum;
+cholesky: the one factorization StableHLO has an op for."""
 from __future__ import annotations
 
 from .. import ad
-from ..batching import not_mapped, shifted
+from .. import dtypes
+from ..batching import batch_at, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from . import define
@@ -118,3 +120,28 @@ def dot_general(lhs, rhs, dimension_numbers):
 def dot(lhs, rhs):
     """Matrix/vector product contracting lhs's last axis with rhs's first."""
     return dot_general(lhs, rhs, (((type_of(lhs).ndim - 1,), (0,)), ((), ())))
+
+
+# cholesky: the lower-triangular factor L of x = L Lᴴ, over the last two axes. What
+# stablehlo.cholesky leaves above the diagonal is unspecified (the wrapper zeroes it) and
+# a matrix that is not positive definite gives NaNs. XLA expands the op into HLO loops,
+# where JAX's CPU lowering calls LAPACK's potrf: the factors agree to rounding, not bits.
+def _cholesky_shape(x):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2] or not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"cholesky needs square float or complex matrices (..., n, n), got {x}")
+    return ArrayType(x.shape, x.dtype, x.weak)
+
+
+def _cholesky_lowering(ctx, eqn, x):
+    t = eqn.outputs[0].type
+    return ctx.generic("stablehlo.cholesky", [x], [t], [t], {"lower": "true"})
+
+
+def _cholesky_batch(values, dims):
+    """Each matrix is factored alone: the batch axis goes to the front, among the others."""
+    (x,), (d,) = values, dims
+    return [cholesky_p.bind(batch_at(x, d, type_of(x).shape[d], 0))], [0]
+
+
+cholesky_p = define("cholesky", shape=_cholesky_shape, lower=_cholesky_lowering,
+                    batch=_cholesky_batch)
