@@ -4,6 +4,7 @@
 Eagerly `x[...]` on a jax.Array is JAX's own indexing, so Tracer indexing is tested
 under jit. JAX clamps out-of-bounds gather indices and drops out-of-bounds scatter
 updates where NumPy raises: those cases take jax.numpy's values."""
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -41,6 +42,13 @@ STATIC = [
     ("bool mask", lambda x: x[np.array([True, False])]),
     ("bool mask 2d", lambda x: x[np.array([[True, False, True], [False, False, True]])]),
     ("0-d", lambda x: x[0, 0][()]),
+    ("bool mask and slice", lambda x: x[np.array([True, True]), 1:]),
+    ("bool mask middle", lambda x: x[:, np.array([True, False, True]), ::-1]),
+    ("bool mask and array", lambda x: x[np.array([False, True]), :, np.array([1, 2])]),
+    ("separated array and int", lambda x: x[np.array([0, 1, 1]), :, 1]),
+    ("separated 2d arrays", lambda x: x[np.array([[0], [1]]), ::2, np.array([[1, 3, -1]])]),
+    ("arrays around ellipsis", lambda x: x[np.array([1]), ..., np.array([0, -1])]),
+    ("adjacent arrays after slice", lambda x: x[:, np.array([2, 0]), np.array([[-1], [1]])]),
 ]
 
 
@@ -52,6 +60,26 @@ def test_getitem(name, index):
 def test_list_index():
     """A list indexes like an array (NumPy); jax.numpy rejects it."""
     np.testing.assert_array_equal(tracehlo.jit(lambda x: x[[1, 0, 1]])(X), X[[1, 0, 1]])
+
+
+def test_concrete_jax_array_indices():
+    """A jax.Array mask or index array closed over by a jitted function is concrete."""
+    mask, idx = X[:, 0, 0] > 0, np.array([2, 0])
+    got = tracehlo.jit(lambda x: (x[jnp.asarray(mask)], x[:, jnp.asarray(idx)]))(X)
+    np.testing.assert_array_equal(got[0], X[mask])
+    np.testing.assert_array_equal(got[1], X[:, idx])
+
+
+def test_item_assignment_points_to_at():
+    def f(x):
+        x[0] = 1
+        return x
+    line = f.__code__.co_firstlineno + 1  # x[0] = 1
+    with pytest.raises(TypeError, match=rf"test_indexing.py:{line}: tracehlo arrays are "
+                       r"immutable and do not support in-place item assignment. Instead of "
+                       r"x\[idx\] = y, use x = x.at\[idx\].set\(y\) or another .at\[\] "
+                       "method: https://docs.jax.dev/"):
+        tracehlo.jit(f)(X)
 
 
 def test_getitem_dtypes():
@@ -91,7 +119,9 @@ def test_getitem_errors():
     jit_raises(lambda x: x[2], IndexError, "index 2 is out of bounds for axis 0 with size 2")
     jit_raises(lambda x: x[:, -4], IndexError, "index -4 is out of bounds for axis 1")
     jit_raises(lambda x: x[..., ...], IndexError, "single ellipsis")
-    jit_raises(lambda x: x[x > 0], IndexError, "boolean mask indexing with a traced mask")
+    jit_raises(lambda x: x[x > 0], IndexError, r"test_indexing.py:\d+: Array boolean "
+               r"indices must be concrete; got bool\[2,3,4\]\n\nSee https://docs.jax.dev/en/"
+               "latest/errors.html#jax.errors.NonConcreteBooleanIndexError")
     jit_raises(lambda x: x[np.array([0.5])], IndexError, "only integers, slices")
     jit_raises(lambda x: x[1.5], IndexError, "only integers, slices")
     jit_raises(lambda x: x["a"], IndexError, "only integers, slices")

@@ -53,14 +53,19 @@ def _normalize(x, index):
     return x, expanded, new_axes
 
 
+class NonConcreteBooleanIndexError(IndexError):
+    """A traced boolean mask: the result's shape would depend on the mask's values."""
+
+
 def _is_bool_array(i) -> bool:
     if isinstance(i, Tracer):
         if i.dtype == dtypes.bool_:
-            raise IndexError(at_user_line(
-                "boolean mask indexing with a traced mask has a data-dependent shape; use "
-                "tracehlo.numpy.where(mask, x, other) instead"))
+            raise NonConcreteBooleanIndexError(at_user_line(
+                f"Array boolean indices must be concrete; got {type_of(i)}\n\n"
+                "See https://docs.jax.dev/en/latest/errors.html"
+                "#jax.errors.NonConcreteBooleanIndexError"))
         return False
-    return isinstance(i, (_np.ndarray, list)) and _np.asarray(i).dtype == _np.bool_
+    return (isinstance(i, list) or _is_array_index(i)) and _np.asarray(i).dtype == _np.bool_
 
 
 def _is_array_index(i) -> bool:
