@@ -52,8 +52,9 @@ def install():
 
 def _refuse_item_assignment(self, index, value):
     raise TypeError(at_user_line(
-        "arrays are immutable (as in JAX), so a traced value does not support item "
-        "assignment: instead of x[idx] = y, use x = x.at[idx].set(y)"))
+        "tracehlo arrays are immutable and do not support in-place item assignment. "
+        "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
+        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"))
 
 
 class _AtIndexer:

@@ -4,6 +4,7 @@
 Eagerly `x[...]` on a jax.Array is JAX's own indexing, so Tracer indexing is tested
 under jit. JAX clamps out-of-bounds gather indices and drops out-of-bounds scatter
 updates where NumPy raises: those cases take jax.numpy's values."""
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -41,6 +42,13 @@ STATIC = [
     ("bool mask", lambda x: x[np.array([True, False])]),
     ("bool mask 2d", lambda x: x[np.array([[True, False, True], [False, False, True]])]),
     ("0-d", lambda x: x[0, 0][()]),
+    ("bool mask and slice", lambda x: x[np.array([True, True]), 1:]),
+    ("bool mask middle", lambda x: x[:, np.array([True, False, True]), ::-1]),
+    ("bool mask and array", lambda x: x[np.array([False, True]), :, np.array([1, 2])]),
+    ("separated array and int", lambda x: x[np.array([0, 1, 1]), :, 1]),
+    ("separated 2d arrays", lambda x: x[np.array([[0], [1]]), ::2, np.array([[1, 3, -1]])]),
+    ("arrays around ellipsis", lambda x: x[np.array([1]), ..., np.array([0, -1])]),
+    ("adjacent arrays after slice", lambda x: x[:, np.array([2, 0]), np.array([[-1], [1]])]),
 ]
 
 
@@ -52,6 +60,26 @@ def test_getitem(name, index):
 def test_list_index():
     """A list indexes like an array (NumPy); jax.numpy rejects it."""
     np.testing.assert_array_equal(tracehlo.jit(lambda x: x[[1, 0, 1]])(X), X[[1, 0, 1]])
+
+
+def test_concrete_jax_array_indices():
+    """A jax.Array mask or index array closed over by a jitted function is concrete."""
+    mask, idx = X[:, 0, 0] > 0, np.array([2, 0])
+    got = tracehlo.jit(lambda x: (x[jnp.asarray(mask)], x[:, jnp.asarray(idx)]))(X)
+    np.testing.assert_array_equal(got[0], X[mask])
+    np.testing.assert_array_equal(got[1], X[:, idx])
+
+
+def test_item_assignment_points_to_at():
+    def f(x):
+        x[0] = 1
+        return x
+    line = f.__code__.co_firstlineno + 1  # x[0] = 1
+    with pytest.raises(TypeError, match=rf"test_indexing.py:{line}: tracehlo arrays are "
+                       r"immutable and do not support in-place item assignment. Instead of "
+                       r"x\[idx\] = y, use x = x.at\[idx\].set\(y\) or another .at\[\] "
+                       "method: https://docs.jax.dev/"):
+        tracehlo.jit(f)(X)
 
 
 def test_getitem_dtypes():
@@ -91,7 +119,9 @@ def test_getitem_errors():
     jit_raises(lambda x: x[2], IndexError, "index 2 is out of bounds for axis 0 with size 2")
     jit_raises(lambda x: x[:, -4], IndexError, "index -4 is out of bounds for axis 1")
     jit_raises(lambda x: x[..., ...], IndexError, "single ellipsis")
-    jit_raises(lambda x: x[x > 0], IndexError, "boolean mask indexing with a traced mask")
+    jit_raises(lambda x: x[x > 0], IndexError, r"test_indexing.py:\d+: Array boolean "
+               r"indices must be concrete; got bool\[2,3,4\]\n\nSee https://docs.jax.dev/en/"
+               "latest/errors.html#jax.errors.NonConcreteBooleanIndexError")
     jit_raises(lambda x: x[np.array([0.5])], IndexError, "only integers, slices")
     jit_raises(lambda x: x[1.5], IndexError, "only integers, slices")
     jit_raises(lambda x: x["a"], IndexError, "only integers, slices")
@@ -155,9 +185,67 @@ def test_at_out_of_bounds_dropped():
           values="jnp")
 
 
-def test_at_unsupported():
-    with pytest.raises(IndexError, match="does not take None"):
-        tracehlo.jit(lambda x: x.at[None].set(0))(X)
+AT_MORE = [
+    ("divide", lambda x: x.at[1].divide(2)),
+    ("divide int", lambda x: x.astype(np.int32).at[np.array([0, 0])].divide(2)),
+    ("power", lambda x: x.at[:, 0].power(2)),
+    ("apply", lambda x: x.at[np.array([1, 1, 0]), 2].apply(lambda v: v * 2 + 1)),
+    ("apply unique", lambda x: x.at[0, 1:].apply(lambda v: -v, unique_indices=True)),
+    ("None", lambda x: x.at[None, 0].add(1)),
+    ("None between", lambda x: x.at[1, None, :, np.array([3, 0])].set(-2)),
+    ("static out of bounds set dropped", lambda x: x.at[5].set(1)),
+    ("static out of bounds get clamps", lambda x: x.at[:, 7].get()),
+    ("hints", lambda x: x.at[np.array([0, 1])].add(1, indices_are_sorted=True,
+                                                    unique_indices=True)),
+]
+
+
+@pytest.mark.parametrize("name,update", AT_MORE)
+def test_at_more(name, update):
+    check(lambda m, x: update(m.asarray(x)), X, eager=False, values="jnp")
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "drop", "fill", "promise_in_bounds"])
+def test_at_modes(mode):
+    """Out-of-bounds indices under each JAX mode, against jax.numpy; in-bounds ones
+    under promise_in_bounds (whose out-of-bounds behaviour is unspecified)."""
+    i = np.array([1, 0], np.int32) if mode == "promise_in_bounds" else \
+        np.array([5, -9, 1], np.int32)
+    s = np.int32(1 if mode == "promise_in_bounds" else 7)
+    def fn(m, x, i, s):
+        x = m.asarray(x)
+        return (x.at[:, i].set(-1, mode=mode), x.at[i, 1:].add(3, mode=mode),
+                x.at[s].multiply(2, mode=mode), x.at[:, s, ::2].max(9, mode=mode),
+                x.at[1, s].set(-3, mode=mode),
+                x.at[:, i].get(mode=mode), x.at[s, 0].get(mode=mode))
+    check(fn, X, i, s, eager=False, values="jnp")
+    check(lambda m, x: m.asarray(x).at[1, np.array([0, 9])].get(mode=mode, fill_value=-7)
+          if mode in ("fill", "drop") else m.asarray(x).at[0, 9].get(mode=mode),
+          X, eager=False, values="jnp")
+
+
+def test_at_repeated_indices_accumulate_as_numpy_ufunc_at():
+    """x.at[i].add/multiply/min/max with repeated i equals NumPy's ufunc.at on a copy."""
+    i = np.array([[2, 0], [2, 2]], np.int32)
+    v = np.arange(1, 5, dtype=np.float32).reshape(2, 2)
+    got = tracehlo.jit(lambda x, i, v: (x.at[i].add(v), x.at[i].multiply(v),
+                                        x.at[i].min(v), x.at[i].max(v),
+                                        x.at[i].subtract(v)))(X[0, 0], i, v)
+    for ufunc, g in zip((np.add, np.multiply, np.minimum, np.maximum, np.subtract), got):
+        want = X[0, 0].copy()
+        ufunc.at(want, i, v)
+        np.testing.assert_array_equal(np.asarray(g), want, err_msg=ufunc.__name__)
+    want = X.copy()
+    want[1, :, [0, 3]] = 5  # NumPy's in-place set on a copy
+    np.testing.assert_array_equal(tracehlo.jit(lambda x: x.at[1, :, [0, 3]].set(5))(X), want)
+
+
+def test_at_errors():
+    with pytest.raises(ValueError, match="mode='wrap'.*expected one of") as info:
+        tracehlo.jit(lambda x: x.at[0].set(1, mode="wrap"))(X)
+    assert "test_indexing.py:" in str(info.value)
+    with pytest.raises(ValueError, match="expected one of"):
+        tracehlo.jit(lambda x: x.at[0].get(mode="raise"))(X)
 
 
 # ------------------------------------------------------------- take, sort

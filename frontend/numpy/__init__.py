@@ -28,33 +28,38 @@ from ._reductions import (
     cumprod, cummax, cummin, ptp)
 from ._contractions import (
     trace, dot, matmul, vdot, inner, outer, tensordot, einsum)
+from ._searching import (
+    nonzero, flatnonzero, argwhere, unique, searchsorted, digitize, histogram, bincount,
+    put_along_axis)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
 __all__ = [
     "abs", "absolute", "add", "all", "amax", "amin", "any", "arange", "arccos",
     "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin",
-    "argsort", "around", "array", "array_split", "asarray", "astype", "atleast_1d",
-    "atleast_2d", "bfloat16", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
-    "bool_", "broadcast_to", "cbrt", "ceil", "clip", "column_stack", "complex128",
-    "complex64", "concatenate", "conj", "conjugate", "copysign", "cos", "cosh",
-    "cummax", "cummin", "cumprod", "cumsum", "deg2rad", "degrees", "diag", "diagonal",
-    "divide", "divmod", "dot", "dtype", "e", "einsum", "empty", "empty_like", "equal",
-    "exp", "exp2", "expand_dims", "expm1", "eye", "finfo", "flip", "fliplr", "flipud",
-    "float16", "float32", "float64", "float_power", "floor", "floor_divide", "fmod",
-    "full", "full_like", "greater", "greater_equal", "hstack", "hypot", "identity",
-    "iinfo", "imag", "inf", "inner", "int16", "int32", "int64", "int8", "invert",
-    "isfinite", "isinf", "isnan", "left_shift", "less", "less_equal", "linalg",
-    "linspace", "log", "log10", "log1p", "log2", "logaddexp", "logical_and",
-    "logical_not", "logical_or", "logical_xor", "matmul", "max", "maximum", "mean",
-    "min", "minimum", "mod", "moveaxis", "multiply", "nan", "ndim", "negative",
-    "newaxis", "nextafter", "not_equal", "ones", "ones_like", "outer", "pad", "pi",
-    "pow", "power", "prod", "ptp", "rad2deg", "radians", "ravel", "real", "reciprocal",
-    "remainder", "repeat", "reshape", "result_type", "right_shift", "roll", "round",
-    "rsqrt", "shape", "sign", "signbit", "sin", "sinh", "size", "sort", "split", "sqrt",
-    "square", "squeeze", "stack", "std", "subtract", "sum", "swapaxes", "take",
-    "take_along_axis", "tan", "tanh", "tensordot", "tile", "trace", "transpose", "tri",
-    "tril", "triu", "true_divide", "trunc", "uint16", "uint32", "uint64", "uint8",
-    "var", "vdot", "vstack", "where", "zeros", "zeros_like"]
+    "argsort", "argwhere", "around", "array", "array_split", "asarray", "astype",
+    "atleast_1d", "atleast_2d", "bfloat16", "bincount", "bitwise_and", "bitwise_not",
+    "bitwise_or", "bitwise_xor", "bool_", "broadcast_to", "cbrt", "ceil", "clip",
+    "column_stack", "complex128", "complex64", "concatenate", "conj", "conjugate",
+    "copysign", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
+    "degrees", "diag", "diagonal", "digitize", "divide", "divmod", "dot", "dtype", "e",
+    "einsum", "empty", "empty_like", "equal", "exp", "exp2", "expand_dims", "expm1",
+    "eye", "finfo", "flatnonzero", "flip", "fliplr", "flipud", "float16", "float32",
+    "float64", "float_power", "floor", "floor_divide", "fmod", "full", "full_like",
+    "greater", "greater_equal", "histogram", "hstack", "hypot", "identity", "iinfo",
+    "imag", "inf", "inner", "int16", "int32", "int64", "int8", "invert", "isfinite",
+    "isinf", "isnan", "left_shift", "less", "less_equal", "linalg", "linspace", "log",
+    "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or",
+    "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod",
+    "moveaxis", "multiply", "nan", "ndim", "negative", "newaxis", "nextafter",
+    "nonzero", "not_equal", "ones", "ones_like", "outer", "pad", "pi", "pow", "power",
+    "prod", "ptp", "put_along_axis", "rad2deg", "radians", "ravel", "real",
+    "reciprocal", "remainder", "repeat", "reshape", "result_type", "right_shift",
+    "roll", "round", "rsqrt", "searchsorted", "shape", "sign", "signbit", "sin", "sinh",
+    "size", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "subtract",
+    "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile",
+    "trace", "transpose", "tri", "tril", "triu", "true_divide", "trunc", "uint16",
+    "uint32", "uint64", "uint8", "unique", "var", "vdot", "vstack", "where", "zeros",
+    "zeros_like"]
 
 _install_array_methods()

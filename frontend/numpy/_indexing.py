@@ -20,7 +20,8 @@ def _is_int_scalar(i) -> bool:
 
 
 def _normalize(x, index):
-    """(x with None axes inserted, one entry per axis of that x: int | slice | array)."""
+    """(x with None axes inserted, one entry per axis of that x: int | slice | array,
+    the inserted axes)."""
     index = index if isinstance(index, tuple) else (index,)
     for i in index:
         if not (i is None or i is Ellipsis or isinstance(i, slice) or _is_int_scalar(i)
@@ -49,17 +50,22 @@ def _normalize(x, index):
     if new_axes:
         x = lax.expand_dims(x, new_axes)
         expanded = [slice(None) if i is None else i for i in expanded]
-    return x, expanded
+    return x, expanded, new_axes
+
+
+class NonConcreteBooleanIndexError(IndexError):
+    """A traced boolean mask: the result's shape would depend on the mask's values."""
 
 
 def _is_bool_array(i) -> bool:
     if isinstance(i, Tracer):
         if i.dtype == dtypes.bool_:
-            raise IndexError(at_user_line(
-                "boolean mask indexing with a traced mask has a data-dependent shape; use "
-                "tracehlo.numpy.where(mask, x, other) instead"))
+            raise NonConcreteBooleanIndexError(at_user_line(
+                f"Array boolean indices must be concrete; got {type_of(i)}\n\n"
+                "See https://docs.jax.dev/en/latest/errors.html"
+                "#jax.errors.NonConcreteBooleanIndexError"))
         return False
-    return isinstance(i, (_np.ndarray, list)) and _np.asarray(i).dtype == _np.bool_
+    return (isinstance(i, list) or _is_array_index(i)) and _np.asarray(i).dtype == _np.bool_
 
 
 def _is_array_index(i) -> bool:
@@ -140,7 +146,7 @@ def _as_tracer_like(x):
 
 def getitem(x, index):
     x = _as_tracer_like(x)
-    x, entries = _normalize(x, index)
+    x, entries, _ = _normalize(x, index)
     x, entries = _static_slices(x, entries)
     dynamic = [k for k, i in enumerate(entries) if not isinstance(i, slice)]
     if not dynamic:
@@ -168,89 +174,161 @@ def _dynamic_scalar_index(x, entries, dynamic):
     return lax.squeeze(lax.dynamic_slice(x, starts, sizes), dynamic)
 
 
+_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def _check_mode(method, mode):
+    mode = getattr(mode, "name", mode)  # a GatherScatterMode-like enum
+    mode = mode.lower() if isinstance(mode, str) else mode
+    if mode not in _MODES:
+        raise ValueError(at_user_line(
+            f"x.at[...].{method}(mode={mode!r}): expected one of 'promise_in_bounds', "
+            "'clip', 'drop', 'fill' or None"))
+    return mode
+
+
 class IndexUpdateRef:
-    """`x.at[index]`: functional updates, as in JAX (x itself never changes)."""
+    """`x.at[index]`: functional updates, as in JAX (x itself never changes).
+
+    Out-of-bounds indices follow JAX's modes: updates are dropped (None, 'drop',
+    'fill') or clamped into range ('clip', 'promise_in_bounds'); get clamps (None,
+    'clip', 'promise_in_bounds') or fills ('fill', 'drop'). Repeated indices
+    accumulate (add, multiply, min, max); for set, one of the writes wins.
+    indices_are_sorted and unique_indices are accepted as in JAX; they are only
+    promises that allow faster code, so ignoring them is always correct."""
 
     def __init__(self, x, index):
         self.x, self.index = x, index
 
-    def get(self, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+    def get(self, *, mode=None, fill_value=None, indices_are_sorted=False,
+            unique_indices=False):
         """As x[index]; mode='fill' puts fill_value (JAX's default: NaN, INT_MIN, True)
-        where an index array is out of bounds, instead of clamping."""
-        if mode in (None, "clip", "promise_in_bounds"):
-            return getitem(self.x, self.index)
-        if mode != "fill":
-            raise ValueError(at_user_line(f"x.at[...].get(mode={mode!r}): expected 'fill', "
-                                          "'clip' or 'promise_in_bounds'"))
-        x, entries = _normalize(_as_tracer_like(self.x), self.index)
-        entries, padding = _past_the_end(x, entries)
+        where an index is out of bounds, instead of clamping."""
+        mode = _check_mode("get", mode)
+        x, entries, _ = _normalize(_as_tracer_like(self.x), self.index)
+        if mode not in ("fill", "drop"):
+            return getitem(x, tuple(_clip_static(x, entries)))
+        entries, padding = _past_the_end(x, _oob_ints_as_arrays(x, entries))
         fill = _fill_value(x.dtype) if fill_value is None else fill_value
         return getitem(lax.pad(x, tnp.asarray(fill, x.dtype), padding), tuple(entries))
 
-    def set(self, values):
-        return self._scatter(values, "set")
+    def set(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return self._scatter(values, "set", mode)
 
-    def add(self, values):
-        return self._scatter(values, "add")
+    def add(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return self._scatter(values, "add", mode)
 
-    def subtract(self, values):
-        return self._scatter(tnp.negative(values), "add")
+    def subtract(self, values, *, indices_are_sorted=False, unique_indices=False,
+                 mode=None):
+        return self._scatter(tnp.negative(values), "add", mode)
 
-    def multiply(self, values):
-        return self._scatter(values, "mul")
+    def multiply(self, values, *, indices_are_sorted=False, unique_indices=False,
+                 mode=None):
+        return self._scatter(values, "mul", mode)
 
     mul = multiply
 
-    def min(self, values):
-        return self._scatter(values, "min")
+    def divide(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """x / (ones with values multiplied in at index), as JAX: true division, so an
+        integer x gives floats."""
+        return tnp.divide(self.x, self._factors(values, mode))
 
-    def max(self, values):
-        return self._scatter(values, "max")
+    def power(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return tnp.power(self.x, self._factors(values, mode))
 
-    def _scatter(self, values, combiner):
+    def min(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return self._scatter(values, "min", mode)
+
+    def max(self, values, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        return self._scatter(values, "max", mode)
+
+    def apply(self, func, *, indices_are_sorted=False, unique_indices=False, mode=None):
+        """func (elementwise) applied at index, once per occurrence of a position, as
+        XLA's scatter applies it: a loop over the repeat count."""
         x = _as_tracer_like(self.x)
-        index = self.index if isinstance(self.index, tuple) else (self.index,)
-        if any(i is None for i in index):
-            raise IndexError(at_user_line("x.at[...] does not take None (newaxis) indices"))
-        _, entries = _normalize(x, index)
+        counts = IndexUpdateRef(tnp.zeros(x.shape, tnp.int32), self.index)._scatter(
+            1, "add", mode)
+        def body(k, y):
+            return tnp.where(tnp.greater(counts, k), func(y), y)
+        if unique_indices:
+            return body(0, x)
+        return lax.fori_loop(0, tnp.max(counts), body, x)
+
+    def _factors(self, values, mode):
+        ones = tnp.ones_like(_as_tracer_like(self.x))
+        return IndexUpdateRef(ones, self.index)._scatter(values, "mul", mode)
+
+    def _scatter(self, values, combiner, mode):
+        mode = _check_mode(combiner, mode)
+        x, entries, new_axes = _normalize(_as_tracer_like(self.x), self.index)
         values = values if hasattr(values, "dtype") else tnp.asarray(values)
         values = tnp.astype(values, x.dtype)
-        slices = [i for i in entries if isinstance(i, slice)]
-        if not any(_is_array_index(i) for i in entries):
-            if all(i.step in (None, 1) for i in slices):
-                return _update_block(x, entries, values, combiner)
-            return _scatter_flat(x, entries, values, combiner)
-        if any(i != slice(None) for i in slices):
-            return _scatter_flat(x, entries, values, combiner)
-        axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
-        rest = [k for k in range(x.ndim) if k not in axes]
-        upd_shape = list(x.shape[k] for k in rest)
-        upd_shape[batch_pos:batch_pos] = batch
-        values = tnp.broadcast_to(values, tuple(upd_shape))
-        window_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
-        return lax.scatter(x, stacked, values, update_window_dims=window_dims,
-                           inserted_window_dims=axes, scatter_dims_to_operand_dims=axes,
-                           index_vector_dim=len(batch), combiner=combiner)
+        if mode in ("clip", "promise_in_bounds"):
+            entries = _clip_arrays(x, _clip_static(x, entries))
+        else:
+            entries = _oob_ints_as_arrays(x, entries)
+        steps = all(i.step in (None, 1) for i in entries if isinstance(i, slice))
+        scalars = all(isinstance(i, slice) or _is_int_scalar(i) or (
+            mode in ("clip", "promise_in_bounds") and isinstance(i, Tracer) and i.shape == ())
+            for i in entries)
+        if steps and scalars:
+            out = _update_block(x, entries, values, combiner)
+        elif any(isinstance(i, slice) and i != slice(None) for i in entries) or all(
+                isinstance(i, slice) for i in entries):
+            out = _scatter_flat(x, entries, values, combiner)
+        else:
+            out = _scatter_arrays(x, entries, values, combiner)
+        return lax.squeeze(out, new_axes) if new_axes else out  # undo the None axes
+
+
+def _clip_static(x, entries):
+    """Static int indices clamped into range (JAX's 'clip' and default get)."""
+    return [min(max(int(i) + n if i < 0 else int(i), 0), n - 1) if _is_int_scalar(i) else i
+            for i, n in zip(entries, x.shape)]
+
+
+def _clip_arrays(x, entries):
+    return [tnp.clip(_wrap_negative(i, n), 0, n - 1) if _is_array_index(i) else i
+            for i, n in zip(entries, x.shape)]
+
+
+def _oob_ints_as_arrays(x, entries):
+    """Out-of-bounds static ints as 0-d index arrays, which scatter drops (and
+    get with mode='fill' fills) as JAX does, instead of NumPy's IndexError."""
+    return [_np.asarray(i) if _is_int_scalar(i) and not -n <= i < n else i
+            for i, n in zip(entries, x.shape)]
+
+
+def _scatter_arrays(x, entries, values, combiner):
+    """x.at[index arrays and whole-axis slices]: one scatter of slices of x."""
+    axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
+    rest = [k for k in range(x.ndim) if k not in axes]
+    upd_shape = list(x.shape[k] for k in rest)
+    upd_shape[batch_pos:batch_pos] = batch
+    values = tnp.broadcast_to(values, tuple(upd_shape))
+    window_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
+    return lax.scatter(x, stacked, values, update_window_dims=window_dims,
+                       inserted_window_dims=axes, scatter_dims_to_operand_dims=axes,
+                       index_vector_dim=len(batch), combiner=combiner)
 
 
 _COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
 
 
 def _update_block(x, entries, values, combiner):
-    """x.at[ints and unit-step slices]: one rectangular block, a dynamic_update_slice."""
+    """x.at[ints and unit-step slices]: one rectangular block, a dynamic_update_slice
+    (whose start clamps: in-bounds ints, or mode='clip' for traced ones)."""
     starts, block, view = [], [], []
-    for axis, (i, n) in enumerate(zip(entries, x.shape)):
+    for i, n in zip(entries, x.shape):
         if isinstance(i, slice):
             lo, hi, _ = i.indices(n)
             starts.append(lo), block.append(max(hi - lo, 0)), view.append(max(hi - lo, 0))
         else:
-            if not -n <= i < n:
-                raise IndexError(at_user_line(f"index {i} is out of bounds for axis {axis} "
-                                              f"with size {n}"))
-            starts.append(int(i) % n), block.append(1)
+            starts.append(int(i) % n if _is_int_scalar(i) else tnp.astype(i, tnp.int32))
+            block.append(1)
     values = tnp.reshape(tnp.broadcast_to(values, tuple(view)), tuple(block))
     if combiner != "set":
-        current = lax.slice(x, starts, [s + b for s, b in zip(starts, block)])
+        current = lax.dynamic_slice(x, starts, block)
         values = _COMBINE[combiner](current, values)
     return lax.dynamic_update_slice(x, values, starts)
 

@@ -197,10 +197,14 @@ def _to_bool(x):
     return x if _t(x).dtype == _dtypes.bool_ else lax.ne(x, _const(x, 0))
 
 
-def where(condition, x=None, y=None):
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """where(condition, x, y) selects; where(condition) is nonzero(condition)."""
+    if x is None and y is None:
+        from ._searching import nonzero
+        return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
-        raise ValueError(at_user_line(
-            "where(condition) with one argument has a data-dependent shape; pass x and y"))
+        raise ValueError(at_user_line("Either both or neither of the x and y arguments "
+                                      "should be provided to jax.numpy.where"))
     cond = _to_bool(condition)
     x, y = _promote(x, y)
     shape_ = _broadcast_shapes(_shape(cond), _shape(x), _shape(y))

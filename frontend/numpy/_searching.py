@@ -1,0 +1,251 @@
+"""Searching and counting: nonzero, argwhere, unique, searchsorted, digitize, histogram,
+bincount, put_along_axis.
+
+Results whose length depends on the data (nonzero, unique, bincount) take a static
+`size=` (or `length=`) under a trace, as in JAX; eagerly the length is read from the
+concrete input when it is not given.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as _np
+
+from .. import dtypes as _dtypes
+from .. import lax
+from ..core import ConcretizationError, Tracer, at_user_line
+from .. import numpy as t
+from ._indexing import IndexUpdateRef as _At
+from ._indexing import getitem as _ix
+from ._util import _canon_axis, _operand, _promote, _shape, _static_int, ndim
+
+# Eager values are jax.Arrays, whose operators and .at are JAX's own: the code below
+# calls tracehlo.numpy functions, _ix (x[...]) and _At (x.at[...]) explicitly.
+
+
+def _concrete_size(x, size_, fn, count):
+    """size_ if given, else count(concrete x); a traced x needs it given."""
+    if size_ is not None:
+        return _static_int(size_, f"{fn}'s size")
+    if isinstance(x, Tracer):
+        raise ConcretizationError(at_user_line(
+            f"The size argument of jnp.{fn} must be statically specified to use "
+            f"jnp.{fn} within JAX transformations."))
+    return int(count(_np.asarray(x)))
+
+
+def nonzero(a, *, size=None, fill_value=None):
+    """Per-axis coordinates of the nonzero elements in row-major order, padded with
+    fill_value (default 0; one per axis allowed) or truncated to size."""
+    a = _operand(a)
+    if ndim(a) == 0:
+        raise ValueError(at_user_line("Calling nonzero on 0d arrays is not allowed. Use "
+                                      "jnp.atleast_1d(scalar).nonzero() instead."))
+    n = _concrete_size(a, size, "nonzero", _np.count_nonzero)
+    mask = t.not_equal(t.ravel(a), t.zeros((), a.dtype))
+    slot = t.where(mask, t.subtract(t.cumsum(mask, dtype=t.int32), 1), n)  # n: dropped
+    flat = _At(t.zeros(n, t.int32), slot).set(t.arange(_shape(mask)[0], dtype=t.int32))
+    filled = t.greater_equal(t.arange(n, dtype=t.int32), t.sum(mask, dtype=t.int32))
+    fills = fill_value if _np.ndim(fill_value) else (fill_value,) * ndim(a)
+    if len(fills) != ndim(a):
+        raise ValueError(at_user_line(f"fill_value must be a scalar or a tuple of length "
+                                      f"{ndim(a)}; got {fill_value!r}"))
+    out, stride = [], 1
+    for k in reversed(range(ndim(a))):
+        coord = t.remainder(t.floor_divide(flat, stride), _shape(a)[k]) if _shape(a)[k] \
+            else flat
+        stride *= _shape(a)[k]
+        out.append(coord if fills[k] is None else t.where(filled, t.asarray(
+            fills[k], t.int32), coord))
+    return tuple(reversed(out))
+
+
+def flatnonzero(a, *, size=None, fill_value=None):
+    return nonzero(t.ravel(a), size=size, fill_value=fill_value)[0]
+
+
+def argwhere(a, *, size=None, fill_value=None):
+    """(count, ndim) coordinates of the nonzero elements, as JAX."""
+    a = _operand(a)
+    coords = nonzero(t.atleast_1d(a), size=size, fill_value=fill_value)
+    out = t.stack(coords, axis=1)
+    return t.reshape(_ix(out, (slice(None), slice(0))), (_shape(out)[0], 0)) \
+        if ndim(a) == 0 else out
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
+           *, equal_nan=True, size=None, fill_value=None, sorted=True):
+    """The sorted distinct values of the flattened ar (axis=None), as JAX: with size,
+    padding repeats the smallest value (its index, count 0) unless fill_value is given;
+    NaNs are one value when equal_nan."""
+    if axis is not None:
+        raise NotImplementedError(at_user_line("unique with axis= is not implemented; "
+                                               "flatten, or use axis=None"))
+    ar = _operand(ar)
+    shape = _shape(ar)
+    flat = t.ravel(ar)
+    perm = t.argsort(flat)
+    s = t.take(flat, perm) if _shape(flat)[0] else flat
+    n = _shape(flat)[0]
+    head, tail = _ix(s, slice(1, None)), _ix(s, slice(None, -1))
+    differs = t.not_equal(head, tail)
+    if equal_nan and _dtypes.is_inexact(s.dtype):
+        differs = t.logical_and(differs, t.logical_not(t.logical_and(t.isnan(head),
+                                                                      t.isnan(tail))))
+    first = t.concatenate([t.ones(builtins.min(n, 1), t.bool_), differs])
+    m = _concrete_size(flat, size, "unique",
+                       lambda x: _np.unique(x, equal_nan=equal_nan).size)
+    starts = nonzero(first, size=m)[0]
+    values = t.take(s, starts, mode="clip") if n else s  # empty ar: empty results
+    if fill_value is not None:
+        valid = t.less(t.arange(m), t.sum(first, dtype=t.int32))
+        values = t.where(valid, values, t.asarray(fill_value, values.dtype))
+    out = [values]
+    if return_index:
+        out.append(t.take(perm, starts, mode="clip") if n else perm)
+    if return_inverse:
+        group = t.subtract(t.cumsum(first, dtype=t.int32), 1)
+        out.append(t.reshape(_At(t.zeros(n, t.int32), perm).set(group), shape))
+    if return_counts:
+        bounds = nonzero(first, size=m + 1)[0]  # group starts, then 0 padding
+        rest = _ix(bounds, slice(1, None))
+        bounds = t.concatenate([_ix(bounds, slice(0, 1)),
+                                t.where(t.not_equal(rest, 0), rest, n)])
+        out.append(t.subtract(_ix(bounds, slice(1, None)), _ix(bounds, slice(None, -1))))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+_SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
+
+
+def searchsorted(a, v, side="left", sorter=None, *, method="scan"):
+    """Insertion points of v into sorted 1-d a, NaNs ordered last as in the sorts.
+    Every method is the same unrolled binary search (ceil(log2(n + 1)) gathers):
+    they differ only in speed in JAX."""
+    if side not in ("left", "right"):
+        raise ValueError(at_user_line(f"side={side!r} is not supported; expected 'left' "
+                                      "or 'right'"))
+    if method not in _SEARCH_METHODS:
+        raise ValueError(at_user_line(f"method={method!r} is not supported; expected one "
+                                      f"of {_SEARCH_METHODS}"))
+    a, v = _operand(a), _operand(v)
+    if ndim(a) != 1:
+        raise ValueError(at_user_line(f"a should be 1-dimensional; got shape {_shape(a)}"))
+    if sorter is not None:
+        a = t.take(a, sorter)
+    dt = t.result_type(a, v)
+    a, v = t.astype(a, dt), t.astype(v, dt)
+
+    def before(x, y):  # x sorts strictly before y, NaNs last
+        lt = t.less(x, y)
+        if _dtypes.is_inexact(dt):
+            lt = t.logical_or(lt, t.logical_and(t.isnan(y), t.logical_not(t.isnan(x))))
+        return lt
+
+    n = _shape(a)[0]
+    lo, hi = t.zeros(_shape(v), t.int32), t.full(_shape(v), n, t.int32)
+    for _ in range(n.bit_length()):
+        mid = t.floor_divide(t.add(lo, hi), 2)
+        at_mid = t.take(a, mid, mode="clip")
+        go_right = before(at_mid, v) if side == "left" else t.logical_not(before(v, at_mid))
+        active = t.less(lo, hi)
+        lo = t.where(t.logical_and(active, go_right), t.add(mid, 1), lo)
+        hi = t.where(t.logical_and(active, t.logical_not(go_right)), mid, hi)
+    return lo
+
+
+def digitize(x, bins, right=False, *, method=None):
+    """The bin of each x; bins may increase or decrease (NumPy's rule)."""
+    x, bins = _operand(x), _operand(bins)
+    if ndim(bins) != 1:
+        raise ValueError(at_user_line(f"digitize: bins must be a 1-dimensional array; got "
+                                      f"shape {_shape(bins)}"))
+    n = _shape(bins)[0]
+    if n == 0:
+        return t.zeros(_shape(x), t.int32)
+    side = "left" if right else "right"
+    kw = {} if method is None else {"method": method}
+    return t.where(t.greater_equal(_ix(bins, -1), _ix(bins, 0)),
+                   searchsorted(bins, x, side=side, **kw),
+                   t.subtract(n, searchsorted(t.flip(bins), x, side=side, **kw)))
+
+
+def histogram(a, bins=10, range=None, weights=None, density=None):
+    """(counts, edges) of the flattened a over static bins (a count or the edges); the
+    last bin includes its right edge, as NumPy."""
+    a, = _promote(t.ravel(a), to_inexact=True)
+    if weights is not None:
+        weights = t.ravel(_operand(weights))
+        if _shape(weights) != _shape(a):
+            raise ValueError(at_user_line("weights should have the same shape as a."))
+    if isinstance(bins, Tracer) or _np.ndim(bins) == 1:
+        edges = t.asarray(bins)
+        if ndim(edges) != 1:
+            raise ValueError(at_user_line("bins must be an integer or a 1-d array"))
+    else:
+        count = _static_int(bins, "histogram's bins")
+        lo, hi = (t.min(a), t.max(a)) if range is None else range
+        lo, hi = t.asarray(lo), t.asarray(hi)
+        same = t.equal(lo, hi)
+        edges = t.linspace(t.where(same, t.subtract(lo, 0.5), lo),
+                           t.where(same, t.add(hi, 0.5), hi), count + 1, dtype=a.dtype)
+    slot = searchsorted(edges, a, side="right")
+    nedges = _shape(edges)[0]
+    slot = t.where(t.equal(a, _ix(edges, -1)), nedges - 1, slot)
+    if weights is None:
+        weights = t.ones_like(a)
+    counts = _ix(_At(t.zeros(nedges, weights.dtype), slot).add(weights), slice(1, None))
+    if density:
+        widths = t.subtract(_ix(edges, slice(1, None)), _ix(edges, slice(None, -1)))
+        counts = t.divide(t.divide(counts, widths), t.sum(counts))
+    return counts, edges
+
+
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Occurrences of each value of the non-negative ints x (weighted sums with
+    weights) in `length` bins; values past the last bin are dropped."""
+    x = _operand(x)
+    if not _dtypes.is_int(x.dtype):
+        raise TypeError(at_user_line(f"x argument to bincount must have an integer type; "
+                                     f"got {_np.dtype(x.dtype).name}"))
+    if ndim(x) != 1:
+        raise ValueError(at_user_line("only 1-dimensional input supported."))
+    minlength = _static_int(minlength, "bincount's minlength")
+    if length is None:
+        if isinstance(x, Tracer):
+            raise ConcretizationError(at_user_line(
+                "bincount's length must be static under a trace: the error occurred "
+                "because of argument 'x' of jnp.bincount. To avoid this error, pass a "
+                "static `length` argument."))
+        host = _np.asarray(x)
+        length = builtins.max(minlength, int(host.max()) + 1 if host.size else 0)
+    length = _static_int(length, "bincount's length")
+    if weights is None:
+        weights = t.ones((), t.int32)
+    else:
+        weights = _operand(weights)
+        if _shape(weights) != _shape(x):
+            raise ValueError(at_user_line("shape of weights must match shape of x."))
+    return _At(t.zeros(length, weights.dtype), t.clip(x, 0)).add(weights, mode="drop")
+
+
+def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
+    """arr with values written at indices along axis (functional: inplace=False is
+    required, as JAX's arrays are immutable)."""
+    if inplace:
+        raise ValueError(at_user_line(
+            "jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays "
+            "are immutable. Pass inplace=False to instead return an updated array."))
+    arr, indices = _operand(arr), _operand(indices)
+    if axis is None:
+        shape = _shape(arr)
+        return t.reshape(put_along_axis(t.ravel(arr), t.ravel(indices), t.ravel(values), 0,
+                                        inplace=False, mode=mode), shape)
+    axis = _canon_axis(axis, ndim(arr))
+    if ndim(indices) != ndim(arr):
+        raise ValueError(at_user_line("put_along_axis: indices and arr must have the same "
+                                      "number of dimensions"))
+    index = tuple(indices if k == axis else t.reshape(
+        t.arange(n, dtype=t.int32), tuple(n if j == k else 1 for j in range(ndim(arr))))
+        for k, n in enumerate(_shape(arr)))
+    return _At(arr, index).set(values, mode=mode)
