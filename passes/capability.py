@@ -93,7 +93,11 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
     CreateSubgraphMlirFunction; found by the fuzzer: a value read by a slice and
     an or, a softmax's exp read by its reduce and its divide). A bf16 parameter
     counts as computed: XLA CPU computes bf16 in f32, converting it inside the
-    fusion. This repeats the emitter's partitioning, users before producers."""
+    fusion. XLA's CSE runs first, so identical ops (same name, operands and
+    attributes) count as one: two copies of a reverse, each read by a slice, are
+    one reverse read by two (tracehlo.lax.associative_scan(reverse=True)). This
+    repeats the emitter's partitioning, users before producers."""
+    same = _identical_ops(producers)
     readers: dict = {}
     bf16_parameters: dict = {}
     for op, made_by in producers:
@@ -102,12 +106,14 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
                 if opinfo.element_type(p.type) != "bf16":
                     continue
                 bf16_parameters[p] = p
-            readers.setdefault(_key(p), {})[op.operation] = op
+            readers.setdefault(same(p), {})[same(op)] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
-    for node in [op for op, _ in reversed(producers)] + list(bf16_parameters):
-        users = list(readers.get(_key(node), {}).values())
-        user_ids = {ids[u.operation] for u in users}
+    # identical ops are one, where the first of them is (users come before producers)
+    nodes = {same(n): n for n in list(bf16_parameters) + [op for op, _ in producers]}
+    for key, node in reversed(nodes.items()):
+        users = list(readers.get(key, {}).values())
+        user_ids = {ids[same(u)] for u in users}
         # a multi-result op is read through one get-tuple-element per result
         results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
         n_users = len(users) if len(results) == 1 else len(
@@ -115,9 +121,9 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
         elementwise = len(results) == 1 and all(
             opinfo.name(u) in _HLO_ELEMENTWISE for u in users)
         if users and len(user_ids) == 1 and elementwise:
-            ids[_key(node)] = user_ids.pop()
+            ids[key] = user_ids.pop()
         elif not users or n_users > 1:
-            ids[_key(node)] = (next(fresh), next(fresh))
+            ids[key] = (next(fresh), next(fresh))
             what = ("a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion)"
                     if isinstance(node, ir.Value) else opinfo.name(node))
             if users and what != "stablehlo.constant":
@@ -126,12 +132,30 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
                         "function of XLA CPU's loop emitter, which needs a layout it "
                         "lacks inside our fusions (aborts)")
         else:
-            ids[_key(node)] = (ids[users[0].operation][0], next(fresh))
+            ids[key] = (ids[same(users[0])][0], next(fresh))
     return None
 
 
-def _key(node):
-    return node if isinstance(node, ir.Value) else node.operation
+def _identical_ops(producers: list[tuple]):
+    """A function from a fused op (or parameter value) to its key after XLA's CSE:
+    ops without regions with the same name, attributes, result types and operand
+    keys share one. Ops with regions keep their own (XLA's CSE also compares their
+    computations; not repeated here)."""
+    keys: dict = {}
+    for op, made_by in producers:
+        operation = op.operation
+        if len(operation.regions):
+            keys[operation] = operation
+            continue
+        keys[operation] = (
+            operation.name, tuple(str(t) for t in operation.results.types),
+            tuple(keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
+                  for p in made_by),
+            tuple(sorted((a, str(operation.attributes[a])) for a in operation.attributes)))
+
+    def same(node):
+        return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
+    return same
 
 
 def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:

@@ -164,6 +164,23 @@ module {
     return %0#0, %0#1 : tensor<6xbf16>, tensor<6xi32>
   }
 }""",
+    # XLA's CSE makes the two reverses one, read by two slices: an emitter function
+    # ends at it (tracehlo.lax.associative_scan(reverse=True))
+    "identical_reverses_read_by_slices": """
+module {
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
+    %0 = "mhlo.fusion"(%a) ({
+    ^bb0(%x: tensor<4x8xf32>):
+      %r1 = stablehlo.reverse %x, dims = [1] : tensor<4x8xf32>
+      %s1 = stablehlo.slice %r1 [0:4, 1:8:2] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+      %r2 = stablehlo.reverse %x, dims = [1] : tensor<4x8xf32>
+      %s2 = stablehlo.slice %r2 [0:4, 0:8:2] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+      %m = stablehlo.multiply %s2, %s1 : tensor<4x4xf32>
+      stablehlo.return %m : tensor<4x4xf32>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xf32>) -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+}""",
 }
 
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
@@ -181,6 +198,7 @@ EXPECTED = {
     "bf16_select": ("aborts", False),
     "bf16_parameter_read_by_slice_and_remainder": ("aborts", False),
     "variadic_reduce_root_one_of_three_unread": ("aborts", False),
+    "identical_reverses_read_by_slices": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""
