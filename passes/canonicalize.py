@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 
 from . import opinfo
 from .framework import Pass, PassContext
-from .graph import functions
+from .graph import blocks
 
 
 class Canonicalize(Pass):
@@ -22,8 +22,8 @@ class Canonicalize(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for func in functions(module):
-                canonicalize_block(func.regions[0].blocks[0])
+            for _, block in blocks(module):
+                canonicalize_block(block)
 
 
 def canonicalize_block(block: ir.Block) -> None:

@@ -158,6 +158,12 @@ def _identical_ops(producers: list[tuple]):
     return same
 
 
+def in_region(op) -> bool:
+    """Whether `op` sits in a block of a while, case or if region."""
+    parent = op.operation.parent
+    return parent is not None and parent.name in opinfo.CONTROL_FLOW
+
+
 def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
     """XLA drops a multi-output fusion's unread outputs; left with two or more, the
     variadic reduce root becomes a tuple of its elements, a multi-output fusion XLA
@@ -312,7 +318,7 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
         if reason:
             return reason
     for inner in opinfo.fusion_body(fusion):
-        reason = backend.op_problem(inner) or (not backend.layout_sensitive_ops and select_problem(
+        reason = backend.op_problem(inner) or (in_region(fusion) and opinfo.region_problem(inner)) or (not backend.layout_sensitive_ops and select_problem(
             inner, [isinstance(v.owner, ir.Block) and v.owner == body
                     for v in inner.operation.operands]))
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:
