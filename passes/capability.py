@@ -59,15 +59,21 @@ def select_problem(op, outside: list[bool]) -> str | None:
     shared_value_problem), so a predicate read from outside with an on_true computed
     inside aborts XLA CPU ("has_layout()" in InferSelectShape). We require on_true to
     be read from outside, since XLA's simplifier can turn a computed predicate into a
-    parameter (select(not(p), a, b) -> select(p, b, a)). A bf16 select XLA CPU computes
-    in f32, so its on_true is always a convert made inside the fusion (found by the
-    fuzzer): with a non-scalar predicate it stays out. `outside[k]`: whether the
+    parameter (select(not(p), a, b) -> select(p, b, a)), and when the predicate is a
+    fused not, on_false too, since that swap makes it on_true (fuzzer, jit seed 2034:
+    select(not(x), x, not(x)) on bool). A bf16 select XLA CPU computes in f32, so its
+    on_true is always a convert made inside the fusion (found by the fuzzer): with a
+    non-scalar predicate it stays out. `outside[k]`: whether the
     fusion reads operand k from outside."""
     if opinfo.name(op) != "stablehlo.select":
         return None
     if not outside[1]:
         return "a fused select needs its on_true operand from outside the fusion (layouts)"
     operands = op.operation.operands
+    if (not outside[0] and not outside[2] and not isinstance(operands[0].owner, ir.Block)
+            and opinfo.name(operands[0].owner) == "stablehlo.not"):
+        return ("a fused select on a fused not: XLA swaps its operands, so on_false "
+                "becomes on_true and must come from outside the fusion too (layouts)")
     if (opinfo.element_type(operands[1].type) == "bf16"
             and ir.RankedTensorType(operands[0].type).rank):
         return ("a fused bf16 select: XLA CPU converts its on_true to f32 inside the "

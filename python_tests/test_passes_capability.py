@@ -215,6 +215,20 @@ module {
         %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
         %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
         stablehlo.return %b : tensor<4x8xf32>"""),
+    # XLA swaps select(not(p), a, b) to select(p, b, a): on_true is then computed
+    # inside (fuzzer, jit seed 2034)
+    "select_on_fused_not": """
+module {
+  func.func public @main(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>) -> tensor<4x8xi1> {
+    %0 = "mhlo.fusion"(%c) ({
+    ^bb0(%x: tensor<4x8xi1>):
+      %n = stablehlo.not %x : tensor<4x8xi1>
+      %s = stablehlo.select %n, %x, %n : tensor<4x8xi1>, tensor<4x8xi1>
+      stablehlo.return %s : tensor<4x8xi1>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xi1>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+}""",
 }
 
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
@@ -235,6 +249,7 @@ EXPECTED = {
     "identical_reverses_read_by_slices": ("aborts", False),
     "while_body_elementwise": ("runs", True),
     "while_body_reduce": ("aborts", False),
+    "select_on_fused_not": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""

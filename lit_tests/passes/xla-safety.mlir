@@ -178,3 +178,19 @@ func.func @identical_reverses_read_by_slices(%x: tensor<3x2xf32>) -> (tensor<3x1
   %n = stablehlo.maximum %s0, %s1 : tensor<3x1xf32>
   return %m, %n : tensor<3x1xf32>, tensor<3x1xf32>
 }
+
+// -----
+
+// XLA's simplifier makes select(not(p), a, b) a select(p, b, a): with the not fused,
+// on_false becomes an on_true computed inside the fusion, whose layout XLA CPU
+// lacks (aborted, "has_layout() pred[4]"; fuzzer, jit seed 2034). Nothing fuses.
+// CHECK-LABEL: func.func @a_select_on_a_fused_not
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.not
+// CHECK-NEXT: stablehlo.select
+// WHY: a fused select on a fused not: XLA swaps its operands, so on_false becomes on_true and must come from outside the fusion too (layouts)
+func.func @a_select_on_a_fused_not(%x: tensor<4xi1>) -> tensor<4xi1> {
+  %n = stablehlo.not %x : tensor<4xi1>
+  %s = stablehlo.select %n, %x, %n : tensor<4xi1>, tensor<4xi1>
+  return %s : tensor<4xi1>
+}
