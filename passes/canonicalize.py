@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 
 from . import opinfo
 from .framework import Pass, PassContext
-from .graph import functions
+from .graph import blocks
 
 
 class Canonicalize(Pass):
@@ -22,8 +22,8 @@ class Canonicalize(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for func in functions(module):
-                canonicalize_block(func.regions[0].blocks[0])
+            for _, block in blocks(module):
+                canonicalize_block(block)
 
 
 def canonicalize_block(block: ir.Block) -> None:
@@ -60,16 +60,24 @@ def _empty_to_constant(op) -> None:
 
 
 def _multiply_by_reciprocal(divide) -> None:
-    """x / broadcast(b) -> x * broadcast(1 / b), for f32/f64 with b smaller than x (in
-    bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide; found by
-    the fuzzer)."""
+    """x / broadcast(b) -> x * broadcast(1 / b) for b smaller than x, and x / c ->
+    x * (1 / c) for a c XLA folds to a constant (a constant, or a convert of one), as
+    XLA's simplifier does; then convert(p) / 0 is select(p, inf, 0), 0 where p is
+    false (fuzzer, jit seed 2073: a bool divided by a converted false). f32/f64 only:
+    in bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide
+    (found by the fuzzer)."""
     x, divisor = divide.operation.operands
     spread = divisor.owner
-    if (isinstance(spread, ir.Block) or spread.name != "stablehlo.broadcast_in_dim"
+    if (isinstance(spread, ir.Block)
             or str(ir.RankedTensorType(x.type).element_type) not in ("f32", "f64")):
         return
-    b = spread.operands[0]
-    if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
+    if _folded_constant(divisor):
+        spread, b = None, divisor
+    elif spread.name == "stablehlo.broadcast_in_dim":
+        b = spread.operands[0]
+        if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
+            return
+    else:
         return
     element = ir.RankedTensorType(b.type).element_type
     with divide.location, ir.InsertionPoint(divide):
@@ -82,12 +90,22 @@ def _multiply_by_reciprocal(divide) -> None:
                 "stablehlo.broadcast_in_dim", results=[b.type], operands=[ones.results[0]],
                 attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
         reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
-                                         operands=[ones.results[0], b])
-        spread_back = spread.clone(ip=ir.InsertionPoint(divide))
-        spread_back.operands[0] = reciprocal.results[0]
+                                         operands=[ones.results[0], b]).results[0]
+        if spread is not None:
+            spread_back = spread.clone(ip=ir.InsertionPoint(divide))
+            spread_back.operands[0] = reciprocal
+            reciprocal = spread_back.results[0]
         product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
-                                      operands=[x, spread_back.results[0]])
+                                      operands=[x, reciprocal])
     divide.result.replace_all_uses_with(product.results[0])
+
+
+def _folded_constant(value) -> bool:
+    """A constant, or a convert of one: XLA folds either before it simplifies."""
+    op = value.owner
+    if not isinstance(op, ir.Block) and op.name == "stablehlo.convert":
+        op = op.operands[0].owner
+    return not isinstance(op, ir.Block) and op.name == "stablehlo.constant"
 
 
 def _bool_multiply_to_select(multiply) -> None:
@@ -117,34 +135,3 @@ def _bool_multiply_to_select(multiply) -> None:
                           zeros.results[0]])
         multiply.result.replace_all_uses_with(select.results[0])
         return
-
-
-def _multiply_by_reciprocal(divide) -> None:
-    """x / broadcast(b) -> x * broadcast(1 / b), for f32/f64 with b smaller than x (in
-    bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide; found by
-    the fuzzer)."""
-    x, divisor = divide.operation.operands
-    spread = divisor.owner
-    if (isinstance(spread, ir.Block) or spread.name != "stablehlo.broadcast_in_dim"
-            or str(ir.RankedTensorType(x.type).element_type) not in ("f32", "f64")):
-        return
-    b = spread.operands[0]
-    if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
-        return
-    element = ir.RankedTensorType(b.type).element_type
-    with divide.location, ir.InsertionPoint(divide):
-        scalar = ir.RankedTensorType.get([], element)
-        # a scalar broadcast, as JAX writes constants: a fusion takes it in
-        ones = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-            "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 1.0))})
-        if ir.RankedTensorType(b.type).rank:
-            ones = ir.Operation.create(
-                "stablehlo.broadcast_in_dim", results=[b.type], operands=[ones.results[0]],
-                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
-        reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
-                                         operands=[ones.results[0], b])
-        spread_back = spread.clone(ip=ir.InsertionPoint(divide))
-        spread_back.operands[0] = reciprocal.results[0]
-        product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
-                                      operands=[x, spread_back.results[0]])
-    divide.result.replace_all_uses_with(product.results[0])

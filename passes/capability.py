@@ -59,15 +59,21 @@ def select_problem(op, outside: list[bool]) -> str | None:
     shared_value_problem), so a predicate read from outside with an on_true computed
     inside aborts XLA CPU ("has_layout()" in InferSelectShape). We require on_true to
     be read from outside, since XLA's simplifier can turn a computed predicate into a
-    parameter (select(not(p), a, b) -> select(p, b, a)). A bf16 select XLA CPU computes
-    in f32, so its on_true is always a convert made inside the fusion (found by the
-    fuzzer): with a non-scalar predicate it stays out. `outside[k]`: whether the
+    parameter (select(not(p), a, b) -> select(p, b, a)), and when the predicate is a
+    fused not, on_false too, since that swap makes it on_true (fuzzer, jit seed 2034:
+    select(not(x), x, not(x)) on bool). A bf16 select XLA CPU computes in f32, so its
+    on_true is always a convert made inside the fusion (found by the fuzzer): with a
+    non-scalar predicate it stays out. `outside[k]`: whether the
     fusion reads operand k from outside."""
     if opinfo.name(op) != "stablehlo.select":
         return None
     if not outside[1]:
         return "a fused select needs its on_true operand from outside the fusion (layouts)"
     operands = op.operation.operands
+    if (not outside[0] and not outside[2] and not isinstance(operands[0].owner, ir.Block)
+            and opinfo.name(operands[0].owner) == "stablehlo.not"):
+        return ("a fused select on a fused not: XLA swaps its operands, so on_false "
+                "becomes on_true and must come from outside the fusion too (layouts)")
     if (opinfo.element_type(operands[1].type) == "bf16"
             and ir.RankedTensorType(operands[0].type).rank):
         return ("a fused bf16 select: XLA CPU converts its on_true to f32 inside the "
@@ -93,7 +99,11 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
     CreateSubgraphMlirFunction; found by the fuzzer: a value read by a slice and
     an or, a softmax's exp read by its reduce and its divide). A bf16 parameter
     counts as computed: XLA CPU computes bf16 in f32, converting it inside the
-    fusion. This repeats the emitter's partitioning, users before producers."""
+    fusion. XLA's CSE runs first, so identical ops (same name, operands and
+    attributes) count as one: two copies of a reverse, each read by a slice, are
+    one reverse read by two (tracehlo.lax.associative_scan(reverse=True)). This
+    repeats the emitter's partitioning, users before producers."""
+    same = _identical_ops(producers)
     readers: dict = {}
     bf16_parameters: dict = {}
     for op, made_by in producers:
@@ -102,12 +112,14 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
                 if opinfo.element_type(p.type) != "bf16":
                     continue
                 bf16_parameters[p] = p
-            readers.setdefault(_key(p), {})[op.operation] = op
+            readers.setdefault(same(p), {})[same(op)] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
-    for node in [op for op, _ in reversed(producers)] + list(bf16_parameters):
-        users = list(readers.get(_key(node), {}).values())
-        user_ids = {ids[u.operation] for u in users}
+    # identical ops are one, where the first of them is (users come before producers)
+    nodes = {same(n): n for n in list(bf16_parameters) + [op for op, _ in producers]}
+    for key, node in reversed(nodes.items()):
+        users = list(readers.get(key, {}).values())
+        user_ids = {ids[same(u)] for u in users}
         # a multi-result op is read through one get-tuple-element per result
         results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
         n_users = len(users) if len(results) == 1 else len(
@@ -115,9 +127,9 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
         elementwise = len(results) == 1 and all(
             opinfo.name(u) in _HLO_ELEMENTWISE for u in users)
         if users and len(user_ids) == 1 and elementwise:
-            ids[_key(node)] = user_ids.pop()
+            ids[key] = user_ids.pop()
         elif not users or n_users > 1:
-            ids[_key(node)] = (next(fresh), next(fresh))
+            ids[key] = (next(fresh), next(fresh))
             what = ("a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion)"
                     if isinstance(node, ir.Value) else opinfo.name(node))
             if users and what != "stablehlo.constant":
@@ -126,12 +138,36 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
                         "function of XLA CPU's loop emitter, which needs a layout it "
                         "lacks inside our fusions (aborts)")
         else:
-            ids[_key(node)] = (ids[users[0].operation][0], next(fresh))
+            ids[key] = (ids[same(users[0])][0], next(fresh))
     return None
 
 
-def _key(node):
-    return node if isinstance(node, ir.Value) else node.operation
+def _identical_ops(producers: list[tuple]):
+    """A function from a fused op (or parameter value) to its key after XLA's CSE:
+    ops without regions with the same name, attributes, result types and operand
+    keys share one. Ops with regions keep their own (XLA's CSE also compares their
+    computations; not repeated here)."""
+    keys: dict = {}
+    for op, made_by in producers:
+        operation = op.operation
+        if len(operation.regions):
+            keys[operation] = operation
+            continue
+        keys[operation] = (
+            operation.name, tuple(str(t) for t in operation.results.types),
+            tuple(keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
+                  for p in made_by),
+            tuple(sorted((a, str(operation.attributes[a])) for a in operation.attributes)))
+
+    def same(node):
+        return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
+    return same
+
+
+def in_region(op) -> bool:
+    """Whether `op` sits in a block of a while, case or if region."""
+    parent = op.operation.parent
+    return parent is not None and parent.name in opinfo.CONTROL_FLOW
 
 
 def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
@@ -288,7 +324,7 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
         if reason:
             return reason
     for inner in opinfo.fusion_body(fusion):
-        reason = backend.op_problem(inner) or (not backend.layout_sensitive_ops and select_problem(
+        reason = backend.op_problem(inner) or (in_region(fusion) and opinfo.region_problem(inner)) or (not backend.layout_sensitive_ops and select_problem(
             inner, [isinstance(v.owner, ir.Block) and v.owner == body
                     for v in inner.operation.operands]))
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:

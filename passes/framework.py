@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from .capability import Backend
-from .graph import DataflowGraph, functions
+from .graph import DataflowGraph, blocks
 from .library import library_chains
 from .report import FusionReport
 from .rewrite import Group, apply
@@ -92,10 +92,12 @@ class FusionPass(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for func in functions(module):
-                for _ in range(len(list(func.regions[0].blocks[0].operations))):
-                    constants = ctx.constant_args[func.attributes["sym_name"].value]
-                    graph = DataflowGraph(func, constants)
+            for name, block in blocks(module):
+                # a function's own arguments may be constants at every call
+                constants = (ctx.constant_args[name] if block.owner.operation.name == "func.func"
+                             else frozenset())
+                for _ in range(len(list(block.operations))):
+                    graph = DataflowGraph(block, constants)
                     if ctx.backend.library_reductions:
                         graph.reserved = library_chains(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)

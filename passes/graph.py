@@ -1,8 +1,11 @@
-"""A dataflow view of one function: nodes are its top-level ops, edges are SSA uses.
+"""A dataflow view of one block (a function's body, or a block of a while, case or
+if region inside one): nodes are its top-level ops, edges are SSA uses.
 
 Values captured by nested regions (a while body reading an outer value) count as
-uses of the op that owns the region, so no edge is ever missed. The view is
-rebuilt from the IR at the start of each pass: the IR stays the one truth.
+uses of the op that owns the region, so no edge is ever missed; in the region's
+own view they are inputs, like block arguments, so nothing is fused across a
+region boundary. The view is rebuilt from the IR at the start of each pass: the
+IR stays the one truth.
 """
 from __future__ import annotations
 
@@ -14,9 +17,8 @@ from . import opinfo
 
 
 class DataflowGraph:
-    def __init__(self, func_op, constant_args: frozenset[int] = frozenset()):
-        self.func = func_op
-        self.block = func_op.regions[0].blocks[0]
+    def __init__(self, block: ir.Block, constant_args: frozenset[int] = frozenset()):
+        self.block = block
         self.constant_args = {self.block.arguments[k] for k in constant_args}
         # nodes a backend's library fuses better than we can: node -> why (library.py)
         self.reserved: dict[int, str] = {}
@@ -40,6 +42,9 @@ class DataflowGraph:
                 self.users[p].append(i)
         # why each node may join no fusion (None: it may), asked often: kept
         self.unfusible = [opinfo.unfusible_reason(op) for op in self.nodes]
+        if block.owner.operation.name in opinfo.CONTROL_FLOW:
+            self.unfusible = [why or opinfo.region_problem(op)
+                              for why, op in zip(self.unfusible, self.nodes)]
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
@@ -164,6 +169,28 @@ def functions(module: ir.Module) -> list:
             if name not in in_region and len(op.regions[0].blocks) == 1]
 
 
+def blocks(module: ir.Module):
+    """(function name, block) for each block the passes fuse: the body of each of
+    functions(module), then the blocks of the while, case and if regions inside
+    it, at any depth (measured: XLA CPU compiles a fusion inside a while body).
+    Lazy: a block's nested blocks are found after the caller has rewritten it."""
+    for func in functions(module):
+        name = func.attributes["sym_name"].value
+        body = func.regions[0].blocks[0]
+        yield name, body
+        for block in _region_blocks(body):
+            yield name, block
+
+
+def _region_blocks(block: ir.Block):
+    for op in list(block.operations):
+        if op.operation.name in opinfo.CONTROL_FLOW:
+            for region in op.operation.regions:
+                for inner in region.blocks:
+                    yield inner
+                    yield from _region_blocks(inner)
+
+
 def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
     """For each function, the arguments every call passes a constant. XLA inlines
     calls before it folds constants, so what a function computes from these alone
@@ -177,7 +204,7 @@ def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
     while True:
         passed: dict[str, frozenset[int]] = {}
         for name, func in funcs.items():
-            graph = DataflowGraph(func, known[name])
+            graph = DataflowGraph(func.regions[0].blocks[0], known[name])
             for op in graph.nodes:
                 for callee in _calls_in(op):  # inside a region: runs many times
                     passed[callee] = frozenset()

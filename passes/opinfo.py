@@ -38,6 +38,9 @@ IDEMPOTENT = frozenset(f"stablehlo.{n}" for n in "and maximum minimum or select"
 FOLDS_IDENTICAL_OPERANDS = IDEMPOTENT | {"stablehlo.compare", "stablehlo.subtract",
                                          "stablehlo.xor"}
 
+# ops whose region blocks the passes fuse too, each block a dataflow graph of its own
+CONTROL_FLOW = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if"})
+
 REDUCE = "stablehlo.reduce"
 FUSION = "mhlo.fusion"
 
@@ -51,6 +54,16 @@ NEVER_FUSED = frozenset(f"stablehlo.{n}" for n in """
     optimization_barrier tuple get_tuple_element composite batch_norm_training
     batch_norm_inference batch_norm_grad map partition_id replica_id""".split()) | {
     "func.call", "func.return", "stablehlo.return"}
+
+
+def region_problem(op) -> str | None:
+    """Why `op` may not be fused inside a while, case or if region. XLA CPU lays out
+    such a fusion's parameters and root only, and a reduce reads its operand through
+    a layout (measured, test_passes_capability.py: a fused reduce in a while body or
+    condition aborts, "has_layout()", as a root too), so it stays out."""
+    if name(op) == REDUCE:
+        return "a reduce inside a while/case/if region needs layouts XLA gives no fused op there"
+    return None
 
 
 def name(op) -> str:

@@ -13,7 +13,7 @@ from .capability import all_fusions, check_backend, get_backend, xla_passes_to_d
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import Pass, PassContext
-from .graph import DataflowGraph, constant_arguments, functions
+from .graph import DataflowGraph, blocks, constant_arguments
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .producer_consumer_fusion import ProducerConsumerFusion
@@ -113,8 +113,8 @@ def describe_fusions(module: ir.Module) -> list[FusionInfo]:
     """Each mhlo.fusion with its ops, locations, kind and modelled bytes saved."""
     infos = []
     with module.context:
-        for func in functions(module):
-            graph = DataflowGraph(func)
+        for name, block in blocks(module):
+            graph = DataflowGraph(block)
             for i, op in enumerate(graph.nodes):
                 if opinfo.name(op) != opinfo.FUSION:
                     continue
@@ -122,7 +122,7 @@ def describe_fusions(module: ir.Module) -> list[FusionInfo]:
                 unfused = sum(_op_bytes(o) for o in body if opinfo.name(o) != "stablehlo.constant")
                 kind = str(op.operation.attributes["fusion_kind"])
                 infos.append(FusionInfo(
-                    function=func.attributes["sym_name"].value,
+                    function=name,
                     kind=kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">"),
                     ops=tuple(opinfo.name(o) for o in body),
                     locations=tuple(dict.fromkeys(short_loc(o) for o in body)),

@@ -34,6 +34,28 @@ def program(kind, body, types, n):
                          arity="" if n == 1 else f":{n}")
 
 
+# a while loop running 3 times whose body is one fusion of `body` (reads %x)
+WHILE = """
+module {{
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {{
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %c0, %v = %a) : tensor<i32>, tensor<4x8xf32>
+     cond {{
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    }} do {{
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i2 = stablehlo.add %i, %one : tensor<i32>
+      %f = "mhlo.fusion"(%v) ({{
+      ^bb0(%x: tensor<4x8xf32>):{body}
+      }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      stablehlo.return %i2, %f : tensor<i32>, tensor<4x8xf32>
+    }}
+    return %r#1 : tensor<4x8xf32>
+  }}
+}}"""
+
 PROGRAMS = {
     "loop_with_reduce": program("kLoop", REDUCE_SUM, "tensor<4xf32>", 1),
     "input_fusion": program("kInput", REDUCE_SUM, "tensor<4xf32>", 1),
@@ -164,6 +186,49 @@ module {
     return %0#0, %0#1 : tensor<6xbf16>, tensor<6xi32>
   }
 }""",
+    # XLA's CSE makes the two reverses one, read by two slices: an emitter function
+    # ends at it (tracehlo.lax.associative_scan(reverse=True))
+    "identical_reverses_read_by_slices": """
+module {
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
+    %0 = "mhlo.fusion"(%a) ({
+    ^bb0(%x: tensor<4x8xf32>):
+      %r1 = stablehlo.reverse %x, dims = [1] : tensor<4x8xf32>
+      %s1 = stablehlo.slice %r1 [0:4, 1:8:2] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+      %r2 = stablehlo.reverse %x, dims = [1] : tensor<4x8xf32>
+      %s2 = stablehlo.slice %r2 [0:4, 0:8:2] : (tensor<4x8xf32>) -> tensor<4x4xf32>
+      %m = stablehlo.multiply %s2, %s1 : tensor<4x4xf32>
+      stablehlo.return %m : tensor<4x4xf32>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xf32>) -> tensor<4x4xf32>
+    return %0 : tensor<4x4xf32>
+  }
+}""",
+    # a fusion inside a while body compiles; one holding a reduce has no layouts for
+    # the reduce's operand there (aborts, root or not: a vmapped while_loop's test)
+    "while_body_elementwise": WHILE.format(body="""
+        %e = stablehlo.exponential %x : tensor<4x8xf32>
+        %t = stablehlo.tanh %e : tensor<4x8xf32>
+        %m = stablehlo.multiply %t, %x : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>"""),
+    "while_body_reduce": WHILE.format(body="""
+        %z = stablehlo.constant dense<0.0> : tensor<f32>
+        %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+        %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+        stablehlo.return %b : tensor<4x8xf32>"""),
+    # XLA swaps select(not(p), a, b) to select(p, b, a): on_true is then computed
+    # inside (fuzzer, jit seed 2034)
+    "select_on_fused_not": """
+module {
+  func.func public @main(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>) -> tensor<4x8xi1> {
+    %0 = "mhlo.fusion"(%c) ({
+    ^bb0(%x: tensor<4x8xi1>):
+      %n = stablehlo.not %x : tensor<4x8xi1>
+      %s = stablehlo.select %n, %x, %n : tensor<4x8xi1>, tensor<4x8xi1>
+      stablehlo.return %s : tensor<4x8xi1>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xi1>) -> tensor<4x8xi1>
+    return %0 : tensor<4x8xi1>
+  }
+}""",
 }
 
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
@@ -181,6 +246,10 @@ EXPECTED = {
     "bf16_select": ("aborts", False),
     "bf16_parameter_read_by_slice_and_remainder": ("aborts", False),
     "variadic_reduce_root_one_of_three_unread": ("aborts", False),
+    "identical_reverses_read_by_slices": ("aborts", False),
+    "while_body_elementwise": ("runs", True),
+    "while_body_reduce": ("aborts", False),
+    "select_on_fused_not": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""

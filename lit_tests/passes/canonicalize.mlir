@@ -62,3 +62,24 @@ func.func @dead_code(%x: tensor<4xf32>) -> tensor<4xf32> {
   %u = stablehlo.custom_call @unknown(%x) : (tensor<4xf32>) -> tensor<4xf32>
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A divide by what XLA folds to a constant (here a converted false, 0.0) is a
+// multiply by its reciprocal, and a converted bool times y a select: a bool
+// divided by a converted false is 0 where the bool is false, as under jax.jit
+// (fused as a divide it gave nan; fuzzer, jit seed 2073).
+// CHECK-LABEL: func.func @divide_by_a_folded_constant
+// CHECK:      %[[F:.*]] = stablehlo.constant dense<false> : tensor<i1>
+// CHECK-NEXT: %[[Z:.*]] = stablehlo.convert %[[F]] : (tensor<i1>) -> tensor<f32>
+// CHECK-NEXT: %[[ONE:.*]] = stablehlo.constant dense<1.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.divide %[[ONE]], %[[Z]] : tensor<f32>
+// CHECK:      %[[S:.*]] = stablehlo.select %arg0, %[[R]], %{{.*}} : tensor<i1>, tensor<f32>
+// CHECK-NEXT: return %[[S]]
+func.func @divide_by_a_folded_constant(%p: tensor<i1>) -> tensor<f32> {
+  %f = stablehlo.constant dense<false> : tensor<i1>
+  %z = stablehlo.convert %f : (tensor<i1>) -> tensor<f32>
+  %c = stablehlo.convert %p : (tensor<i1>) -> tensor<f32>
+  %q = stablehlo.divide %c, %z : tensor<f32>
+  return %q : tensor<f32>
+}

@@ -152,3 +152,45 @@ func.func @a_float_multiply_by_a_bool_is_a_select(%p: tensor<4xi1>, %y: tensor<4
   %r = stablehlo.multiply %y, %c : tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Copies of one reverse, each read by a slice, are one reverse to XLA after its
+// CSE, read by two slices: an emitter function ends at it and XLA CPU aborted
+// ("has_layout()", tracehlo.lax.associative_scan(reverse=True)). The merger keeps
+// the two slices in different fusions.
+// CHECK-LABEL: func.func @identical_reverses_read_by_slices
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.reverse
+// CHECK-NEXT: stablehlo.slice
+// CHECK-NEXT: stablehlo.return
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.reverse
+// CHECK-NEXT: stablehlo.slice
+// CHECK-NOT: stablehlo.reverse
+// CHECK: stablehlo.return
+// WHY: [fusion-merger] not fused: {{.*}}: stablehlo.reverse read by 2 fused ops (stablehlo.slice) ends a function of XLA CPU's loop emitter
+func.func @identical_reverses_read_by_slices(%x: tensor<3x2xf32>) -> (tensor<3x1xf32>, tensor<3x1xf32>) {
+  %r = stablehlo.reverse %x, dims = [1] : tensor<3x2xf32>
+  %s0 = stablehlo.slice %r [0:3, 0:1:2] : (tensor<3x2xf32>) -> tensor<3x1xf32>
+  %s1 = stablehlo.slice %r [0:3, 1:2:2] : (tensor<3x2xf32>) -> tensor<3x1xf32>
+  %m = stablehlo.multiply %s0, %s1 : tensor<3x1xf32>
+  %n = stablehlo.maximum %s0, %s1 : tensor<3x1xf32>
+  return %m, %n : tensor<3x1xf32>, tensor<3x1xf32>
+}
+
+// -----
+
+// XLA's simplifier makes select(not(p), a, b) a select(p, b, a): with the not fused,
+// on_false becomes an on_true computed inside the fusion, whose layout XLA CPU
+// lacks (aborted, "has_layout() pred[4]"; fuzzer, jit seed 2034). Nothing fuses.
+// CHECK-LABEL: func.func @a_select_on_a_fused_not
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.not
+// CHECK-NEXT: stablehlo.select
+// WHY: a fused select on a fused not: XLA swaps its operands, so on_false becomes on_true and must come from outside the fusion too (layouts)
+func.func @a_select_on_a_fused_not(%x: tensor<4xi1>) -> tensor<4xi1> {
+  %n = stablehlo.not %x : tensor<4xi1>
+  %s = stablehlo.select %n, %x, %n : tensor<4xi1>, tensor<4xi1>
+  return %s : tensor<4xi1>
+}

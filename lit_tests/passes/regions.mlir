@@ -1,0 +1,90 @@
+// RUN: hlo-opt %s --split-input-file --fuse | FileCheck %s
+// RUN: hlo-opt %s --split-input-file --fuse --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+
+// Each block of a while, case or if region is fused as a dataflow graph of its
+// own: the body's exponential -> tanh -> multiply becomes one fusion inside it,
+// reading the loop value as its parameter; nothing crosses the region boundary.
+// CHECK-LABEL: func.func @while_body_is_fused
+// CHECK: stablehlo.while(%[[I:.*]] = %{{.*}}, %[[V:.*]] = %arg0)
+// CHECK: cond {
+// CHECK-NEXT: stablehlo.compare LT
+// CHECK-NEXT: stablehlo.return
+// CHECK: } do {
+// CHECK: "mhlo.fusion"(%[[V]])
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<8xf32>):
+// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %[[A]]
+// CHECK-NEXT: %[[T:.*]] = stablehlo.tanh %[[E]]
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[T]], %[[A]]
+// CHECK-NEXT: stablehlo.return %[[M]]
+// CHECK: return
+// WHY: @while_body_is_fused: kLoop fusion of 3 ops (stablehlo.exponential, stablehlo.tanh, stablehlo.multiply)
+func.func @while_body_is_fused(%x: tensor<8xf32>, %n: tensor<i32>) -> tensor<8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<8xf32>
+   cond {
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %e = stablehlo.exponential %v : tensor<8xf32>
+    %t = stablehlo.tanh %e : tensor<8xf32>
+    %m = stablehlo.multiply %t, %v : tensor<8xf32>
+    stablehlo.return %i2, %m : tensor<i32>, tensor<8xf32>
+  }
+  return %r#1 : tensor<8xf32>
+}
+
+// -----
+
+// Each branch of a case is fused on its own; the outer value %x they capture is
+// each fusion's parameter.
+// CHECK-LABEL: func.func @case_branches_are_fused
+// CHECK: "stablehlo.case"(%arg0) ({
+// CHECK-NEXT: "mhlo.fusion"(%arg1)
+// CHECK: stablehlo.exponential
+// CHECK-NEXT: stablehlo.negate
+// CHECK: }, {
+// CHECK-NEXT: "mhlo.fusion"(%arg1)
+// CHECK: stablehlo.sine
+// CHECK-NEXT: stablehlo.abs
+func.func @case_branches_are_fused(%k: tensor<i32>, %x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = "stablehlo.case"(%k) ({
+    %e = stablehlo.exponential %x : tensor<8xf32>
+    %n = stablehlo.negate %e : tensor<8xf32>
+    stablehlo.return %n : tensor<8xf32>
+  }, {
+    %s = stablehlo.sine %x : tensor<8xf32>
+    %a = stablehlo.abs %s : tensor<8xf32>
+    stablehlo.return %a : tensor<8xf32>
+  }) : (tensor<i32>) -> tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// XLA CPU lays out a fusion inside a region at its parameters and root only; a
+// fused reduce there aborted it ("has_layout()", a vmapped while_loop's
+// any-active test). The compare is fused, the reduce stays out.
+// CHECK-LABEL: func.func @no_reduce_fused_in_a_region
+// CHECK: cond {
+// CHECK-NEXT: %[[F:.*]] = "mhlo.fusion"
+// CHECK-NOT: stablehlo.reduce
+// CHECK: stablehlo.return %{{.*}} : tensor<3xi1>
+// CHECK: stablehlo.reduce(%[[F]] init:
+// WHY: a reduce inside a while/case/if region needs layouts XLA gives no fused op there
+func.func @no_reduce_fused_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %r = stablehlo.while(%c = %a) : tensor<3xf32>
+   cond {
+    %m = stablehlo.multiply %c, %c : tensor<3xf32>
+    %d = stablehlo.subtract %m, %a : tensor<3xf32>
+    %gt = stablehlo.compare GT, %d, %a, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+    %f = stablehlo.constant dense<false> : tensor<i1>
+    %any = stablehlo.reduce(%gt init: %f) applies stablehlo.or across dimensions = [0] : (tensor<3xi1>, tensor<i1>) -> tensor<i1>
+    stablehlo.return %any : tensor<i1>
+  } do {
+    %n = stablehlo.negate %c : tensor<3xf32>
+    stablehlo.return %n : tensor<3xf32>
+  }
+  return %r : tensor<3xf32>
+}
