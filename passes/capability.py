@@ -157,7 +157,9 @@ def _identical_ops(producers: list[tuple]):
             operation.name, tuple(str(t) for t in operation.results.types),
             tuple(keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
                   for p in made_by),
-            tuple(sorted((a, str(operation.attributes[a])) for a in operation.attributes)))
+            # by index: a NamedAttribute prints without downcasting its value (a complex
+            # dense attribute has no Python class to downcast to)
+            tuple(sorted(str(operation.attributes[i]) for i in range(len(operation.attributes)))))
 
     def same(node):
         return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
