@@ -148,18 +148,21 @@ def _identical_ops(producers: list[tuple]):
     keys share one. Ops with regions keep their own (XLA's CSE also compares their
     computations; not repeated here)."""
     keys: dict = {}
+    numbers: dict = {}  # structural key -> a small int, so that keys never nest (a
+    # nested tuple hashes its whole expression tree, exponential on a shared DAG)
     for op, made_by in producers:
         operation = op.operation
         if len(operation.regions):
             keys[operation] = operation
             continue
-        keys[operation] = (
+        keys[operation] = numbers.setdefault((
             operation.name, tuple(str(t) for t in operation.results.types),
             tuple(keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
                   for p in made_by),
             # by index: a NamedAttribute prints without downcasting its value (a complex
             # dense attribute has no Python class to downcast to)
-            tuple(sorted(str(operation.attributes[i]) for i in range(len(operation.attributes)))))
+            tuple(sorted(str(operation.attributes[i]) for i in range(len(operation.attributes))))),
+            len(numbers))
 
     def same(node):
         return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)

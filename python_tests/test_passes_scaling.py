@@ -1,5 +1,8 @@
 """Pass work grows linearly with program size (issue 8: a 1000-op chain took 24 s,
 quadratic in its length). Counted, not timed: legality queries per program."""
+import subprocess
+import sys
+
 import pytest
 
 from tracehlo import passes
@@ -51,3 +54,20 @@ def test_legality_queries_grow_linearly(program, monkeypatch):
         counts.append(calls["n"])
     assert counts[0] > 0
     assert counts[2] <= 2.3 * counts[1] and counts[1] <= 2.3 * counts[0], counts
+
+
+def test_squarings_fused_whole_finish():
+    """y = y * y, 40 times, all in one fusion: XLA-CSE keys of the fused ops once
+    nested the operands' keys, so hashing one walked its whole expression tree
+    (2^rungs: 24 rungs took 22 s, Threefry under jit never finished). Run in a
+    subprocess so that a regression fails here instead of hanging the suite."""
+    t = "tensor<16xf32>"
+    body = [f"  %y{k + 1} = stablehlo.multiply %y{k}, %y{k} : {t}" for k in range(40)]
+    text = (f"func.func public @main(%y0: {t}) -> {t} {{\n" + "\n".join(body)
+            + f"\n  return %y40 : {t}\n}}")
+    script = ("import sys\nfrom tracehlo import passes\n"
+              "print(passes.fuse(sys.stdin.read()).count('stablehlo.multiply'))")
+    done = subprocess.run([sys.executable, "-c", script], input=text, text=True,
+                          capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["40"]
