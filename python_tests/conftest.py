@@ -1,6 +1,9 @@
 import logging
 
+import jax
 import pytest
+
+import tracehlo
 
 
 def pytest_addoption(parser):
@@ -37,3 +40,14 @@ def no_fusion_fallback(request):
         logger.removeHandler(recorder)
     if recorder.messages and request.node.get_closest_marker("fusion_fallback") is None:
         pytest.fail("fell back to XLA's fusion: " + recorder.messages[0].splitlines()[0])
+
+
+@pytest.fixture
+def x64():
+    """64-bit types on, in tracehlo and in the JAX oracle, for one test."""
+    tracehlo.config.update("enable_x64", True)
+    try:
+        with jax.enable_x64(True):
+            yield
+    finally:
+        tracehlo.config.update("enable_x64", False)

@@ -8,16 +8,6 @@ import tracehlo
 from numpy_helpers import check
 
 
-@pytest.fixture
-def x64():
-    tracehlo.config.update("enable_x64", True)
-    try:
-        with jax.enable_x64(True):
-            yield
-    finally:
-        tracehlo.config.update("enable_x64", False)
-
-
 X64_CASES = [
     ("arange", lambda m: m.arange(4)),
     ("zeros", lambda m: m.zeros(3)),

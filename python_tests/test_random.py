@@ -222,9 +222,11 @@ def gamma_family(random, key, dtype):
                 dirichlet=random.dirichlet(key, a[:3], (2,), dtype))
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", [np.float32, jnp.bfloat16], ids=lambda d: np.dtype(d).name)
 def test_gamma_family_eagerly(dtype):
-    """JAX's rejection loops, key splits and log-space boosts, bit for bit."""
+    """JAX's rejection loops, key splits and log-space boosts, bit for bit (eager
+    samplers compile with XLA's fusion). float16 runs the same code as bfloat16 with
+    another 16-bit type and is left out: each dtype costs ~20 s of XLA compiles."""
     for seed in SEEDS[:3]:
         got, want = gamma_family(tr, tr.PRNGKey(seed), dtype), gamma_family(jr, jr.PRNGKey(seed), dtype)
         for name in got:
@@ -234,16 +236,13 @@ def test_gamma_family_eagerly(dtype):
 def test_gamma_family_under_jit():
     """Inside one program the candidates are JAX's too; the rounding of the accepted one
     is fusion dependent (the normal candidates' erf_inv, see FUSION_DEPENDENT): a few ulps
-    with our fusion passes, every bit with XLA's."""
+    with our fusion passes (every bit with XLA's: test_gamma_family_eagerly)."""
     theirs = jax.jit(lambda k: gamma_family(jr, k, np.float32))
     ours = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32))
-    with_xlas_fusion = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32), fusion="xla")
     for seed in SEEDS[:3]:
-        want = theirs(jr.PRNGKey(seed))
-        got, exact = ours(tr.PRNGKey(seed)), with_xlas_fusion(tr.PRNGKey(seed))
+        want, got = theirs(jr.PRNGKey(seed)), ours(tr.PRNGKey(seed))
         for name in want:
             np.testing.assert_allclose(got[name], want[name], rtol=1e-5)
-            assert_same(exact[name], want[name])
 
 
 def test_gamma_gradient_is_not_supported():
@@ -358,16 +357,6 @@ def test_fusion_dependent_samplers_with_xlas_fusion_are_bit_exact(dtype):
 
 
 # ---------------------------------------------------------------- 64 bits
-
-@pytest.fixture
-def x64():
-    tracehlo.config.update("enable_x64", True)
-    try:
-        with jax.enable_x64(True):
-            yield
-    finally:
-        tracehlo.config.update("enable_x64", False)
-
 
 def test_x64(x64):
     for seed in [0, 2**40 + 7, -2**40]:
