@@ -3,7 +3,8 @@
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
         The default pipeline (canonicalize, instruction-fusion, fusion-merger,
-        sibling-fusion, producer-consumer-fusion) for `backend` ("cpu" or "gpu"); returns the
+        sibling-fusion, producer-consumer-fusion) for `backend` ("cpu", "gpu", or a
+        Backend of one's own: every `backend` argument takes either); returns the
         fused module as text with every source location kept, checked with
         check_backend so XLA can compile it.
     fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
@@ -51,7 +52,8 @@ Backends: the framework, the passes and the pass manager ask a Backend (its limi
 and hooks for what XLA does after us: reserved_nodes, leave_unfused,
 import_problems, xla_passes_off) and never which backend it is. The hooks'
 defaults are XLA's on any device; XlaCpu overrides the ones for its library
-kernels. A new target is a new entry in backends.BACKENDS.
+kernels. A new target is a new Backend (an entry in backends.BACKENDS, or passed
+as `backend`).
 
 Modules: graph (dataflow view), opinfo (what each op is), legality (XLA's rules),
 cost (bytes, flops, launches), capability (the Backend: limits, hooks, and the
@@ -64,13 +66,13 @@ manager, fuse), report, mlir_io.
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.
 """
 from .backends import BACKENDS, check_backend
-from .capability import UnsupportedFusionError
+from .capability import Backend, UnsupportedFusionError
 from .mlir_io import ParseError, parse, to_text
 from .pipeline import (DEFAULT_PIPELINE, PASSES, FusionResult, PassManager, describe_passes,
                        fuse, fuse_with_report)
 from .report import Decision, FusionInfo, FusionReport
 
-__all__ = ["BACKENDS", "DEFAULT_PIPELINE", "PASSES", "Decision", "FusionInfo",
+__all__ = ["BACKENDS", "Backend", "DEFAULT_PIPELINE", "PASSES", "Decision", "FusionInfo",
            "FusionReport", "FusionResult", "ParseError", "PassManager",
            "UnsupportedFusionError", "check_backend", "describe_passes", "fuse",
            "fuse_with_report", "parse", "to_text"]

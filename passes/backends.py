@@ -52,14 +52,17 @@ BACKENDS = {
 _ALIASES = {"cuda": "gpu", "rocm": "gpu", "host": "cpu"}
 
 
-def get_backend(name: str) -> Backend:
+def get_backend(name: str | Backend) -> Backend:
+    """The backend of that name; a Backend itself (one not listed here) as it is."""
+    if isinstance(name, Backend):
+        return name
     try:
         return BACKENDS[_ALIASES.get(name, name)]
     except KeyError:
         raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
 
 
-def check_backend(module, backend: str = "cpu") -> None:
+def check_backend(module, backend: str | Backend = "cpu") -> None:
     """Raise UnsupportedFusionError for the first mhlo.fusion in `module` (an
     ir.Module or its text) that `backend` cannot compile."""
     if isinstance(module, str):

@@ -8,9 +8,9 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .canonicalize import Canonicalize
 from .backends import check_backend, get_backend
-from .capability import all_fusions
+from .canonicalize import Canonicalize
+from .capability import Backend, all_fusions
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import Pass, PassContext
@@ -79,7 +79,7 @@ def describe_passes() -> str:
 class PassManager:
     """Runs passes in order; `after_pass(name, module)` sees the IR after each."""
 
-    def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str = "cpu",
+    def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str | Backend = "cpu",
                  after_pass: Callable[[str, ir.Module], None] | None = None):
         self.passes = parse_pipeline(pipeline)
         self.backend = get_backend(backend)
@@ -148,7 +148,7 @@ class FusionResult:
         return self.text
 
 
-def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
+def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
                      pipeline: str = DEFAULT_PIPELINE,
                      after_pass: Callable[[str, ir.Module], None] | None = None) -> FusionResult:
     module = parse(stablehlo_text)
@@ -159,5 +159,5 @@ def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
                         manager.backend.xla_passes_off(module))
 
 
-def fuse(stablehlo_text: str, backend: str = "cpu") -> str:
+def fuse(stablehlo_text: str, backend: str | Backend = "cpu") -> str:
     return fuse_with_report(stablehlo_text, backend).text
