@@ -3,7 +3,8 @@
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
         The default pipeline (canonicalize, instruction-fusion, fusion-merger,
-        sibling-fusion, producer-consumer-fusion) for `backend` ("cpu" or "gpu"); returns the
+        sibling-fusion, producer-consumer-fusion) for `backend` ("cpu", "gpu", or a
+        Backend of one's own: every `backend` argument takes either); returns the
         fused module as text with every source location kept, checked with
         check_backend so XLA can compile it.
     fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
@@ -47,22 +48,31 @@ with an unread parameter is undone, and check_backend refuses it. Ops the passes
 do not know (CHLO, calls, control flow, custom calls, other dialects) are left
 alone, never fused.
 
+Backends: the framework, the passes and the pass manager ask a Backend (its limits,
+and hooks for what XLA does after us: reserved_nodes, leave_unfused,
+import_problems, xla_passes_off) and never which backend it is. The hooks'
+defaults are XLA's on any device; XlaCpu overrides the ones for its library
+kernels. A new target is a new Backend (an entry in backends.BACKENDS, or passed
+as `backend`).
+
 Modules: graph (dataflow view), opinfo (what each op is), legality (XLA's rules),
-cost (bytes, flops, launches), capability (per-backend limits and check_backend),
-library (what XLA CPU's library kernels take), xla_import (what XLA's import folds
-in a fusion), rewrite (groups -> mhlo.fusion), framework (pass base classes and
-their typed options), one module per pass (canonicalize and the four fusions),
-pipeline (pass manager, fuse), report, mlir_io.
+cost (bytes, flops, launches), capability (the Backend: limits, hooks, and the
+per-fusion check), backends (the backends by name, check_backend), library (what
+XLA CPU's library kernels take), xla_import (what XLA's import folds in a fusion),
+rewrite (groups -> mhlo.fusion), framework (pass base classes and their typed
+options), one module per pass (canonicalize and the four fusions), pipeline (pass
+manager, fuse), report, mlir_io.
 
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.
 """
-from .capability import BACKENDS, UnsupportedFusionError, check_backend
+from .backends import BACKENDS, check_backend
+from .capability import Backend, UnsupportedFusionError
 from .mlir_io import ParseError, parse, to_text
 from .pipeline import (DEFAULT_PIPELINE, PASSES, FusionResult, PassManager, describe_passes,
                        fuse, fuse_with_report)
 from .report import Decision, FusionInfo, FusionReport
 
-__all__ = ["BACKENDS", "DEFAULT_PIPELINE", "PASSES", "Decision", "FusionInfo",
+__all__ = ["BACKENDS", "Backend", "DEFAULT_PIPELINE", "PASSES", "Decision", "FusionInfo",
            "FusionReport", "FusionResult", "ParseError", "PassManager",
            "UnsupportedFusionError", "check_backend", "describe_passes", "fuse",
            "fuse_with_report", "parse", "to_text"]

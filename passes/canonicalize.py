@@ -6,7 +6,8 @@ Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
 become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
 vanishes under its feet (XLA CPU aborts, found by the random-program test), and a
 fused divide stays a divide per element. Run before the fusion passes, this lets
-them see, and fuse, the program XLA would see.
+them see, and fuse, the program XLA would see. XLA's simplifier is the same on
+every backend, so this is a pass of the pipeline rather than a Backend hook.
 """
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""What each backend's XLA compiles, and a check that runs before XLA sees a fusion.
+"""What XLA compiles inside a fusion: the Backend (limits, and hooks for what XLA
+does after us; the backends themselves are in backends.py), and fusion_problem, the
+check that runs before XLA sees a fusion.
 
 Measured on jaxlib 0.10.2's CPU client (python_tests/test_passes_capability.py
 re-measures each CPU claim in a subprocess, since a failure there is an abort):
@@ -16,8 +18,7 @@ from dataclasses import dataclass
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .cost import COST_PARAMS, CostParams
-from .mlir_io import parse
+from .cost import CostParams
 from .xla_import import folded_fusions
 
 
@@ -39,6 +40,8 @@ def layout_problem(op) -> str | None:
     operation = op.operation
     if n in LAYOUT_SENSITIVE:
         return f"{n} needs layouts XLA assigns after fusion"
+    if n == "stablehlo.constant" and op.operation.results[0].type.rank:
+        return "a non-scalar constant stays a literal buffer"  # fused, XLA CPU aborts relayouting it
     if reshape_like(op):
         return f"{n} acts as a reshape to XLA, which needs layouts"
     if n == "stablehlo.pad" and any(
@@ -213,6 +216,12 @@ class UnsupportedFusionError(ValueError):
 
 @dataclass(frozen=True)
 class Backend:
+    """An XLA backend as the passes see it: its limits (fields) and what XLA does
+    after us (hook methods). The framework and the passes ask these and never which
+    backend they talk to, so another target is another Backend (backends.py). Each
+    hook's default is what XLA does on any device (its import, its own passes); a
+    backend that also takes work away from loop fusions, such as XLA CPU's library
+    kernels, overrides the hooks that say so."""
     name: str
     kinds: frozenset[str]       # fusion_kind values XLA accepts
     multi_output: bool          # tuple-root fusions (other than one variadic reduce)
@@ -224,8 +233,6 @@ class Backend:
     layout_sensitive_ops: bool = False
     # ops XLA rewrites into others before its own fusion, so its fused emitter lacks them
     unfusible_ops: frozenset[str] = frozenset()
-    # XLA hands reduce + broadcast + elementwise chains to a library (library.py)
-    library_reductions: bool = False
     # element types a multi-result reduce may not have inside a fusion
     variadic_reduce_unfusible_types: frozenset[str] = frozenset()
     # ops one fusion may hold (None: no bound)
@@ -260,28 +267,31 @@ class Backend:
     def fusion_kind(self, roots_are_reduce: bool) -> str:
         return "kInput" if roots_are_reduce and "kInput" in self.kinds else "kLoop"
 
+    # Hooks: what XLA does after us, asked by the framework, the passes and the pass
+    # manager.
 
-BACKENDS = {
-    # logistic inside a kLoop fusion: "Unsupported elementwise operation"; a bf16
-    # multi-result reduce inside one: "Check failed: has_layout()" (jaxlib 0.10.2)
-    "cpu": Backend("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
-                   max_operands=64, cost=COST_PARAMS["cpu"],
-                   unfusible_ops=frozenset({"stablehlo.logistic"}), library_reductions=True,
-                   variadic_reduce_unfusible_types=frozenset({"bf16"}),
-                   # measured: a chain of 3,300 fused elementwise ops aborts XLA CPU's
-                   # loop emitter ("has_layout()" in PartitionedComputations), 3,100 not
-                   max_fused_ops=1000),
-    "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
-                   reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
-}
-_ALIASES = {"cuda": "gpu", "rocm": "gpu", "host": "cpu"}
+    def reserved_nodes(self, graph) -> dict[int, str]:
+        """Nodes of a DataflowGraph the backend computes better than any fusion of
+        ours can (a library kernel), each with the reason; no pass fuses them."""
+        return {}
 
+    def leave_unfused(self, graph, root: int, members: set[int]) -> str | None:
+        """Why instruction fusion's group `members`, grown from `root`, is better
+        left to the backend's own kernels, or None to fuse it."""
+        return None
 
-def get_backend(name: str) -> Backend:
-    try:
-        return BACKENDS[_ALIASES.get(name, name)]
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
+    def import_problems(self, fusions: list) -> dict[int, str]:
+        """Index into `fusions` -> why XLA's import leaves that fusion invalid: it
+        folds ops inside fusion regions (xla_import.py). The pass manager undoes
+        these fusions; check_backend refuses them."""
+        return folded_fusions(fusions)
+
+    def xla_passes_off(self, module: ir.Module) -> tuple[str, ...]:
+        """The XLA passes to switch off when compiling this fused module (see
+        RESHAPE_MOVER)."""
+        if any(_elementwise_to_xla(f) for f in all_fusions(module)):
+            return (RESHAPE_MOVER,)
+        return ()
 
 
 def single_root_op(fusion):
@@ -341,21 +351,6 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     return None
 
 
-def check_backend(module, backend: str = "cpu") -> None:
-    """Raise UnsupportedFusionError for the first mhlo.fusion in `module` (an
-    ir.Module or its text) that `backend` cannot compile."""
-    if isinstance(module, str):
-        module = parse(module)
-    target = get_backend(backend)
-    fusions = all_fusions(module)
-    for fusion in fusions:
-        problem = fusion_problem(fusion, target)
-        if problem is not None:
-            raise UnsupportedFusionError(f"{fusion.location}: {problem}")
-    for k, problem in folded_fusions(fusions).items():
-        raise UnsupportedFusionError(f"{fusions[k].location}: {problem}")
-
-
 def all_fusions(module: ir.Module) -> list:
     """Every mhlo.fusion in the module, nested ones included."""
     found = []
@@ -381,10 +376,3 @@ RESHAPE_MOVER = "reshape-mover"
 
 def _elementwise_to_xla(fusion) -> bool:
     return not any(opinfo.moves_data(op) for op in opinfo.fusion_body(fusion))
-
-
-def xla_passes_to_disable(module: ir.Module) -> tuple[str, ...]:
-    """The XLA passes to switch off when compiling this fused module."""
-    if any(_elementwise_to_xla(f) for f in all_fusions(module)):
-        return (RESHAPE_MOVER,)
-    return ()

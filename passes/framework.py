@@ -9,7 +9,6 @@ from jaxlib.mlir import ir
 
 from .capability import Backend
 from .graph import DataflowGraph, blocks
-from .library import library_chains
 from .report import FusionReport
 from .rewrite import Group, apply
 
@@ -98,8 +97,7 @@ class FusionPass(Pass):
                              else frozenset())
                 for _ in range(len(list(block.operations))):
                     graph = DataflowGraph(block, constants)
-                    if ctx.backend.library_reductions:
-                        graph.reserved = library_chains(graph)
+                    graph.reserved = ctx.backend.reserved_nodes(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
                     self.finish(fusions)
                     if not fusions or not self.repeat:

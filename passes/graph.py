@@ -20,7 +20,8 @@ class DataflowGraph:
     def __init__(self, block: ir.Block, constant_args: frozenset[int] = frozenset()):
         self.block = block
         self.constant_args = {self.block.arguments[k] for k in constant_args}
-        # nodes a backend's library fuses better than we can: node -> why (library.py)
+        # nodes the backend computes better than any fusion of ours: node -> why
+        # (Backend.reserved_nodes, which the fusion passes set)
         self.reserved: dict[int, str] = {}
         all_ops = list(self.block.operations)
         self.terminator = all_ops[-1]
@@ -152,9 +153,10 @@ def _inside(value: ir.Value, op: ir.Operation) -> bool:
 def functions(module: ir.Module) -> list:
     """The functions whose body the passes fuse: func.func with one block, except
     those called (directly or not) from inside a region, such as a while body.
-    XLA CPU's loop analysis inlines such calls and trips over fusions in them
-    (measured on the corpus: "Fused computation shape ... is not equal to the
-    fusion shape", or an abort in hlo_extractor)."""
+    XLA's loop analysis inlines such calls and trips over fusions in them
+    (measured on the corpus with XLA CPU: "Fused computation shape ... is not
+    equal to the fusion shape", or an abort in hlo_extractor; both are HLO passes
+    every XLA backend runs, so it holds for every Backend)."""
     funcs = {op.attributes["sym_name"].value: op for op in module.body.operations
              if op.operation.name == "func.func"}
     in_region = set()

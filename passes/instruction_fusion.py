@@ -12,7 +12,6 @@ from __future__ import annotations
 from . import legality
 from . import opinfo
 from .cost import read_bytes
-from .library import library_reduce
 from .framework import FusionPass, PassContext
 from .graph import DataflowGraph
 from .rewrite import Group
@@ -38,14 +37,11 @@ class InstructionFusion(FusionPass):
                     or legality.node_problem(graph, root, ctx.backend)):
                 continue
             group = self._grow(graph, root, read, ctx)
-            if len(group.members) > 1 and ctx.backend.library_reductions and all(
-                    graph.name(i) == "stablehlo.constant" for i in group.members - {root}
-            ) and library_reduce(graph.nodes[root]):
-                self.record(ctx, graph, sorted(group.members),
-                            "a reduce alone: XLA CPU's library computes it faster than "
-                            "a loop fusion")
-                continue
             if len(group.members) > 1:
+                reason = ctx.backend.leave_unfused(graph, root, group.members)
+                if reason:
+                    self.record(ctx, graph, sorted(group.members), reason)
+                    continue
                 groups.append(group)
                 root_of.update((i, group) for i in group.owned)
                 read |= {graph.producer(v) for v in graph.inputs(group.members)}

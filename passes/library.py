@@ -1,4 +1,5 @@
-"""Kernels a backend's own library builds better than a loop fusion can.
+"""Kernels XLA CPU's own library builds better than a loop fusion can: what the
+XlaCpu backend's hooks reserve (backends.py).
 
 XLA CPU hands each f32 sum/max/min reduce to YNNPACK (its library rewriter runs
 whether XLA's fusion is on or off) and grows that library kernel down the chain of

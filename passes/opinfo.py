@@ -163,8 +163,6 @@ def unfusible_reason(op) -> str | None:
         # XLA folds select(p, x, x), max(x, x), x - x, ...: fused, the values only
         # that op read become unread fusion parameters, which XLA's verifier refuses
         return f"XLA folds {n} of identical operands"
-    if n == "stablehlo.constant" and op.operation.results[0].type.rank:
-        return "a non-scalar constant stays a literal buffer"  # fused, XLA CPU aborts relayouting it
     if any(num_elements(t) == 0 for t in types):
         return f"{n} has a zero-element tensor"  # XLA folds it, leaving unused fused parameters
     if n == REDUCE and not _plain_reducer(op):

@@ -8,8 +8,9 @@ from typing import Callable
 from jaxlib.mlir import ir
 
 from . import opinfo
+from .backends import check_backend, get_backend
 from .canonicalize import Canonicalize
-from .capability import all_fusions, check_backend, get_backend, xla_passes_to_disable
+from .capability import Backend, all_fusions
 from .cost import group_bytes
 from .fusion_merger import FusionMerger
 from .framework import Pass, PassContext
@@ -20,7 +21,6 @@ from .producer_consumer_fusion import ProducerConsumerFusion
 from .report import FusionInfo, FusionReport, short_loc
 from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
-from .xla_import import folded_fusions
 
 PASSES: dict[str, type[Pass]] = {
     cls.name: cls for cls in (Canonicalize, InstructionFusion, FusionMerger, SiblingFusion,
@@ -79,7 +79,7 @@ def describe_passes() -> str:
 class PassManager:
     """Runs passes in order; `after_pass(name, module)` sees the IR after each."""
 
-    def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str = "cpu",
+    def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str | Backend = "cpu",
                  after_pass: Callable[[str, ir.Module], None] | None = None):
         self.passes = parse_pipeline(pipeline)
         self.backend = get_backend(backend)
@@ -94,18 +94,19 @@ class PassManager:
             verify(module, f"<after {p.name}>")
             if self.after_pass:
                 self.after_pass(p.name, module)
-        unfuse_what_xla_folds(module, ctx.report)
+        unfuse_what_import_folds(module, ctx)
         ctx.report.fusions = describe_fusions(module)
         return ctx.report
 
 
-def unfuse_what_xla_folds(module: ir.Module, report: FusionReport) -> None:
-    """Undo the fusions XLA's import would fold into an invalid module (xla_import.py):
-    their ops run as separate kernels, and the report says why."""
+def unfuse_what_import_folds(module: ir.Module, ctx: PassContext) -> None:
+    """Undo the fusions the backend's import would fold into an invalid module
+    (Backend.import_problems): their ops run as separate kernels, and the report
+    says why."""
     with module.context:
         fusions = all_fusions(module)
-        for k, reason in folded_fusions(fusions).items():
-            report.record("xla-import", False, opinfo.fusion_body(fusions[k]), reason)
+        for k, reason in ctx.backend.import_problems(fusions).items():
+            ctx.report.record("xla-import", False, opinfo.fusion_body(fusions[k]), reason)
             unfuse(fusions[k])
 
 
@@ -147,14 +148,16 @@ class FusionResult:
         return self.text
 
 
-def fuse_with_report(stablehlo_text: str, backend: str = "cpu",
+def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
                      pipeline: str = DEFAULT_PIPELINE,
                      after_pass: Callable[[str, ir.Module], None] | None = None) -> FusionResult:
     module = parse(stablehlo_text)
-    report = PassManager(pipeline, backend, after_pass).run(module)
+    manager = PassManager(pipeline, backend, after_pass)
+    report = manager.run(module)
     check_backend(module, backend)
-    return FusionResult(to_text(module, debug_info=True), report, xla_passes_to_disable(module))
+    return FusionResult(to_text(module, debug_info=True), report,
+                        manager.backend.xla_passes_off(module))
 
 
-def fuse(stablehlo_text: str, backend: str = "cpu") -> str:
+def fuse(stablehlo_text: str, backend: str | Backend = "cpu") -> str:
     return fuse_with_report(stablehlo_text, backend).text

@@ -2,8 +2,8 @@
 keep the producer's value as an extra output for its other users.
 
 The consumer then reads the producer's value from registers instead of memory.
-Only backends that compile multi-output fusions get these (GPU); on CPU a tuple-
-root loop fusion aborts XLA, so every candidate is recorded as refused.
+Only backends that compile multi-output fusions (Backend.multi_output) get these;
+elsewhere every candidate is recorded as refused.
 """
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 operand is read once.
 
 Siblings must share a loop: the same output shape, or reductions over the same
-input shape and dimensions. Sibling reductions become one variadic reduce, which
-every backend compiles as a single-root fusion; loop siblings need a backend that
-compiles multi-output fusions (not CPU, where they stay split).
+input shape and dimensions. Sibling reductions become one variadic reduce, a
+single-root fusion every backend compiles (one that compiles multi-output fusions
+could take the reduces side by side, but need not); loop siblings need a backend
+that compiles multi-output fusions (Backend.multi_output), else they stay split.
 """
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 // RUN: hlo-opt %s --split-input-file --fuse | FileCheck %s
 // RUN: hlo-opt %s --split-input-file --fuse --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
 // RUN: hlo-opt %s --split-input-file --fuse --backend=gpu | FileCheck %s --check-prefix=GPU
+// RUN: hlo-opt %s --split-input-file --fuse --backend=gpu --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=GPU-WHY
+// The library is XLA CPU's (the cpu Backend's hooks): no gpu decision mentions it.
+// GPU-WHY: fusion report (gpu)
+// GPU-WHY-NOT: library
 
 // softmax: XLA CPU's library (YNNPACK) computes max, its broadcast, the subtract and
 // the exp in one kernel reading x once, which no loop fusion can; the CPU pipeline
@@ -125,4 +129,21 @@ func.func @column_and_row_sums(%x: tensor<128x512xf32>) -> (tensor<512xf32>, ten
   %a = stablehlo.abs %x : tensor<128x512xf32>
   %r = stablehlo.reduce(%a init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<128x512xf32>, tensor<f32>) -> tensor<128xf32>
   return %c, %r : tensor<512xf32>, tensor<128xf32>
+}
+
+// -----
+
+// A lone f32 sum of 4096+ elements XLA CPU's library also computes faster than a
+// loop fusion; on GPU it is an input fusion.
+// CHECK-LABEL: func.func @lone_sum
+// CHECK-NOT: mhlo.fusion
+// CHECK: return
+// WHY: not fused: stablehlo.constant {{.*}} + stablehlo.reduce {{.*}}: a reduce alone: XLA CPU's library computes it faster than a loop fusion
+// GPU-LABEL: func.func @lone_sum
+// GPU: "mhlo.fusion"{{.*}}kInput
+// GPU: stablehlo.reduce
+func.func @lone_sum(%x: tensor<64x128xf32>) -> tensor<64xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<64x128xf32>, tensor<f32>) -> tensor<64xf32>
+  return %s : tensor<64xf32>
 }

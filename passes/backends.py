@@ -1,0 +1,77 @@
+"""The backends the passes fuse for, by name, and check_backend.
+
+Each is a capability.Backend: its limits, and hooks whose defaults are what XLA
+does after us on any device. A backend whose XLA does more overrides hooks here;
+the framework and the passes only call them, so a new target is one entry below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .capability import Backend, UnsupportedFusionError, all_fusions, fusion_problem
+from .cost import COST_PARAMS
+from .graph import DataflowGraph
+from .library import library_chains, library_reduce
+from .mlir_io import parse
+
+
+@dataclass(frozen=True)
+class XlaCpu(Backend):
+    """XLA CPU, which hands f32 reductions and the chains after them to its library
+    (YNNPACK, library.py): a kernel there beats any loop fusion of ours."""
+
+    def reserved_nodes(self, graph: DataflowGraph) -> dict[int, str]:
+        return library_chains(graph)
+
+    def leave_unfused(self, graph: DataflowGraph, root: int, members: set[int]) -> str | None:
+        if all(graph.name(i) == "stablehlo.constant" for i in members - {root}) and (
+                library_reduce(graph.nodes[root])):
+            return "a reduce alone: XLA CPU's library computes it faster than a loop fusion"
+        return None
+
+
+BACKENDS = {
+    # logistic inside a kLoop fusion: "Unsupported elementwise operation"; a bf16
+    # multi-result reduce inside one: "Check failed: has_layout()" (jaxlib 0.10.2)
+    "cpu": XlaCpu("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
+                  max_operands=64, cost=COST_PARAMS["cpu"],
+                  unfusible_ops=frozenset({"stablehlo.logistic"}),
+                  variadic_reduce_unfusible_types=frozenset({"bf16"}),
+                  # measured: a chain of 3,300 fused elementwise ops aborts XLA CPU's
+                  # loop emitter ("has_layout()" in PartitionedComputations), 3,100 not
+                  max_fused_ops=1000),
+    # Not measured (no GPU client here): XLA's GPU emitters take loop, input
+    # (reduction) and multi-output fusions. Assumed as on CPU: the layout limits
+    # (capability.py; our fusions reach XLA before its layout assignment there too),
+    # XLA's import folding and reshape-mover (shared HLO passes). Nothing is left to
+    # a library: XLA GPU's own library fusions (cuDNN, cuBLAS epilogues) are not
+    # modelled, so no reduce chain is reserved.
+    "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
+                   reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
+}
+_ALIASES = {"cuda": "gpu", "rocm": "gpu", "host": "cpu"}
+
+
+def get_backend(name: str | Backend) -> Backend:
+    """The backend of that name; a Backend itself (one not listed here) as it is."""
+    if isinstance(name, Backend):
+        return name
+    try:
+        return BACKENDS[_ALIASES.get(name, name)]
+    except KeyError:
+        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
+
+
+def check_backend(module, backend: str | Backend = "cpu") -> None:
+    """Raise UnsupportedFusionError for the first mhlo.fusion in `module` (an
+    ir.Module or its text) that `backend` cannot compile."""
+    if isinstance(module, str):
+        module = parse(module)
+    target = get_backend(backend)
+    fusions = all_fusions(module)
+    for fusion in fusions:
+        problem = fusion_problem(fusion, target)
+        if problem is not None:
+            raise UnsupportedFusionError(f"{fusion.location}: {problem}")
+    for k, problem in target.import_problems(fusions).items():
+        raise UnsupportedFusionError(f"{fusions[k].location}: {problem}")
