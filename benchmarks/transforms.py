@@ -12,6 +12,10 @@ Figures per workload (tracehlo / jax, each the median over interleaved rounds):
   frontend     trace + transform + lower: tracehlo's make_ir + lower_graph against
                jax.jit(step).trace(...).lower() (what each hands to XLA's compile)
   first_call   a fresh jit of a fresh function object, called once, until ready
+  stages       the first call's compile stages, median ms each: tracehlo's own timings
+               (Compiled.timings: trace, lower, passes, xla_compile) against
+               jax.jit(step).trace / .lower / .compile, and the kernels XLA runs for
+               each (XLA CPU's compile time grows with them: an LLVM module each)
   steady       one call of the compiled step, inputs already on device
 (eager_grad has one figure, the time per call.) Nothing is asserted: a measurement,
 not a test.
@@ -27,6 +31,7 @@ import numpy as np
 import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo.lowering import lower_graph
+from tracehlo.runtime import entry_kernels
 
 from measure import block, device_args, interleaved, paired_ratio, perf
 
@@ -122,6 +127,33 @@ def steady_sampler(lib, make, args):
     return sample
 
 
+def stages(make, args, reps):
+    """{lib: {stage: [seconds]}} over `reps` fresh compiles, and each lib's kernel count."""
+    times, kernels = {"tracehlo": {}, "jax": {}}, {}
+    for _ in range(reps):
+        compiled = tracehlo.compile(make("tracehlo"), args)
+        for stage, t in compiled.timings.items():
+            times["tracehlo"].setdefault(stage, []).append(t)
+        kernels["tracehlo"] = len(compiled.kernels())
+        t0 = perf()
+        traced = jax.jit(make("jax")).trace(*args)
+        t1 = perf()
+        lowered = traced.lower()
+        t2 = perf()
+        executable = lowered.compile()
+        t3 = perf()
+        for stage, t in (("trace", t1 - t0), ("lower", t2 - t1), ("xla_compile", t3 - t2)):
+            times["jax"].setdefault(stage, []).append(t)
+        kernels["jax"] = len(entry_kernels(executable.as_text()))
+    return times, kernels
+
+
+def report_stages(name, times, kernels):
+    for lib in LIBS:
+        parts = "  ".join(f"{stage} {np.median(ts) * 1e3:6.1f}" for stage, ts in times[lib].items())
+        print(f"{name + ' stages':<24} {lib:<8} {parts} ms   {kernels[lib]} kernels")
+
+
 def eager_grad_sampler(lib, x):
     t, np_ = LIBS[lib]
     df = t.grad(ten_ops(np_))
@@ -145,8 +177,8 @@ def main():
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--only", default="train,per_example,eager_grad")
     opts = parser.parse_args()
-    reps = {"frontend": 5, "first_call": 3, "steady": 20} if opts.quick else \
-        {"frontend": 15, "first_call": 7, "steady": 100}
+    reps = {"frontend": 5, "first_call": 3, "stages": 3, "steady": 20} if opts.quick else \
+        {"frontend": 15, "first_call": 7, "stages": 5, "steady": 100}
     workloads = {"train": (make_train, 128), "per_example": (make_per_example, 64)}
     for name in opts.only.split(","):
         if name == "eager_grad":
@@ -168,6 +200,8 @@ def main():
             report(f"{name} {figure}", interleaved(
                 {lib: sampler(lib, make, args) for lib in LIBS}, reps[figure],
                 warmup=0 if figure == "first_call" else 2))
+            if figure == "first_call":
+                report_stages(name, *stages(make, args, reps["stages"]))
 
 
 if __name__ == "__main__":
