@@ -1,6 +1,7 @@
 """Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b),
-convert(bool) * y to a select, empty values to constants, and erase dead code, as
-XLA's simplifier does after us.
+convert(bool) * y to a select, empty values to constants, a dot_general of unit
+contractions to a multiply, unit free dimensions out of a dot_general, and erase
+dead code, as XLA's simplifier does after us.
 
 Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
 become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
@@ -12,6 +13,7 @@ every backend, so this is a pass of the pipeline rather than a Backend hook.
 from __future__ import annotations
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
 
 from . import opinfo
 from .framework import Pass, PassContext
@@ -35,6 +37,8 @@ def canonicalize_block(block: ir.Block) -> None:
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.multiply":
             _bool_multiply_to_select(op)
+        elif opinfo.name(op) == "stablehlo.dot_general":
+            _outer_product_to_multiply(op) or _squeeze_unit_free_dims(op)
     for op in list(block.operations)[:-1]:
         operands = list(op.operation.operands)
         if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
@@ -136,3 +140,93 @@ def _bool_multiply_to_select(multiply) -> None:
                           zeros.results[0]])
         multiply.result.replace_all_uses_with(select.results[0])
         return
+
+
+def _outer_product_to_multiply(dot) -> bool:
+    """A dot_general whose contracting dimensions all have size 1 (an outer product:
+    vmap of a weight gradient) -> broadcast(lhs) * broadcast(rhs), as XLA's simplifier
+    rewrites it after us. Left to XLA, with its fusion off, the two broadcasts and
+    the multiply run as three kernels, each broadcast written to memory; rewritten
+    here, instruction fusion makes them one. Only where each operand's batch
+    dimensions lead, in order (the broadcasts then keep dimension order, as XLA
+    needs), and every type is the same."""
+    dims = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
+    lhs, rhs = dot.operation.operands
+    result = dot.operation.results[0]
+    types = [ir.RankedTensorType(v.type) for v in (lhs, rhs, result)]
+    if (len({str(t.element_type) for t in types}) != 1 or str(types[0].element_type) == "i1"
+            or not all(t.has_static_shape for t in types)):
+        return False
+    sides = [(lhs, list(dims.lhs_batching_dimensions), list(dims.lhs_contracting_dimensions)),
+             (rhs, list(dims.rhs_batching_dimensions), list(dims.rhs_contracting_dimensions))]
+    n_batch = len(sides[0][1])
+    spread, offset = [], n_batch
+    for (value, batch, contracting), t in zip(sides, types):
+        if any(t.shape[d] != 1 for d in contracting) or batch != list(range(n_batch)):
+            return False
+        kept = [d for d in range(t.rank) if d not in contracting]
+        free = len(kept) - n_batch
+        spread.append((value, [t.shape[d] for d in kept],
+                       list(range(n_batch)) + list(range(offset, offset + free))))
+        offset += free
+    with dot.location, ir.InsertionPoint(dot):
+        factors = []
+        for value, shape, to in spread:
+            if list(shape) != list(ir.RankedTensorType(value.type).shape):
+                value = ir.Operation.create(
+                    "stablehlo.reshape", operands=[value],
+                    results=[ir.RankedTensorType.get(shape, types[0].element_type)]).results[0]
+            factors.append(ir.Operation.create(
+                "stablehlo.broadcast_in_dim", operands=[value], results=[result.type],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get(to)}).results[0])
+        product = ir.Operation.create("stablehlo.multiply", operands=factors,
+                                      results=[result.type])
+    result.replace_all_uses_with(product.results[0])
+    dot.operation.erase()
+    return True
+
+
+def _squeeze_unit_free_dims(dot) -> None:
+    """A dot_general whose operands have free dimensions of size 1 (`image[None] @ w`
+    under vmap) -> the same dot_general without them, reshaped back. XLA would squeeze
+    them itself, but lay the result out with the unit dimension major, then copy it
+    to the layout our fusions read: a kernel per dot, which with its fusion off stays
+    one. Reshaped here, the reshape back is a bitcast."""
+    dims = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
+    operands = list(dot.operation.operands)
+    result = dot.operation.results[0]
+    types = [ir.RankedTensorType(v.type) for v in (*operands, result)]
+    if not all(t.has_static_shape for t in types):
+        return
+    sides = [(list(dims.lhs_batching_dimensions), list(dims.lhs_contracting_dimensions)),
+             (list(dims.rhs_batching_dimensions), list(dims.rhs_contracting_dimensions))]
+    kept = [[d for d in range(t.rank) if d in batch or d in contracting or t.shape[d] != 1]
+            for t, (batch, contracting) in zip(types, sides)]
+    if all(len(k) == t.rank for k, t in zip(kept, types)):
+        return
+    renumber = [{d: k for k, d in enumerate(side)} for side in kept]
+    numbers = stablehlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=[renumber[0][d] for d in sides[0][0]],
+        rhs_batching_dimensions=[renumber[1][d] for d in sides[1][0]],
+        lhs_contracting_dimensions=[renumber[0][d] for d in sides[0][1]],
+        rhs_contracting_dimensions=[renumber[1][d] for d in sides[1][1]])
+    free = [[types[k].shape[d] for d in kept[k] if d not in sides[k][0] + sides[k][1]]
+            for k in (0, 1)]
+    squeezed_shape = [types[0].shape[d] for d in sides[0][0]] + free[0] + free[1]
+    with dot.location, ir.InsertionPoint(dot):
+        squeezed = []
+        for value, t, k in zip(operands, types, kept):
+            if len(k) != t.rank:
+                value = ir.Operation.create(
+                    "stablehlo.reshape", operands=[value], results=[ir.RankedTensorType.get(
+                        [t.shape[d] for d in k], t.element_type)]).results[0]
+            squeezed.append(value)
+        attributes = {name: dot.operation.attributes[name] for name in dot.operation.attributes}
+        attributes["dot_dimension_numbers"] = numbers
+        new = ir.Operation.create(
+            "stablehlo.dot_general", operands=squeezed, attributes=attributes,
+            results=[ir.RankedTensorType.get(squeezed_shape, types[2].element_type)])
+        back = ir.Operation.create("stablehlo.reshape", operands=[new.results[0]],
+                                   results=[result.type])
+    result.replace_all_uses_with(back.results[0])
+    dot.operation.erase()

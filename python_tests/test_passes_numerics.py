@@ -125,6 +125,35 @@ def test_sibling_reductions_run_as_one_variadic_reduce():
     assert xla_fusions(exe) == ["kLoop"]
 
 
+PER_EXAMPLE_DOTS = """
+func.func public @main(%x: tensor<16x1x32xf32>, %w: tensor<32x24xf32>, %b: tensor<24xf32>) -> (tensor<16x1x24xf32>, tensor<16x32x24xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0] : (tensor<16x1x32xf32>, tensor<32x24xf32>) -> tensor<16x1x24xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<24xf32>) -> tensor<16x1x24xf32>
+  %zb = stablehlo.broadcast_in_dim %zero, dims = [] : (tensor<f32>) -> tensor<16x1x24xf32>
+  %h = stablehlo.add %d, %bb : tensor<16x1x24xf32>
+  %r = stablehlo.maximum %h, %zb : tensor<16x1x24xf32>
+  %g = stablehlo.dot_general %x, %r, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<16x1x32xf32>, tensor<16x1x24xf32>) -> tensor<16x32x24xf32>
+  return %r, %g : tensor<16x1x24xf32>, tensor<16x32x24xf32>
+}"""
+
+
+def test_per_example_dots_run_as_our_kernels_only():
+    """vmap's unit dimensions and outer products (canonicalize.py) leave XLA nothing
+    to add: no copy to relayout a dot's result, no broadcasts of an outer product."""
+    rng = np.random.default_rng(4)
+    x, w, b = (rng.standard_normal(s, np.float32) for s in ((16, 1, 32), (32, 24), (24,)))
+    fused = passes.fuse_with_report(PER_EXAMPLE_DOTS, "cpu")
+    exe, (r, g) = run(fused.text, [x, w, b], [((16, 1, 24), np.float32),
+                                              ((16, 32, 24), np.float32)])
+    expected = np.maximum(x @ w + b, 0)
+    np.testing.assert_allclose(r, expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g, x.transpose(0, 2, 1) @ expected, rtol=1e-5, atol=1e-6)
+    kernels = runtime.entry_kernels(exe.hlo_text())
+    assert not [k for k in kernels if k.startswith("wrapped_")], kernels
+    assert len(kernels) == 3, kernels  # the dot, the bias + relu, the outer product
+
+
 def test_report_records_every_decision():
     report = passes.fuse_with_report(SOFTMAX, "cpu").report
     fusion_passes = {name for name, cls in passes.PASSES.items() if issubclass(cls, FusionPass)}

@@ -5,7 +5,7 @@
 // RUN: not hlo-opt %s --pass-pipeline='canonicalize{max-operands=2}' 2>&1 | FileCheck %s --check-prefix=NONE
 
 // CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: canonicalize,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
-// CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), convert(bool) * y to a select, empty values to constants, and erase dead code{{.*}}
+// CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), convert(bool) * y to a select, empty values to constants, a dot_general of unit contractions to a multiply, unit free dimensions out of a dot_general, and erase dead code{{.*}}
 // CHECK-NEXT:   instruction-fusion         pull producers into their consumers{{.*}}
 // CHECK-NEXT:     max-operands=<int>       the most operands + results of one fusion, at least 1 (default: the backend's)
 // CHECK-NEXT:   fusion-merger              merge a loop fusion into all of its users, or into none.

@@ -83,3 +83,45 @@ func.func @divide_by_a_folded_constant(%p: tensor<i1>) -> tensor<f32> {
   %q = stablehlo.divide %c, %z : tensor<f32>
   return %q : tensor<f32>
 }
+
+// -----
+
+// A dot_general contracting only dimensions of size 1 is an outer product (vmap of a
+// weight gradient): broadcast(lhs) * broadcast(rhs), as XLA's simplifier writes it,
+// so the fusion passes see (and fuse) the multiply. A real contraction, batch
+// dimensions that do not lead, or a widening dot stay dots.
+// CHECK-LABEL: func.func @outer_product
+// CHECK:      %[[L:.*]] = stablehlo.reshape %arg0 : (tensor<8x1x3xf32>) -> tensor<8x3xf32>
+// CHECK-NEXT: %[[LB:.*]] = stablehlo.broadcast_in_dim %[[L]], dims = [0, 1] : (tensor<8x3xf32>) -> tensor<8x3x5xf32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.reshape %arg1 : (tensor<8x1x5xf32>) -> tensor<8x5xf32>
+// CHECK-NEXT: %[[RB:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = [0, 2] : (tensor<8x5xf32>) -> tensor<8x3x5xf32>
+// CHECK-NEXT: %[[P:.*]] = stablehlo.multiply %[[LB]], %[[RB]] : tensor<8x3x5xf32>
+// CHECK-NEXT: %[[D:.*]] = stablehlo.dot_general %arg2, %arg2, batching_dims = [0] x [0], contracting_dims = [1] x [1]
+// CHECK-NEXT: %[[T:.*]] = stablehlo.dot_general %arg0, %arg1, batching_dims = [1] x [1]
+// CHECK-NEXT: %[[W:.*]] = stablehlo.dot_general %arg3, %arg3
+// CHECK-NEXT: return %[[P]], %[[D]], %[[T]], %[[W]]
+func.func @outer_product(%a: tensor<8x1x3xf32>, %b: tensor<8x1x5xf32>, %c: tensor<8x2x3xf32>, %h: tensor<4x1xbf16>) -> (tensor<8x3x5xf32>, tensor<8x3x3xf32>, tensor<1x8x3x8x5xf32>, tensor<4x4xf32>) {
+  %p = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<8x1x3xf32>, tensor<8x1x5xf32>) -> tensor<8x3x5xf32>
+  %d = stablehlo.dot_general %c, %c, batching_dims = [0] x [0], contracting_dims = [1] x [1] : (tensor<8x2x3xf32>, tensor<8x2x3xf32>) -> tensor<8x3x3xf32>
+  %t = stablehlo.dot_general %a, %b, batching_dims = [1] x [1], contracting_dims = [] x [] : (tensor<8x1x3xf32>, tensor<8x1x5xf32>) -> tensor<1x8x3x8x5xf32>
+  %w = stablehlo.dot_general %h, %h, contracting_dims = [1] x [1] : (tensor<4x1xbf16>, tensor<4x1xbf16>) -> tensor<4x4xf32>
+  return %p, %d, %t, %w : tensor<8x3x5xf32>, tensor<8x3x3xf32>, tensor<1x8x3x8x5xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// Free dimensions of size 1 leave a dot_general (XLA would lay its result out with the
+// unit dimension major, then copy it to the layout a fusion reads): the dot runs on
+// the squeezed operands, and a reshape, a bitcast to XLA, restores them. Batch and
+// contracting dimensions of size 1 stay.
+// CHECK-LABEL: func.func @squeeze
+// CHECK:      %[[L:.*]] = stablehlo.reshape %arg0 : (tensor<8x1x3xf32>) -> tensor<8x3xf32>
+// CHECK-NEXT: %[[D:.*]] = stablehlo.dot_general %[[L]], %arg1, contracting_dims = [1] x [1], precision = [HIGHEST, HIGHEST] : (tensor<8x3xf32>, tensor<5x3xf32>) -> tensor<8x5xf32>
+// CHECK-NEXT: %[[DR:.*]] = stablehlo.reshape %[[D]] : (tensor<8x5xf32>) -> tensor<8x1x5xf32>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.dot_general %arg2, %arg2, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x4xf32>
+// CHECK-NEXT: return %[[DR]], %[[B]]
+func.func @squeeze(%a: tensor<8x1x3xf32>, %w: tensor<5x3xf32>, %c: tensor<1x4x2xf32>) -> (tensor<8x1x5xf32>, tensor<1x4x4xf32>) {
+  %d = stablehlo.dot_general %a, %w, contracting_dims = [2] x [1], precision = [HIGHEST, HIGHEST] : (tensor<8x1x3xf32>, tensor<5x3xf32>) -> tensor<8x1x5xf32>
+  %b = stablehlo.dot_general %c, %c, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x4xf32>
+  return %d, %b : tensor<8x1x5xf32>, tensor<1x4x4xf32>
+}
