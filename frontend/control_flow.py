@@ -641,13 +641,17 @@ def _split(values, sizes):
     return out
 
 
-def _scan_vjp(cts, primals, outs, *, body, length, reverse, num_carry, num_consts):
+@ad.takes_needed
+def _scan_vjp(cts, primals, outs, *, body, length, reverse, num_carry, num_consts, needed):
     """A forward scan saving the carry entering each step, then a reverse scan whose step
     runs that step's forward pass again under the tape and pulls back (carry cotangent,
     y cotangent) to (previous carry cotangent, x cotangent, captured cotangents, summed
-    in the carry)."""
+    in the carry). Only `needed` xs and captured values get cotangents: grad with respect
+    to the weights computes no cotangent of the inputs. Carry cotangents always flow (every
+    step reads them)."""
     k = num_carry
     carry, xs, caps = _scan_parts(primals, k, num_consts)
+    _, xs_needed, caps_needed = _scan_parts(needed, k, num_consts)
     nx = len(xs)
     slice_t = [ArrayType(type_of(x).shape[1:], type_of(x).dtype) for x in xs]
     saving = _restage(body.name, body.in_types,
@@ -655,8 +659,8 @@ def _scan_vjp(cts, primals, outs, *, body, length, reverse, num_carry, num_const
     saved = scan_p.bind(*carry, *xs, *caps, body=saving, length=length, reverse=reverse,
                         num_carry=k, num_consts=num_consts)[k:]
     c_in = [_inexact(type_of(c)) for c in carry]
-    cap_in = [_inexact(type_of(c)) for c in caps]
-    x_in = [_inexact(t) for t in slice_t]
+    cap_in = [_inexact(type_of(c)) and n for c, n in zip(caps, caps_needed)]
+    x_in = [_inexact(t) and n for t, n in zip(slice_t, xs_needed)]
     y_in = [_inexact(t) for t in body.out_types[k:]]
     ct_carry = [c for c, nz in zip(cts[:k], c_in) if nz]
     ct_ys = [c for c, nz in zip(cts[k:], y_in) if nz]

@@ -71,6 +71,54 @@ def test_unique_nan():
                         m.unique(x, equal_nan=False, size=5)), x)
 
 
+
+def _slices(dtype):
+    """(6, 3) with repeated rows and columns; (2, 5, 2) with repeated slices along 1."""
+    x = np.array([[1, 0, 1], [0, 2, 0], [1, 0, 1], [0, 2, 2], [0, 2, 0], [1, 0, 1]])
+    y = RNG.integers(0, 2, (2, 5, 2))
+    return x.astype(dtype), y.astype(dtype)
+
+
+def _axis_sized(m, x, y):
+    return (m.unique(x, axis=0, size=5), m.unique(x, axis=1, size=2),
+            m.unique(x, axis=0, return_index=True, return_inverse=True, return_counts=True,
+                     size=3),
+            m.unique(x, axis=-1, return_index=True, return_inverse=True, return_counts=True,
+                     size=5, fill_value=7),
+            m.unique(y, axis=1, return_counts=True, size=6, fill_value=-1),
+            m.unique(x[:0], axis=0, return_index=True, return_counts=True, size=2,
+                     fill_value=1),
+            m.unique(x[:, :0], axis=0, return_index=True, return_inverse=True,
+                     return_counts=True, size=2, fill_value=0))
+
+
+def _axis_unsized(m, x, y):
+    return (m.unique(x, axis=0),
+            m.unique(x, axis=1, return_index=True, return_inverse=True, return_counts=True),
+            m.unique(y, axis=1, return_inverse=True), m.unique(y, axis=-1, return_index=True),
+            m.unique(x[:0], axis=0, return_index=True, return_inverse=True,
+                     return_counts=True),
+            m.unique(x[:, :0], axis=0, return_index=True, return_inverse=True,
+                     return_counts=True),
+            m.unique(x[:, :0], axis=1, return_counts=True))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "bool"])
+def test_unique_along_an_axis(dtype):
+    x, y = _slices(dtype)
+    agree(_axis_sized, x, y, eager=False)  # eager runs the same code, sized or not
+    agree(_axis_unsized, x, y, jit=False)
+
+
+def test_unique_along_an_axis_nan_and_complex():
+    nan = np.nan
+    x = np.array([[nan, 1], [0, 1], [nan, 1], [-0.0, 1], [0, nan], [0, nan]], np.float32)
+    z = (x + 1j * x[::-1]).astype(np.complex64)
+    agree(lambda m, x, z: (m.unique(x, axis=0, size=5, return_counts=True),
+                           m.unique(x, axis=0, equal_nan=False, size=6, return_inverse=True),
+                           m.unique(x.T, axis=1, size=4, fill_value=9, return_index=True),
+                           m.unique(z, axis=0, size=5, return_counts=True)), x, z)
+
 A = np.array([-1.5, 0, 0, 2, 2, 2, 7, np.nan], np.float32)
 V = np.array([[2, -9, 0.5, np.nan], [7, 8, 0, -1.5]], np.float32)
 
@@ -131,6 +179,8 @@ def test_errors_at_user_line():
     raises(lambda x: tnp.nonzero(x), Exception, r"The size argument of jnp.nonzero must "
            "be statically specified to use jnp.nonzero within JAX transformations.", x)
     raises(lambda x: tnp.unique(x), Exception, r"The size argument of jnp.unique", x)
+    raises(lambda x: tnp.unique(x[:0], axis=0, size=2), ValueError, "for zero-sized "
+           "input with nonzero size argument, fill_value must be specified", x)
     raises(lambda x: tnp.where(x), Exception, r"The size argument of jnp.nonzero", x)
     raises(lambda x: tnp.nonzero(x[0, 0]), ValueError, "Calling nonzero on 0d arrays", x)
     raises(lambda x: tnp.where(x, x), ValueError, "Either both or neither of the x and y", x)

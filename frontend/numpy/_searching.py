@@ -75,43 +75,74 @@ def argwhere(a, *, size=None, fill_value=None):
 
 def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None,
            *, equal_nan=True, size=None, fill_value=None, sorted=True):
-    """The sorted distinct values of the flattened ar (axis=None), as JAX: with size,
-    padding repeats the smallest value (its index, count 0) unless fill_value is given;
-    NaNs are one value when equal_nan."""
-    if axis is not None:
-        raise NotImplementedError(at_user_line("unique with axis= is not implemented; "
-                                               "flatten, or use axis=None"))
+    """The sorted distinct values of the flattened ar (axis=None), or its distinct slices
+    along axis in lexicographic order, as JAX: with size, padding repeats the first
+    value (its index, count 0) unless fill_value is given; NaNs are one value when
+    equal_nan. Slices are sorted by one multi-key sort (a key per element of a slice)."""
     ar = _operand(ar)
     shape = _shape(ar)
-    flat = t.ravel(ar)
-    perm = t.argsort(flat)
-    s = t.take(flat, perm) if _shape(flat)[0] else flat
-    n = _shape(flat)[0]
-    head, tail = _ix(s, slice(1, None)), _ix(s, slice(None, -1))
-    differs = t.not_equal(head, tail)
-    if equal_nan and _dtypes.is_inexact(s.dtype):
-        differs = t.logical_and(differs, t.logical_not(t.logical_and(t.isnan(head),
-                                                                      t.isnan(tail))))
-    first = t.concatenate([t.ones(builtins.min(n, 1), t.bool_), differs])
-    m = _concrete_size(flat, size, "unique",
-                       lambda x: _np.unique(x, equal_nan=equal_nan).size)
-    starts = nonzero(first, size=m)[0]
-    values = t.take(s, starts, mode="clip") if n else s  # empty ar: empty results
-    if fill_value is not None:
-        valid = t.less(t.arange(m), t.sum(first, dtype=t.int32))
-        values = t.where(valid, values, t.asarray(fill_value, values.dtype))
-    out = [values]
+    if size is not None:
+        size = _static_int(size, "unique's size")
+    flat = axis is None
+    if flat:
+        ar, axis = t.ravel(ar), 0
+    axis = _canon_axis(axis, ndim(ar))
+    n = _shape(ar)[axis]
+    if n == 0 and size and fill_value is None:
+        raise ValueError(at_user_line("jnp.unique: for zero-sized input with nonzero size "
+                                      "argument, fill_value must be specified"))
+    aux = t.moveaxis(ar, axis, 0)
+    if _dtypes.is_complex(aux.dtype):  # a NaN only in the imaginary part sorts as JAX's
+        aux = t.where(t.isnan(aux), t.asarray(_np.nan, aux.dtype), aux)
+    width = _np.prod(_shape(aux)[1:], dtype=int)
+    if width == 0:  # empty slices: one group, as JAX
+        perm, aux = t.zeros(1, _dtypes.default_int()), t.reshape(aux, (1,) + _shape(aux)[1:])
+    elif n:
+        rows = t.reshape(aux, (n, width))
+        keys = [_ix(rows, (slice(None), j)) for j in range(width)]
+        perm = lax.sort(keys + [t.arange(n, dtype=_dtypes.default_int())], 0, width)[-1]
+        aux = t.take(aux, perm, axis=0)
+    else:
+        perm = t.zeros(0, _dtypes.default_int())
+    nonempty = bool(n and width)
+    if nonempty:
+        head, tail = _ix(aux, slice(1, None)), _ix(aux, slice(None, -1))
+        differs = t.not_equal(head, tail)
+        if equal_nan and _dtypes.is_inexact(aux.dtype):
+            differs = t.logical_and(differs, t.logical_not(t.logical_and(t.isnan(head),
+                                                                          t.isnan(tail))))
+        if ndim(aux) > 1:
+            differs = t.any(differs, axis=tuple(range(1, ndim(aux))))
+        mask = t.concatenate([t.ones(1, t.bool_), differs])
+    else:
+        mask = t.zeros(_shape(aux)[0], t.bool_)
+    m = _concrete_size(ar, size, "unique", lambda _: _np.count_nonzero(_np.asarray(mask)))
+    starts = nonzero(mask, size=m)[0]
+    result = t.take(aux, starts, axis=0, mode="clip") if nonempty else aux
+    if size is not None and fill_value is not None:
+        fill = t.asarray(fill_value, result.dtype)
+        if _shape(result)[0]:
+            valid = t.less(t.arange(m), t.sum(mask, dtype=t.int32))
+            result = t.where(t.expand_dims(valid, tuple(range(1, ndim(result)))), result, fill)
+        else:
+            result = t.full((m,) + _shape(result)[1:], fill, result.dtype)
+    out = [t.moveaxis(result, 0, axis)]
     if return_index:
-        out.append(t.take(perm, starts, mode="clip") if n else perm)
+        out.append(t.take(perm, starts, mode="clip") if nonempty else perm)
     if return_inverse:
-        group = t.subtract(t.cumsum(first, dtype=t.int32), 1)
-        out.append(t.reshape(_At(t.zeros(n, t.int32), perm).set(group), shape))
+        inverse = t.zeros(n, t.int32)
+        if nonempty:
+            inverse = _At(inverse, perm).set(t.subtract(t.cumsum(mask, dtype=t.int32), 1))
+        out.append(t.reshape(inverse, shape) if flat else inverse)
     if return_counts:
-        bounds = nonzero(first, size=m + 1)[0]  # group starts, then 0 padding
-        rest = _ix(bounds, slice(1, None))
-        bounds = t.concatenate([_ix(bounds, slice(0, 1)),
-                                t.where(t.not_equal(rest, 0), rest, n)])
-        out.append(t.subtract(_ix(bounds, slice(1, None)), _ix(bounds, slice(None, -1))))
+        if nonempty:
+            bounds = nonzero(mask, size=m + 1)[0]  # group starts, then 0 padding
+            rest = _ix(bounds, slice(1, None))
+            bounds = t.concatenate([_ix(bounds, slice(0, 1)),
+                                    t.where(t.not_equal(rest, 0), rest, _shape(mask)[0])])
+            out.append(t.subtract(_ix(bounds, slice(1, None)), _ix(bounds, slice(None, -1))))
+        else:
+            out.append(t.full(1 if n else 0, n, t.int32))
     return out[0] if len(out) == 1 else tuple(out)
 
 
