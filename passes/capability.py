@@ -90,6 +90,28 @@ _HLO_ELEMENTWISE = (opinfo.CHEAP_ELEMENTWISE | opinfo.EXPENSIVE_ELEMENTWISE) - {
     "stablehlo.bitcast_convert"}
 
 
+def region_read_problem(op, outside: list[bool]) -> str | None:
+    """In a while, case or if region XLA CPU lays out a fusion's parameters, constants
+    and root only, so a fused op that reads its operand through a layout (anything
+    not elementwise at one shape: broadcast, reverse, slice, ...) must read a
+    parameter or a constant (measured, test_passes_capability.py: a broadcast of a
+    fused convert in a scan body aborts, "has_layout()"; benchmarks/control_flow.py
+    found it in an RNN whose step scales by its integer counter). `outside[k]`:
+    whether the fusion reads operand k from outside."""
+    operands = op.operation.operands
+    shape = ir.RankedTensorType(op.operation.results[0].type).shape
+    if opinfo.name(op) in _HLO_ELEMENTWISE and all(
+            ir.RankedTensorType(v.type).shape == shape for v in operands):
+        return None
+    for v, out in zip(operands, outside):
+        if not out and (isinstance(v.owner, ir.Block)
+                        or opinfo.name(v.owner) != "stablehlo.constant"):
+            return (f"a fused {opinfo.name(op)} in a while/case/if region reading a value "
+                    "computed in the fusion: XLA CPU lays out only the parameters and "
+                    "root of a fusion there (aborts)")
+    return None
+
+
 def shared_value_problem(producers: list[tuple]) -> str | None:
     """Why XLA CPU's loop emitter aborts on a fusion whose ops are `producers`:
     (op, [what makes each operand: a fused op, or the ir.Value a fusion parameter
@@ -338,10 +360,16 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
         reason = shared_value_problem(body_producers(fusion))
         if reason:
             return reason
+    region = in_region(fusion)
     for inner in opinfo.fusion_body(fusion):
-        reason = backend.op_problem(inner) or (in_region(fusion) and opinfo.region_problem(inner)) or (not backend.layout_sensitive_ops and select_problem(
-            inner, [isinstance(v.owner, ir.Block) and v.owner == body
-                    for v in inner.operation.operands]))
+        outside = [isinstance(v.owner, ir.Block) and v.owner == body
+                   for v in inner.operation.operands]
+        reason = backend.op_problem(inner)
+        if reason is None and region:
+            reason = opinfo.region_problem(inner)
+        if reason is None and not backend.layout_sensitive_ops:
+            reason = select_problem(inner, outside) or (
+                region_read_problem(inner, outside) if region else None)
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:
             return f"fused op not allowed: {reason or 'nested fusion'}"
         if (opinfo.name(inner) == opinfo.REDUCE and not backend.reduce_inside_loop

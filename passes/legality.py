@@ -8,8 +8,8 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (Backend, reduce_root, select_problem, shared_value_problem,
-                         unread_outputs_problem)
+from .capability import (Backend, in_region, reduce_root, region_read_problem,
+                         select_problem, shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -240,12 +240,14 @@ def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
 
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
     """Layout problems of `nodes` (default: all) as members of `group`."""
-    reads = [r for i in (group if nodes is None else nodes) for r in _fused_reads(graph, i)]
-    for op, operands in reads:
-        outside = [v is not None and graph.producer(v) not in group for v in operands]
-        reason = select_problem(op, outside)
-        if reason:
-            return reason
+    for i in group if nodes is None else nodes:
+        region = in_region(graph.nodes[i])
+        for op, operands in _fused_reads(graph, i):
+            outside = [v is not None and graph.producer(v) not in group for v in operands]
+            reason = select_problem(op, outside) or (
+                region_read_problem(op, outside) if region else None)
+            if reason:
+                return reason
     return None
 
 

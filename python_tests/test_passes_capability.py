@@ -215,6 +215,27 @@ module {
         %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
         %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
         stablehlo.return %b : tensor<4x8xf32>"""),
+    # there only parameters, constants and the root have layouts: a broadcast or a
+    # reverse of a value computed in the fusion aborts (an RNN scaling its step by
+    # its counter: benchmarks/control_flow.py), of a parameter or a constant it runs
+    "while_body_broadcast_of_computed": WHILE.format(body="""
+        %s = stablehlo.slice %x [0:1, 0:1] : (tensor<4x8xf32>) -> tensor<1x1xf32>
+        %r = stablehlo.reshape %s : (tensor<1x1xf32>) -> tensor<f32>
+        %n = stablehlo.negate %r : tensor<f32>
+        %b = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
+        %m = stablehlo.add %b, %x : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>"""),
+    "while_body_reverse_of_computed": WHILE.format(body="""
+        %t = stablehlo.tanh %x : tensor<4x8xf32>
+        %r = stablehlo.reverse %t, dims = [1] : tensor<4x8xf32>
+        %m = stablehlo.add %r, %x : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>"""),
+    "while_body_broadcasts_of_parameter_and_constant": WHILE.format(body="""
+        %c = stablehlo.constant dense<2.0> : tensor<f32>
+        %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
+        %r = stablehlo.reverse %x, dims = [1] : tensor<4x8xf32>
+        %m = stablehlo.multiply %b, %r : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>"""),
     # XLA swaps select(not(p), a, b) to select(p, b, a): on_true is then computed
     # inside (fuzzer, jit seed 2034)
     "select_on_fused_not": """
@@ -250,6 +271,9 @@ EXPECTED = {
     "while_body_elementwise": ("runs", True),
     "while_body_reduce": ("aborts", False),
     "select_on_fused_not": ("aborts", False),
+    "while_body_broadcast_of_computed": ("aborts", False),
+    "while_body_reverse_of_computed": ("aborts", False),
+    "while_body_broadcasts_of_parameter_and_constant": ("runs", True),
 }
 
 RUNNER = textwrap.dedent("""

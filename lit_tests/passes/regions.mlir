@@ -88,3 +88,34 @@ func.func @no_reduce_fused_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
   }
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// There, too, a broadcast reads its operand through a layout: a broadcast of the
+// converted counter joins the multiply, the convert stays out and the broadcast
+// reads it as a parameter.
+// CHECK-LABEL: func.func @broadcast_reads_a_parameter_in_a_region
+// CHECK: do {
+// CHECK: %[[S:.*]] = stablehlo.convert
+// CHECK-NEXT: "mhlo.fusion"(%[[S]], %{{.*}}) {{.*}}{
+// CHECK-NEXT: ^bb0(%[[P:.*]]: tensor<f32>, %{{.*}}: tensor<3xf32>):
+// CHECK-NEXT: stablehlo.broadcast_in_dim %[[P]]
+// WHY: a fused stablehlo.broadcast_in_dim in a while/case/if region reading a value computed in the fusion
+func.func @broadcast_reads_a_parameter_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %c = %a) : tensor<i32>, tensor<3xf32>
+   cond {
+    %n = stablehlo.constant dense<4> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %f = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<3xf32>
+    %m = stablehlo.multiply %c, %b : tensor<3xf32>
+    %t = stablehlo.tanh %m : tensor<3xf32>
+    stablehlo.return %next, %t : tensor<i32>, tensor<3xf32>
+  }
+  return %r#1 : tensor<3xf32>
+}
