@@ -14,6 +14,7 @@ from jax.dtypes import float0
 import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import ad, core, lax, verify
+from tracehlo.primitives.linalg import triangular_solve
 
 # ---------------------------------------------------------------- check_grads
 
@@ -30,6 +31,16 @@ def normal(shape=(2, 3)):
 
 def cnormal(shape=(2, 3)):
     return rng.normal(size=shape) + 1j * rng.normal(size=shape)
+
+
+def positive_definite(n, complex_=False):
+    m = cnormal((n, n)) if complex_ else normal((n, n))
+    return m @ np.conj(m.T) + n * np.eye(n)
+
+
+def triangular(shape, complex_=False):
+    """Well conditioned: a dominant diagonal in whichever triangle the solve reads."""
+    return (cnormal(shape) if complex_ else normal(shape)) + 3 * np.eye(shape[-1])
 
 
 def distinct(shape=(2, 3)):
@@ -130,6 +141,16 @@ ROWS = [
      [normal(), normal((1, 3))]),
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
+    ("cholesky", tnp.linalg.cholesky, [positive_definite(3)]),
+    ("cholesky", tnp.linalg.cholesky, [positive_definite(3, complex_=True)]),
+    ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True),
+     [triangular((3, 3)), normal((3, 2))]),
+    ("triangular_solve", lambda a, b: triangular_solve(a, b, transpose_a=True,
+                                                       unit_diagonal=True),
+     [triangular((2, 3, 3)), normal((2, 2, 3))]),
+    ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True,
+                                                       conjugate_a=True),
+     [triangular((3, 3), True), cnormal((3, 2))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),
@@ -170,8 +191,6 @@ ZERO_ROWS += [(name, lambda x, op=op: op(_INT(x), _INT(lax.abs(x))), [normal()])
 ZERO_ROWS += [("population_count", lambda x: lax.population_count(_INT(x)), [normal()])]
 
 EXEMPT = {
-    "cholesky": "its derivative needs triangular_solve, which is not a primitive yet "
-                "(differentiating it raises a NotImplementedError naming it)",
     "digamma": "its derivative is polygamma(1, x), which is not a primitive yet",
     "while": "reverse mode needs a static trip count (JAX raises the same error); "
              "test_control_flow.py checks its jvp against finite differences",

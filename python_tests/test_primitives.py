@@ -161,6 +161,18 @@ CASES.update({
         ([(0,)], {"dimension": 0, "num_keys": 1})]),
     "optimization_barrier": Case(lambda *xs: tuple(jax.lax.optimization_barrier(xs)), [
         ([(2, 3), ("int32", (3,))], {}), ([()], {})]),
+    "triangular_solve": Case(jax.lax.linalg.triangular_solve, [
+        ([(3, 3), (3, 2)], dict(left_side=True, lower=True, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False)),
+        ([(2, 3, 3), (2, 4, 3)], dict(left_side=False, lower=False, transpose_a=True,
+                                      conjugate_a=False, unit_diagonal=True)),
+        ([(3, 3), (3, 1)], dict(left_side=True, lower=False, transpose_a=True,
+                                conjugate_a=True, unit_diagonal=False)),
+        ([(3, 3), (2, 3)], dict(left_side=False, lower=True, transpose_a=False,
+                                conjugate_a=True, unit_diagonal=False)),
+        ([(0, 0), (0, 2)], dict(left_side=True, lower=True, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False))],
+        (0.5, 2.0)),  # a dominant diagonal is not needed for n = 3 with positive entries
     "argmax": Case(lambda x, axes, index_dtype: jax.lax.argmax(x, axes[0], index_dtype), [
         ([(2, 3)], {"axes": (1,), "index_dtype": np.dtype("int32")}),
         ([(0, 3)], {"axes": (1,), "index_dtype": np.dtype("int32")})]),

@@ -297,7 +297,12 @@ def _conj_shape(x):
 
 
 def _conj_lowering(ctx, eqn, x):
-    src, out = eqn.inputs[0].type, eqn.outputs[0].type
+    return lower_conj(ctx, x, eqn.inputs[0].type)
+
+
+def lower_conj(ctx, x, src: ArrayType) -> str:
+    """StableHLO has no conjugate op: (re, -im) of x, of type src (a real x: (x, 0))."""
+    out = ArrayType(src.shape, _complex_dtype(src.dtype))
     part = ArrayType(out.shape, _real_dtype(out.dtype))
     if dtypes.is_complex(src.dtype):
         re = ctx.op(f"stablehlo.real {x} : {_signature([src], part)}")
