@@ -83,7 +83,9 @@ ROWS = [
     ("erf", lax.erf, [normal()]),
     ("erfc", lax.erfc, [normal()]),
     ("erf_inv", lax.erf_inv, [uniform(-0.8, 0.8)]),
-    ("lgamma", lax.lgamma, [uniform(0.5, 3)], 1),  # order 2 needs digamma's derivative
+    ("lgamma", lax.lgamma, [uniform(0.5, 3)]),
+    ("digamma", lax.digamma, [uniform(0.5, 3)]),
+    ("polygamma", lambda x: lax.polygamma(np.full(x.shape, 2.0), x), [uniform(0.5, 3)]),
     ("add", lax.add, [normal(), normal()]),
     ("add", lambda x, s: lax.add(x, s), [normal(), normal(())]),  # a rank-0 operand
     ("sub", lax.sub, [normal(), normal()]),
@@ -191,7 +193,6 @@ ZERO_ROWS += [(name, lambda x, op=op: op(_INT(x), _INT(lax.abs(x))), [normal()])
 ZERO_ROWS += [("population_count", lambda x: lax.population_count(_INT(x)), [normal()])]
 
 EXEMPT = {
-    "digamma": "its derivative is polygamma(1, x), which is not a primitive yet",
     "while": "reverse mode needs a static trip count (JAX raises the same error); "
              "test_control_flow.py checks its jvp against finite differences",
 }
@@ -731,9 +732,9 @@ def test_errors_name_the_users_line():
         tracehlo.grad(lambda x, y: x, argnums=2)(1.0)
     with pytest.raises(TypeError, match=r"must be tuples or lists; found float and float"):
         tracehlo.jvp(tnp.sin, 1.0, 1.0)
-    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
-                                                  r"digamma is not implemented"):
-        tracehlo.grad(lax.digamma)(1.0)
+    with pytest.raises(ValueError, match=r"test_ad\.py:\d+: polygamma gradient with respect "
+                                         r"to m is not supported"):
+        tracehlo.grad(lambda m: lax.polygamma(m, 1.5))(2.0)
     with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
                                                   r"scatter with combiner 'mul'"):
         tracehlo.grad(lambda x: lax.reduce_sum(lax.scatter(

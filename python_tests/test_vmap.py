@@ -92,6 +92,8 @@ ROWS = [
     Row("pow", "binary", lax.pow, [POS, X]), Row("max", "binary", lax.max, [X, X]),
     Row("min", "binary", lax.min, [X, X]), Row("atan2", "binary", lax.atan2, [X, X]),
     Row("nextafter", "binary", lax.nextafter, [X, X]),
+    Row("polygamma", "binary", lax.polygamma,
+        [lambda rng: rng.integers(0, 4, (2, 4)).astype(np.float32), POS]),
     Row("compare", "binary", lax.gt, [X, X]),
     Row("compare/scalar", "binary", lax.le, [f32(), X]),
     Row("select", "binary", lax.select, [boolean(2, 4), X, X]),
