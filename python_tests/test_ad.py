@@ -52,6 +52,14 @@ PRED = np.array([[True, False, True], [False, False, True]])
 IDX = np.array([[1], [0], [1]], np.int32)
 jitted_sin_mul = tracehlo.jit(lambda x, y: tnp.sin(x) * y)
 
+
+def _scatter_rows(combiner, indices=IDX):
+    """Rows of updates scattered into rows of x (IDX: row 1 twice, row 0 once)."""
+    return lambda x, u: lax.scatter(x, indices, u, update_window_dims=(1,),
+                                    inserted_window_dims=(0,),
+                                    scatter_dims_to_operand_dims=(0,), index_vector_dim=1,
+                                    combiner=combiner)
+
 # (primitive, function of float64 arrays, arguments[, order checked (default 2)]): one row
 # per differentiable primitive
 ROWS = [
@@ -131,16 +139,11 @@ ROWS = [
                                     start_index_map=(0,), slice_sizes=(1, 3),
                                     index_vector_dim=1), [normal()]),
     ("gather", lambda x: tnp.take_along_axis(x, np.array([[2, 0], [1, 1]]), 1), [normal()]),
-    ("scatter", lambda x, u: lax.scatter(x, IDX, u, update_window_dims=(1,),
-                                         inserted_window_dims=(0,),
-                                         scatter_dims_to_operand_dims=(0,),
-                                         index_vector_dim=1, combiner="add"),
-     [normal(), normal((3, 3))]),
-    ("scatter", lambda x, u: lax.scatter(x, IDX[:1], u, update_window_dims=(1,),
-                                         inserted_window_dims=(0,),
-                                         scatter_dims_to_operand_dims=(0,),
-                                         index_vector_dim=1, combiner="set"),
-     [normal(), normal((1, 3))]),
+    ("scatter", _scatter_rows("add"), [normal(), normal((3, 3))]),
+    ("scatter", _scatter_rows("set", IDX[:1]), [normal(), normal((1, 3))]),
+    ("scatter", _scatter_rows("mul"), [normal(), normal((3, 3))]),  # row 1 twice
+    ("scatter", _scatter_rows("min"), [distinct(), distinct((3, 3)) + 0.25]),
+    ("scatter", _scatter_rows("max"), [distinct(), distinct((3, 3)) + 0.25]),
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
     ("cholesky", tnp.linalg.cholesky, [positive_definite(3)]),
@@ -379,6 +382,12 @@ NUMPY_ROWS = [
     ("at.add", tracehlo.jit(lambda x, u: x.at[np.array([0, 0])].add(u)),
      [normal(), normal((2, 3))]),
     ("at.set", tracehlo.jit(lambda x, u: x.at[:, 1].set(u)), [normal(), normal((2,))]),
+    ("at.multiply", tracehlo.jit(lambda x, u: x.at[np.array([1, 0, 1])].multiply(u)),
+     [normal(), normal((3, 3))]),
+    ("at.min", tracehlo.jit(lambda x, u: x.at[0, np.array([2, 0, 2])].min(u)),
+     [distinct(), distinct((3,)) + 0.25]),
+    ("at.max", tracehlo.jit(lambda x, u: x.at[0, np.array([2, 0, 2])].max(u)),
+     [distinct(), distinct((3,)) + 0.25]),
     ("nn.gelu", tracehlo.nn.gelu, [normal()]),
     ("nn.log_softmax", tracehlo.nn.log_softmax, [normal()]),
     ("nn.logsumexp", lambda x: tracehlo.nn.logsumexp(x, axis=1), [normal()]),
@@ -735,12 +744,6 @@ def test_errors_name_the_users_line():
     with pytest.raises(ValueError, match=r"test_ad\.py:\d+: polygamma gradient with respect "
                                          r"to m is not supported"):
         tracehlo.grad(lambda m: lax.polygamma(m, 1.5))(2.0)
-    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
-                                                  r"scatter with combiner 'mul'"):
-        tracehlo.grad(lambda x: lax.reduce_sum(lax.scatter(
-            x, IDX[:1], x[:1], update_window_dims=(1,), inserted_window_dims=(0,),
-            scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner="mul"), (0, 1)))(
-                np.ones((2, 3), np.float32))
 
 
 def test_transformed_graphs_verify_round_trip_and_lose_dead_code():
@@ -789,6 +792,36 @@ def test_indexing_gradients_follow_what_the_forward_pass_did():
     x = np.ones(4, np.float32)
     for ours in (tracehlo.grad(put(tnp), (0, 1)), tracehlo.jit(tracehlo.grad(put(tnp), (0, 1)))):
         _assert_trees_close(ours(tnp.asarray(x), u), jax.grad(put(jnp), (0, 1))(x, u))
+
+
+def _unique_multiplies(x, i, u):
+    """x.at[i].multiply(u) one index at a time: JAX differentiates a multiply with
+    respect to its updates only with unique_indices=True."""
+    for k in range(len(i)):
+        x = x.at[i[k]].multiply(u[k], unique_indices=True)
+    return x
+
+
+@pytest.mark.parametrize("i", [np.array([3, 0, 2]), np.array([1, 1, 2, 1, 9])],
+                         ids=["unique", "repeated_and_dropped"])
+def test_scatter_gradients_equal_jax(i):
+    """.at[i].add/multiply/min/max/set against jax.grad, one jitted gradient for all:
+    an update the scatter drops (index 9) gets no cotangent; tied min/max values share
+    it equally, as in JAX; zero factors of a repeated multiply are exact."""
+    x = np.array([[1., -2.], [0.5, 3.], [-1., 2.], [2., 0.25]], np.float32)
+    u = np.array([[2., -3.], [0.5, 0.], [2., 2.], [-1., 3.], [0., 4.]], np.float32)[:len(i)]
+    weights = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    methods = ["add", "multiply", "min", "max", "set"]
+
+    def losses(np_, update):
+        return [lambda x, u, m=m: np_.sum(update(x, m, u) ** 2 * weights) for m in methods]
+    ours = tracehlo.jit(lambda x, u: [tracehlo.grad(f, (0, 1))(x, u) for f in losses(
+        tnp, lambda x, m, u: getattr(x.at[i], m)(u))])(x, u)
+    theirs = [jax.grad(f, (0, 1))(x, u) for f in losses(
+        jnp, lambda x, m, u: _unique_multiplies(x, i, u) if m == "multiply"
+        else getattr(x.at[i], m)(u))]
+    for m, got, want in zip(methods, ours, theirs):
+        _assert_trees_close(got, want, rtol=1e-5)
 
 
 def test_eager_backward_pass_skips_operands_off_the_tape(monkeypatch):
