@@ -10,9 +10,9 @@ from .primitives.elementwise import (
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex, conj,
     convert_element_type, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1,
     floor, ge, gt, imag, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne,
-    neg, nextafter, optimization_barrier, population_count, pow, real, rem, round, rsqrt,
-    select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt,
-    sub, tan, tanh)
+    neg, nextafter, optimization_barrier, polygamma, population_count, pow, real, rem, round,
+    rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh,
+    sqrt, sub, tan, tanh)
 from .primitives.indexing import gather, scatter
 from .primitives.linalg import dot, dot_general
 from .primitives.reductions import (
@@ -36,8 +36,8 @@ __all__ = [
     "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "fori_loop",
     "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log", "log1p",
     "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter",
-    "optimization_barrier", "pad", "population_count", "pow", "real", "reduce_and",
-    "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",
+    "optimization_barrier", "pad", "polygamma", "population_count", "pow", "real",
+    "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",
     "reshape", "rev", "round", "rsqrt", "scan", "scatter", "select", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan",

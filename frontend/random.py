@@ -789,29 +789,145 @@ _gamma_jit = _eager_program(_gamma_body, static_argnums=(2, 3, 4))
 
 @_custom_jvp
 def _no_parameter_gradient(*params):
-    """The parameters as they are, but an error where they are differentiated: the
-    rejection loop's own derivative is not the sample's (JAX differentiates the sample
-    implicitly through the incomplete gamma function, random_gamma_grad, not built here)."""
+    """The parameters as they are, but an error where they are differentiated: beta's
+    and dirichlet's samples are not yet differentiated through their gamma samples."""
     return params
 
 
 @_no_parameter_gradient.defjvp
 def _no_parameter_gradient_jvp(primals, tangents):
     raise NotImplementedError(_at_user_line(
-        "differentiating gamma, loggamma, beta or dirichlet samples with respect to their "
-        "parameters (JAX's implicit gradient, random_gamma_grad) is not supported"))
+        "differentiating beta or dirichlet samples with respect to their parameters is "
+        "not supported (gamma and loggamma samples are differentiable)"))
+
+
+def _igamma_series_derivative(x, a, enabled):
+    """d(sample)/da from the series of the regularized lower incomplete gamma function
+    P(a, x), where x <= 1 or x <= a (JAX's _igamma_series, SAMPLE_DERIVATIVE mode): the
+    terms and their derivatives in a are summed until the derivative's last term is
+    below eps, each element frozen once it has converged."""
+    eps = _np.finfo(_type_of(a).dtype).eps
+
+    def body(vals):
+        enabled, r, c, ans, dc_da, dans_da = vals
+        r_new = r + 1
+        dc_da_new = dc_da * (x / r_new) - (c * x) / (r_new * r_new)
+        dans_da_new = dans_da + dc_da_new
+        c_new = c * (x / r_new)
+        more = _lax.bitwise_and(enabled, _lax.gt(_lax.abs(dc_da_new / dans_da_new), eps))
+        return (more,) + tuple(_lax.select(enabled, new, old) for new, old in zip(
+            (r_new, c_new, ans + c_new, dc_da_new, dans_da_new), vals[1:]))
+
+    ones, zeros = _tnp.ones_like(a), _tnp.zeros_like(a)
+    _, _, _, ans, _, dans_da = _lax.while_loop(
+        lambda vals: _tnp.any(vals[0]), body, (enabled, a, ones, ones, zeros, zeros))
+    dlogax_da = _lax.log(x) - _lax.digamma(a + 1)
+    return -(dans_da + ans * dlogax_da) * x / a
+
+
+def _igammac_fraction_derivative(x, a, enabled):
+    """d(sample)/da from the continued fraction of the upper incomplete gamma function
+    Q(a, x), where x > 1 and x > a (JAX's _igammac_continued_fraction,
+    SAMPLE_DERIVATIVE mode), with its rescaling of large convergents and its limit of
+    2000 terms."""
+    eps = _np.finfo(_type_of(a).dtype).eps
+    select = _lax.select
+
+    def body(vals):
+        (enabled, ans, y, z, c, pkm1, qkm1, pkm2, qkm2,
+         dpkm2_da, dqkm2_da, dpkm1_da, dqkm1_da, dans_da) = vals
+        c, y, z = c + 1, y + 1, z + 2
+        yc = y * c
+        pk = pkm1 * z - pkm2 * yc
+        qk = qkm1 * z - qkm2 * yc
+        nonzero = _lax.ne(qk, _tnp.zeros_like(qk))
+        ans_new = select(nonzero, pk / qk, ans)
+        dpk_da = dpkm1_da * z - pkm1 - dpkm2_da * yc + pkm2 * c
+        dqk_da = dqkm1_da * z - qkm1 - dqkm2_da * yc + qkm2 * c
+        dans_da_new = select(nonzero, (dpk_da - ans_new * dqk_da) / qk, dans_da)
+        change = select(nonzero, _lax.abs(dans_da_new - dans_da), _tnp.ones_like(dans_da))
+        rescale = _lax.gt(_lax.abs(pk), 1 / eps)  # scaled down together: ratios keep
+        shifted = [select(rescale, v * eps, v) for v in (  # k-1 becomes k-2, k becomes k-1
+            pk, qk, pkm1, qkm1, dpkm1_da, dqkm1_da, dpk_da, dqk_da)]
+        frozen = [select(enabled, n, o) for n, o in zip(
+            (ans_new, y, z, *shifted, dans_da_new), vals[1:4] + vals[5:])]
+        return (_lax.bitwise_and(enabled, _lax.gt(change, eps)), *frozen[:3], c, *frozen[3:])
+
+    y = 1 - a
+    z = x + y + 1
+    pkm1, qkm1 = x + 1, z * x
+    ans = pkm1 / qkm1
+    zeros = _tnp.zeros_like(x)
+    init = (enabled, ans, y, z, _np.zeros((), _type_of(x).dtype), pkm1, qkm1,
+            _tnp.ones_like(x), x, zeros, zeros, zeros, -x, (zeros - ans * -x) / qkm1)
+    vals = _lax.while_loop(
+        lambda vals: _lax.bitwise_and(_lax.lt(vals[4], 2000), _tnp.any(vals[0])), body, init)
+    ans, dans_da = vals[1], vals[13]
+    dlogax_da = _lax.log(x) - _lax.digamma(a)
+    return (dans_da + ans * dlogax_da) * x
+
+
+def _random_gamma_grad(a, x):
+    """d x / d a for a Gamma(a) sample x at a fixed value of its CDF, P(a, x) (implicit
+    reparameterization: -(dP/da) / (dP/dx)), as JAX's lax.random_gamma_grad computes it."""
+    dtype = _type_of(a).dtype
+    nan = _lax.bitwise_or(_lax.ne(a, a), _lax.ne(x, x))
+    x_is_zero = _lax.eq(x, _tnp.zeros_like(x))
+    domain_error = _lax.bitwise_or(_lax.lt(x, 0), _lax.le(a, 0))
+    use_fraction = _lax.bitwise_and(_lax.gt(x, 1), _lax.gt(x, a))
+    log_ax = a * _lax.log(x) - x - _lax.lgamma(a)
+    underflow = _lax.lt(log_ax, -_np.log(_np.finfo(dtype).max))
+    enabled = _lax.bitwise_not(_lax.bitwise_or(_lax.bitwise_or(x_is_zero, domain_error),
+                                               _lax.bitwise_or(underflow, nan)))
+    out = _lax.select(
+        use_fraction,
+        _igammac_fraction_derivative(x, a, _lax.bitwise_and(enabled, use_fraction)),
+        _igamma_series_derivative(x, a, _lax.bitwise_and(enabled,
+                                                         _lax.bitwise_not(use_fraction))))
+    out = _lax.select(x_is_zero, _tnp.zeros_like(out), out)
+    return _lax.select(_lax.bitwise_or(domain_error, nan), _tnp.full_like(out, _np.nan), out)
+
+
+def _gamma_grad_body(a, sample, log_space):
+    """d sample / d a; in log space d log(sample) / d a, the sample's exp kept above 0."""
+    if not log_space:
+        return _random_gamma_grad(a, sample)
+    x = _lax.exp(sample)
+    x = _lax.select(_lax.eq(x, _tnp.zeros_like(x)),
+                    _tnp.full_like(x, _np.finfo(_type_of(x).dtype).tiny), x)
+    return _random_gamma_grad(a, x) / x
+
+
+_gamma_grad_jit = _eager_program(_gamma_grad_body, static_argnums=(2,))
+
+
+def _gamma_samples(data, a, dtype, log_space):
+    return _gamma_jit(data, a, _tnp.shape(a), dtype, log_space)
+
+
+_gamma_samples = _custom_jvp(_gamma_samples, nondiff_argnums=(2, 3))
+
+
+@_gamma_samples.defjvp
+def _gamma_samples_jvp(dtype, log_space, primals, tangents):
+    """The rejection loop's own derivative is not the sample's: as JAX, the sample is
+    differentiated implicitly, through the CDF it was drawn at (_random_gamma_grad)."""
+    data, a = primals
+    sample = _gamma_samples(data, a, dtype, log_space)
+    return sample, tangents[1] * _gamma_grad_jit(a, sample, log_space)
 
 
 def _gamma(name, key, a, shape, dtype, log_space):
     data, _ = _check_key(name, key)
     dtype = _float_dtype("gamma", dtype)
-    (a,) = _no_parameter_gradient(_param(a))
+    a = _param(a)
     if shape is None:
         shape = _tnp.shape(a)
     else:
         shape = _shape_arg(name, shape)
         _check_shape("gamma", shape, _tnp.shape(a))
-    return _gamma_jit(data, a, shape, dtype, log_space)
+    return _gamma_samples(data, _tnp.broadcast_to(_lax.convert_element_type(a, dtype), shape),
+                          dtype, log_space)
 
 
 def gamma(key, a, shape=None, dtype=None):

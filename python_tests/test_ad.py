@@ -14,6 +14,7 @@ from jax.dtypes import float0
 import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import ad, core, lax, verify
+from tracehlo.primitives.linalg import triangular_solve
 
 # ---------------------------------------------------------------- check_grads
 
@@ -32,6 +33,16 @@ def cnormal(shape=(2, 3)):
     return rng.normal(size=shape) + 1j * rng.normal(size=shape)
 
 
+def positive_definite(n, complex_=False):
+    m = cnormal((n, n)) if complex_ else normal((n, n))
+    return m @ np.conj(m.T) + n * np.eye(n)
+
+
+def triangular(shape, complex_=False):
+    """Well conditioned: a dominant diagonal in whichever triangle the solve reads."""
+    return (cnormal(shape) if complex_ else normal(shape)) + 3 * np.eye(shape[-1])
+
+
 def distinct(shape=(2, 3)):
     """Values far apart, so max/min/sort/clamp have no ties near them."""
     return rng.permutation(np.arange(np.prod(shape))).reshape(shape) * 0.5 - 1.0
@@ -40,6 +51,14 @@ def distinct(shape=(2, 3)):
 PRED = np.array([[True, False, True], [False, False, True]])
 IDX = np.array([[1], [0], [1]], np.int32)
 jitted_sin_mul = tracehlo.jit(lambda x, y: tnp.sin(x) * y)
+
+
+def _scatter_rows(combiner, indices=IDX):
+    """Rows of updates scattered into rows of x (IDX: row 1 twice, row 0 once)."""
+    return lambda x, u: lax.scatter(x, indices, u, update_window_dims=(1,),
+                                    inserted_window_dims=(0,),
+                                    scatter_dims_to_operand_dims=(0,), index_vector_dim=1,
+                                    combiner=combiner)
 
 # (primitive, function of float64 arrays, arguments[, order checked (default 2)]): one row
 # per differentiable primitive
@@ -72,7 +91,9 @@ ROWS = [
     ("erf", lax.erf, [normal()]),
     ("erfc", lax.erfc, [normal()]),
     ("erf_inv", lax.erf_inv, [uniform(-0.8, 0.8)]),
-    ("lgamma", lax.lgamma, [uniform(0.5, 3)], 1),  # order 2 needs digamma's derivative
+    ("lgamma", lax.lgamma, [uniform(0.5, 3)]),
+    ("digamma", lax.digamma, [uniform(0.5, 3)]),
+    ("polygamma", lambda x: lax.polygamma(np.full(x.shape, 2.0), x), [uniform(0.5, 3)]),
     ("add", lax.add, [normal(), normal()]),
     ("add", lambda x, s: lax.add(x, s), [normal(), normal(())]),  # a rank-0 operand
     ("sub", lax.sub, [normal(), normal()]),
@@ -118,18 +139,23 @@ ROWS = [
                                     start_index_map=(0,), slice_sizes=(1, 3),
                                     index_vector_dim=1), [normal()]),
     ("gather", lambda x: tnp.take_along_axis(x, np.array([[2, 0], [1, 1]]), 1), [normal()]),
-    ("scatter", lambda x, u: lax.scatter(x, IDX, u, update_window_dims=(1,),
-                                         inserted_window_dims=(0,),
-                                         scatter_dims_to_operand_dims=(0,),
-                                         index_vector_dim=1, combiner="add"),
-     [normal(), normal((3, 3))]),
-    ("scatter", lambda x, u: lax.scatter(x, IDX[:1], u, update_window_dims=(1,),
-                                         inserted_window_dims=(0,),
-                                         scatter_dims_to_operand_dims=(0,),
-                                         index_vector_dim=1, combiner="set"),
-     [normal(), normal((1, 3))]),
+    ("scatter", _scatter_rows("add"), [normal(), normal((3, 3))]),
+    ("scatter", _scatter_rows("set", IDX[:1]), [normal(), normal((1, 3))]),
+    ("scatter", _scatter_rows("mul"), [normal(), normal((3, 3))]),  # row 1 twice
+    ("scatter", _scatter_rows("min"), [distinct(), distinct((3, 3)) + 0.25]),
+    ("scatter", _scatter_rows("max"), [distinct(), distinct((3, 3)) + 0.25]),
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
+    ("cholesky", tnp.linalg.cholesky, [positive_definite(3)]),
+    ("cholesky", tnp.linalg.cholesky, [positive_definite(3, complex_=True)]),
+    ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True),
+     [triangular((3, 3)), normal((3, 2))]),
+    ("triangular_solve", lambda a, b: triangular_solve(a, b, transpose_a=True,
+                                                       unit_diagonal=True),
+     [triangular((2, 3, 3)), normal((2, 2, 3))]),
+    ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True,
+                                                       conjugate_a=True),
+     [triangular((3, 3), True), cnormal((3, 2))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),
@@ -170,9 +196,6 @@ ZERO_ROWS += [(name, lambda x, op=op: op(_INT(x), _INT(lax.abs(x))), [normal()])
 ZERO_ROWS += [("population_count", lambda x: lax.population_count(_INT(x)), [normal()])]
 
 EXEMPT = {
-    "cholesky": "its derivative needs triangular_solve, which is not a primitive yet "
-                "(differentiating it raises a NotImplementedError naming it)",
-    "digamma": "its derivative is polygamma(1, x), which is not a primitive yet",
     "while": "reverse mode needs a static trip count (JAX raises the same error); "
              "test_control_flow.py checks its jvp against finite differences",
 }
@@ -359,6 +382,12 @@ NUMPY_ROWS = [
     ("at.add", tracehlo.jit(lambda x, u: x.at[np.array([0, 0])].add(u)),
      [normal(), normal((2, 3))]),
     ("at.set", tracehlo.jit(lambda x, u: x.at[:, 1].set(u)), [normal(), normal((2,))]),
+    ("at.multiply", tracehlo.jit(lambda x, u: x.at[np.array([1, 0, 1])].multiply(u)),
+     [normal(), normal((3, 3))]),
+    ("at.min", tracehlo.jit(lambda x, u: x.at[0, np.array([2, 0, 2])].min(u)),
+     [distinct(), distinct((3,)) + 0.25]),
+    ("at.max", tracehlo.jit(lambda x, u: x.at[0, np.array([2, 0, 2])].max(u)),
+     [distinct(), distinct((3,)) + 0.25]),
     ("nn.gelu", tracehlo.nn.gelu, [normal()]),
     ("nn.log_softmax", tracehlo.nn.log_softmax, [normal()]),
     ("nn.logsumexp", lambda x: tracehlo.nn.logsumexp(x, axis=1), [normal()]),
@@ -712,15 +741,9 @@ def test_errors_name_the_users_line():
         tracehlo.grad(lambda x, y: x, argnums=2)(1.0)
     with pytest.raises(TypeError, match=r"must be tuples or lists; found float and float"):
         tracehlo.jvp(tnp.sin, 1.0, 1.0)
-    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
-                                                  r"digamma is not implemented"):
-        tracehlo.grad(lax.digamma)(1.0)
-    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: differentiation of "
-                                                  r"scatter with combiner 'mul'"):
-        tracehlo.grad(lambda x: lax.reduce_sum(lax.scatter(
-            x, IDX[:1], x[:1], update_window_dims=(1,), inserted_window_dims=(0,),
-            scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner="mul"), (0, 1)))(
-                np.ones((2, 3), np.float32))
+    with pytest.raises(ValueError, match=r"test_ad\.py:\d+: polygamma gradient with respect "
+                                         r"to m is not supported"):
+        tracehlo.grad(lambda m: lax.polygamma(m, 1.5))(2.0)
 
 
 def test_transformed_graphs_verify_round_trip_and_lose_dead_code():
@@ -769,6 +792,36 @@ def test_indexing_gradients_follow_what_the_forward_pass_did():
     x = np.ones(4, np.float32)
     for ours in (tracehlo.grad(put(tnp), (0, 1)), tracehlo.jit(tracehlo.grad(put(tnp), (0, 1)))):
         _assert_trees_close(ours(tnp.asarray(x), u), jax.grad(put(jnp), (0, 1))(x, u))
+
+
+def _unique_multiplies(x, i, u):
+    """x.at[i].multiply(u) one index at a time: JAX differentiates a multiply with
+    respect to its updates only with unique_indices=True."""
+    for k in range(len(i)):
+        x = x.at[i[k]].multiply(u[k], unique_indices=True)
+    return x
+
+
+@pytest.mark.parametrize("i", [np.array([3, 0, 2]), np.array([1, 1, 2, 1, 9])],
+                         ids=["unique", "repeated_and_dropped"])
+def test_scatter_gradients_equal_jax(i):
+    """.at[i].add/multiply/min/max/set against jax.grad, one jitted gradient for all:
+    an update the scatter drops (index 9) gets no cotangent; tied min/max values share
+    it equally, as in JAX; zero factors of a repeated multiply are exact."""
+    x = np.array([[1., -2.], [0.5, 3.], [-1., 2.], [2., 0.25]], np.float32)
+    u = np.array([[2., -3.], [0.5, 0.], [2., 2.], [-1., 3.], [0., 4.]], np.float32)[:len(i)]
+    weights = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    methods = ["add", "multiply", "min", "max", "set"]
+
+    def losses(np_, update):
+        return [lambda x, u, m=m: np_.sum(update(x, m, u) ** 2 * weights) for m in methods]
+    ours = tracehlo.jit(lambda x, u: [tracehlo.grad(f, (0, 1))(x, u) for f in losses(
+        tnp, lambda x, m, u: getattr(x.at[i], m)(u))])(x, u)
+    theirs = [jax.grad(f, (0, 1))(x, u) for f in losses(
+        jnp, lambda x, m, u: _unique_multiplies(x, i, u) if m == "multiply"
+        else getattr(x.at[i], m)(u))]
+    for m, got, want in zip(methods, ours, theirs):
+        _assert_trees_close(got, want, rtol=1e-5)
 
 
 def test_eager_backward_pass_skips_operands_off_the_tape(monkeypatch):

@@ -1,7 +1,13 @@
 """tracehlo.numpy contractions (dot, matmul, vdot, inner, outer, tensordot, einsum)
-and linalg.norm against NumPy / jax.numpy, eager and jitted."""
+linalg.norm and the gradients of linalg.cholesky against NumPy / jax.numpy, eager and
+jitted."""
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
+
+import tracehlo
+import tracehlo.numpy as tnp
 
 from numpy_helpers import check, check_raises, f32, i32
 
@@ -127,3 +133,19 @@ def test_product_errors():
                  match="einsum: spec 'ijk' has 3 labels for an operand of rank 2")
     check_raises(lambda m, a: m.linalg.norm(a, ord="nuc"), f32(2, 3),
                  exc=NotImplementedError, match="ord='nuc'")
+
+
+def test_cholesky_gradients_equal_jax():
+    """cholesky's derivative (through triangular_solve) against jax.grad: batched, upper,
+    without symmetrizing, and under jit."""
+    m = f32(2, 3, 3)
+    cov = m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3, dtype=np.float32)
+    weights = f32(3, 3)
+    for kwargs in [{}, {"upper": True}, {"symmetrize_input": False}]:
+        def loss(np_):
+            return lambda c: np_.sum(np_.sin(np_.linalg.cholesky(c, **kwargs)) * weights)
+        want = jax.grad(loss(jnp))(cov)
+        np.testing.assert_allclose(tracehlo.grad(loss(tnp))(cov), want, rtol=1e-4, atol=1e-5,
+                                   err_msg=str(kwargs))
+    np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(loss(tnp)))(cov), want, rtol=1e-4,
+                               atol=1e-5)

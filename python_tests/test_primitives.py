@@ -40,6 +40,7 @@ class Case:
     oracle: object
     instances: list
     domain: tuple = (-2.0, 2.0)  # where float operands are sampled
+    whole: tuple = ()  # positions of float operands sampled as whole numbers
 
 
 def elementwise(arity, oracle, domain=(-2.0, 2.0)):
@@ -161,6 +162,20 @@ CASES.update({
         ([(0,)], {"dimension": 0, "num_keys": 1})]),
     "optimization_barrier": Case(lambda *xs: tuple(jax.lax.optimization_barrier(xs)), [
         ([(2, 3), ("int32", (3,))], {}), ([()], {})]),
+    "triangular_solve": Case(jax.lax.linalg.triangular_solve, [
+        ([(3, 3), (3, 2)], dict(left_side=True, lower=True, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False)),
+        ([(2, 3, 3), (2, 4, 3)], dict(left_side=False, lower=False, transpose_a=True,
+                                      conjugate_a=False, unit_diagonal=True)),
+        ([(3, 3), (3, 1)], dict(left_side=True, lower=False, transpose_a=True,
+                                conjugate_a=True, unit_diagonal=False)),
+        ([(3, 3), (2, 3)], dict(left_side=False, lower=True, transpose_a=False,
+                                conjugate_a=True, unit_diagonal=False)),
+        ([(0, 0), (0, 2)], dict(left_side=True, lower=True, transpose_a=False,
+                                conjugate_a=False, unit_diagonal=False))],
+        (0.5, 2.0)),  # a dominant diagonal is not needed for n = 3 with positive entries
+    "polygamma": Case(jax.lax.polygamma, [([s, s], {}) for s in [(), (0,), (2, 3)]],
+                      (0.25, 3.0), whole=(0,)),  # the order m is a whole number
     "argmax": Case(lambda x, axes, index_dtype: jax.lax.argmax(x, axes[0], index_dtype), [
         ([(2, 3)], {"axes": (1,), "index_dtype": np.dtype("int32")}),
         ([(0, 3)], {"axes": (1,), "index_dtype": np.dtype("int32")})]),
@@ -354,10 +369,12 @@ def test_primitives_against_jax_lax(dtype):
     for name in sorted(set(core.primitives) - set(EXEMPT)):
         ok, bad = accepted(name, dtype)
         problems += bad
-        domain = CASES[name].domain if name in CASES else None
+        case = CASES[name]
         for specs, params, want in ok:
             calls.append((name, len(specs), params, want))
-            operands.append([sample(s, dtype, domain) for s in specs])
+            ops = [sample(s, dtype, case.domain) for s in specs]
+            operands.append([np.round(x.astype(np.float64)).astype(x.dtype) if i in case.whole
+                             else x for i, x in enumerate(ops)])
     assert not problems, "\n".join(problems)
     try:
         got = run_ours(calls, [x for ops in operands for x in ops])

@@ -22,6 +22,7 @@ import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import core, lax
 from tracehlo.batching import batch_rules
+from tracehlo.primitives.linalg import triangular_solve
 
 B = 3  # the batch size; example shapes avoid 3, so a wrong axis cannot pass unseen
 
@@ -91,6 +92,8 @@ ROWS = [
     Row("pow", "binary", lax.pow, [POS, X]), Row("max", "binary", lax.max, [X, X]),
     Row("min", "binary", lax.min, [X, X]), Row("atan2", "binary", lax.atan2, [X, X]),
     Row("nextafter", "binary", lax.nextafter, [X, X]),
+    Row("polygamma", "binary", lax.polygamma,
+        [lambda rng: rng.integers(0, 4, (2, 4)).astype(np.float32), POS]),
     Row("compare", "binary", lax.gt, [X, X]),
     Row("compare/scalar", "binary", lax.le, [f32(), X]),
     Row("select", "binary", lax.select, [boolean(2, 4), X, X]),
@@ -175,6 +178,11 @@ ROWS = [
         a, b, (((0,), (0,)), ((), ()))), [f32(4), f32(4)]),
     Row("cholesky", "dot", lambda m: tnp.linalg.cholesky(
         tnp.matmul(m, m.T) + 4 * tnp.eye(4, dtype=np.float32)), [f32(4, 4)]),
+    Row("triangular_solve", "dot", lambda a, b: triangular_solve(
+        a + 4 * tnp.eye(4, dtype=np.float32), b, left_side=True, lower=True),
+        [f32(4, 4), f32(4, 2)]),
+    Row("triangular_solve/right_transposed", "dot", lambda a, b: triangular_solve(
+        a + 4 * tnp.eye(4, dtype=np.float32), b, transpose_a=True), [f32(4, 4), f32(2, 4)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import ad, dtypes
 from ..batching import broadcasting_rule, moveaxis
-from ..core import type_of
+from ..core import at_user_line, type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import common_dtype, define, scalars_to, unchanged
@@ -217,7 +217,8 @@ erf_inv_p, erf_inv = _elementwise("erf_inv", "chlo.erf_inv", 1, "float",
     deriv=[lambda g, out, x: mul(g, mul(exp(mul(out, out)), np.sqrt(np.pi) / 2))])
 lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float",
     deriv=[lambda g, out, x: mul(g, digamma(x))])
-digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float")
+digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float",
+    deriv=[lambda g, out, x: mul(g, polygamma(1, x))])
 is_finite_p, is_finite = _elementwise("is_finite", "stablehlo.is_finite", 1, "float",
                                       out_dtype=lambda dtype: dtypes.bool_, deriv="zero")
 not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool", deriv="zero")
@@ -242,6 +243,9 @@ min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any",
 atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "inexact",
     deriv=[lambda g, out, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
            lambda g, out, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))])
+polygamma_p, polygamma = _elementwise("polygamma", "chlo.polygamma", 2, "float",
+    deriv=[lambda g, out, m, x: _polygamma_dm(),
+           lambda g, out, m, x: mul(g, polygamma(add(m, 1), x))])
 nextafter_p, nextafter = _elementwise("nextafter", "chlo.next_after", 2, "float", deriv="zero")
 and_p, bitwise_and = _elementwise("and", "stablehlo.and", 2, "intbool", deriv="zero")
 or_p, bitwise_or = _elementwise("or", "stablehlo.or", 2, "intbool", deriv="zero")
@@ -252,6 +256,11 @@ shift_right_arithmetic_p, shift_right_arithmetic = _elementwise(
     "shift_right_arithmetic", "stablehlo.shift_right_arithmetic", 2, "int", deriv="zero")
 shift_right_logical_p, shift_right_logical = _elementwise(
     "shift_right_logical", "stablehlo.shift_right_logical", 2, "int", deriv="zero")
+
+
+def _polygamma_dm():
+    """polygamma(m, x) is defined for integer m only: no derivative in m, as in JAX."""
+    raise ValueError(at_user_line("polygamma gradient with respect to m is not supported"))
 
 
 def _abs_scale(g, out, x):
@@ -297,7 +306,12 @@ def _conj_shape(x):
 
 
 def _conj_lowering(ctx, eqn, x):
-    src, out = eqn.inputs[0].type, eqn.outputs[0].type
+    return lower_conj(ctx, x, eqn.inputs[0].type)
+
+
+def lower_conj(ctx, x, src: ArrayType) -> str:
+    """StableHLO has no conjugate op: (re, -im) of x, of type src (a real x: (x, 0))."""
+    out = ArrayType(src.shape, _complex_dtype(src.dtype))
     part = ArrayType(out.shape, _real_dtype(out.dtype))
     if dtypes.is_complex(src.dtype):
         re = ctx.op(f"stablehlo.real {x} : {_signature([src], part)}")

@@ -9,11 +9,13 @@ import numpy as np
 
 from .. import ad, core, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
-from ..core import at_user_line, type_of
+from ..core import lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
-from .elementwise import add, clamp, eq, select
+from .elementwise import (add, bitwise_and, clamp, div, eq, ge, le, mul, ne, select,
+                          sub)
+from .reductions import reduce_and
 from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, iota,
                         reshape)
 
@@ -129,12 +131,19 @@ def _unbatched(indices, p):
 def _clamped(indices, operand_shape, p):
     """Start indices clamped as gather clamps them, so a scatter writes where gather read
     (scatter drops out-of-bounds windows instead)."""
-    t, ivd = type_of(indices), p["index_vector_dim"]
-    upper = np.array([operand_shape[d] - p["slice_sizes"][d] for d in p["start_index_map"]],
-                     t.dtype)
-    hi = (core.lift(upper.reshape(())) if ivd == t.ndim
-          else broadcast_in_dim(core.lift(upper), t.shape, (ivd,)))
+    t = type_of(indices)
+    hi = _upper_bounds(indices, operand_shape, p["start_index_map"], p["slice_sizes"],
+                       p["index_vector_dim"])
     return clamp(broadcast_in_dim(core.lift(0, t.dtype), t.shape, ()), indices, hi)
+
+
+def _upper_bounds(indices, operand_shape, start_index_map, slice_sizes, ivd):
+    """The largest start index of each index vector component whose slice stays in
+    bounds, shaped to compare with indices (index_vector_dim ivd)."""
+    t = type_of(indices)
+    upper = np.array([operand_shape[d] - slice_sizes[d] for d in start_index_map], t.dtype)
+    return (core.lift(upper.reshape(())) if ivd == t.ndim
+            else broadcast_in_dim(core.lift(upper), t.shape, (ivd,)))
 
 
 def _gather_vjp(cts, primals, outs, **params):
@@ -238,46 +247,131 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
                     index_vector_dim=vector_dim, combiner=combiner)], [0]
 
 
-def _check_differentiable(combiner):
-    if combiner not in ("add", "set"):
-        raise NotImplementedError(at_user_line(
-            f"differentiation of scatter with combiner {combiner!r} is not implemented"))
+class _Targets:
+    """Where a scatter's update elements go, for its derivative rules: `back(x)` reads
+    x at each update element's target (a gather, shaped as the updates), `to(u)`
+    scatters per-update values with another combiner, and `masked(x)` zeroes the
+    update elements the scatter drops (gather clamps where scatter drops, so a
+    cotangent read back for a dropped element must be masked)."""
+
+    def __init__(self, operand, indices, updates, params):
+        self.indices, self.params = indices, params
+        self.operand_type, self.updates_type = type_of(operand), type_of(updates)
+        window, inserted = params["update_window_dims"], params["inserted_window_dims"]
+        pos = iter(window)
+        self.sizes = [1 if d in inserted else self.updates_type.shape[next(pos)]
+                      for d in range(self.operand_type.ndim)]
+
+    def back(self, x):
+        p = self.params
+        return gather(x, self.indices, offset_dims=p["update_window_dims"],
+                      collapsed_slice_dims=p["inserted_window_dims"],
+                      start_index_map=p["scatter_dims_to_operand_dims"],
+                      slice_sizes=self.sizes, index_vector_dim=p["index_vector_dim"])
+
+    def to(self, u, combiner, onto=None):
+        """u scattered with `combiner` onto zeros of the operand's type (or onto)."""
+        onto = ad.zeros(ArrayType(self.operand_type.shape, type_of(u).dtype)) \
+            if onto is None else onto
+        return scatter_p.bind(onto, self.indices, u, **dict(self.params, combiner=combiner))
+
+    def masked(self, x):
+        p, it, ut = self.params, type_of(self.indices), self.updates_type
+        ivd = p["index_vector_dim"]
+        upper = _upper_bounds(self.indices, self.operand_type.shape,
+                              p["scatter_dims_to_operand_dims"], self.sizes, ivd)
+        ok = bitwise_and(ge(self.indices, np.zeros((), it.dtype)), le(self.indices, upper))
+        if ivd < it.ndim:
+            ok = reduce_and(ok, (ivd,))
+        kept = broadcast_in_dim(ok, ut.shape, tuple(
+            d for d in range(ut.ndim) if d not in p["update_window_dims"]))
+        return select(kept, x, ad.zeros(type_of(x)))
+
+
+def _set_winners(targets, updates):
+    """True for each update element that a 'set' scatter keeps: of repeated indices the
+    one XLA writes last, as JAX's rule finds it (each element's number is scattered and
+    read back at its target)."""
+    ut = type_of(updates)
+    ids = add(reshape(iota(dtypes.int32, ut.size), ut.shape), np.int32(1))
+    return eq(targets.back(targets.to(ids, "set")), ids)
+
+
+def _mul_others(targets, updates):
+    """For each update element, the product of the other updates that land where it
+    does (its partial derivative in a 'mul' scatter, over the operand there), without
+    dividing by zero: the product of the nonzero ones, divided by the element itself
+    if it is not zero, and zero where another zero lands too."""
+    ut = type_of(updates)
+    zero, one = ad.zeros(ut), lift(1, ut.dtype)
+    nonzero = ne(updates, zero)
+    product = targets.back(targets.to(select(nonzero, updates, one), "mul",
+                                      onto=add(ad.zeros(targets.operand_type), one)))
+    zeros = targets.back(targets.to(select(nonzero, zero, one), "add"))
+    return select(nonzero, select(eq(zeros, zero), div(product, updates), zero),
+                  select(eq(zeros, one), product, zero))
+
+
+def _extremal_coefficients(targets, operand, updates, out):
+    """JAX's scatter min/max derivative: the result's tangent at a position is the mean
+    of the tangents of the values that tie for the result there (the operand's and the
+    updates'). Returns per update element (its coefficient, the operand's coefficient
+    at its target divided by the number of updates landing there)."""
+    ut = type_of(updates)
+    one, zero = lift(1, ut.dtype), ad.zeros(ut)
+    target = targets.back(out)
+    won = eq(updates, target)
+    kept = eq(targets.back(operand), target)
+    winners = targets.back(targets.to(select(won, one, zero), "add"))
+    refs = targets.back(targets.to(add(zero, one), "add"))
+    share = div(one, select(kept, add(winners, one), winners))
+    update_coef = select(won, share, zero)
+    operand_coef = div(sub(select(kept, share, zero), one), refs)
+    return update_coef, operand_coef
 
 
 def _scatter_jvp(primals, tangents, **params):
-    """'add' and 'set' are linear in (operand, updates); the other combiners have no rule."""
-    _check_differentiable(params["combiner"])
+    """'add' and 'set' are linear in (operand, updates); 'mul' is linear in the operand
+    and multiplies an update's tangent by the other factors at its target; 'min' and
+    'max' pass on the tangents of the values that won (see _extremal_coefficients)."""
     operand, indices, updates = primals
+    out = scatter_p.bind(operand, indices, updates, **params)
     t_operand, _, t_updates = map(ad.instantiate, tangents)
-    return ([scatter_p.bind(operand, indices, updates, **params)],
-            [scatter_p.bind(t_operand, indices, t_updates, **params)])
+    combiner = params["combiner"]
+    if combiner in ("add", "set"):
+        return [out], [scatter_p.bind(t_operand, indices, t_updates, **params)]
+    targets = _Targets(operand, indices, updates, params)
+    if combiner == "mul":
+        return [out], [add(scatter_p.bind(t_operand, indices, updates, **params), mul(
+            operand, targets.to(mul(t_updates, _mul_others(targets, updates)), "add")))]
+    update_coef, operand_coef = _extremal_coefficients(targets, operand, updates, out)
+    return [out], [targets.to(add(mul(targets.back(t_operand), operand_coef),
+                                  mul(t_updates, update_coef)), "add", onto=t_operand)]
 
 
-def _scatter_vjp(cts, primals, outs, **params):
-    """The updates' cotangent is gathered from where they went; 'set' hides the operand
-    there, and of repeated indices only the winning update gets the cotangent, as in JAX:
-    each update element's number is scattered too, and read back at its target."""
-    _check_differentiable(params["combiner"])
+@ad.takes_needed
+def _scatter_vjp(cts, primals, outs, *, needed, **params):
+    """The transposes of the JVP's maps: an update's cotangent is read back from its
+    target (zero if the scatter dropped it); 'set' hides the operand there and only
+    the winner of repeated indices gets the cotangent, as in JAX."""
     operand, indices, updates = primals
-    ct = cts[0]
-    window, inserted = params["update_window_dims"], params["inserted_window_dims"]
-    sizes, pos = [], iter(window)
-    for d in range(type_of(operand).ndim):
-        sizes.append(1 if d in inserted else type_of(updates).shape[next(pos)])
-
-    def gather_back(x):
-        return gather(x, indices, offset_dims=window, collapsed_slice_dims=inserted,
-                      start_index_map=params["scatter_dims_to_operand_dims"],
-                      slice_sizes=sizes, index_vector_dim=params["index_vector_dim"])
-    ct_updates = gather_back(ct)
-    if params["combiner"] == "set":
-        ut = type_of(updates)
-        ids = add(reshape(iota(dtypes.int32, ut.size), ut.shape), np.int32(1))
-        unwritten = broadcast_in_dim(core.lift(0, dtypes.int32), type_of(operand).shape, ())
-        winners = gather_back(scatter_p.bind(unwritten, indices, ids, **params))
-        ct_updates = select(eq(winners, ids), ct_updates, ad.zeros(ut))
-        ct = scatter_p.bind(ct, indices, ad.zeros(ut), **params)
-    return [ct, None, ct_updates]
+    ct, combiner = cts[0], params["combiner"]
+    targets = _Targets(operand, indices, updates, params)
+    no_updates = ad.zeros(type_of(updates))
+    if combiner == "add":
+        return [ct, None, targets.masked(targets.back(ct)) if needed[2] else None]
+    if combiner == "set":
+        return [targets.to(no_updates, "set", onto=ct) if needed[0] else None, None,
+                select(_set_winners(targets, updates), targets.back(ct), no_updates)
+                if needed[2] else None]
+    if combiner == "mul":
+        return [scatter_p.bind(ct, indices, updates, **params) if needed[0] else None, None,
+                targets.masked(mul(targets.back(mul(ct, operand)),
+                                   _mul_others(targets, updates))) if needed[2] else None]
+    update_coef, operand_coef = _extremal_coefficients(targets, operand, updates, outs[0])
+    back = targets.back(ct)
+    return [targets.to(mul(back, operand_coef), "add", onto=ct) if needed[0] else None, None,
+            targets.masked(mul(back, update_coef)) if needed[2] else None]
 
 
 scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering,

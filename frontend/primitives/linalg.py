@@ -1,15 +1,16 @@
 """dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum;
-cholesky: the one factorization StableHLO has an op for."""
+cholesky: the one factorization StableHLO has an op for; triangular_solve, which its
+derivative needs."""
 from __future__ import annotations
 
 from .. import ad
 from .. import dtypes
-from ..batching import batch_at, not_mapped, shifted
+from ..batching import axis_size, batch_at, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from . import define
-from .elementwise import add
-from .shape_ops import transpose
+from .elementwise import add, conj, eq, ge, le, lower_conj, mul, neg, select, sub
+from .shape_ops import broadcasted_iota, transpose
 
 # dot_general[dimension_numbers=((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))]
 # Result axes: batch, then lhs free axes, then rhs free axes (XLA's order).
@@ -143,5 +144,150 @@ def _cholesky_batch(values, dims):
     return [cholesky_p.bind(batch_at(x, d, type_of(x).shape[d], 0))], [0]
 
 
+def _phi(x):
+    """The lower triangle of x with its diagonal halved: the part of a Hermitian
+    matrix's tangent that a change of its lower factor accounts for."""
+    lower = _triangle(x, lower=True)
+    return select(eq(_column_minus_row(x), 0), mul(lower, 0.5), lower)
+
+
+def _cholesky_jvp(primals, tangents):
+    """L̇ = L φ(L⁻¹ Ȧ L⁻ᴴ) (Murray 2016, as JAX). The primal keeps what cholesky leaves
+    above the diagonal; its tangent is zero there."""
+    (x,), (t,) = primals, tangents
+    out = cholesky_p.bind(x)
+    factor = _triangle(out, lower=True)
+    t_factor_h = triangular_solve(factor, ad.instantiate(t), left_side=False, lower=True,
+                                  transpose_a=True, conjugate_a=True)
+    return [out], [_matmul(factor, _phi(triangular_solve(factor, t_factor_h,
+                                                         left_side=True, lower=True)))]
+
+
+def _cholesky_vjp(cts, primals, outs):
+    """The transpose of the JVP's map: Ā = L⁻ᵀ φ(Lᵀ L̄) conj(L)⁻¹."""
+    factor = _triangle(outs[0], lower=True)
+    inner = triangular_solve(factor, _phi(_matmul(_swap(factor), cts[0])), left_side=True,
+                             lower=True, transpose_a=True)
+    return [triangular_solve(factor, inner, left_side=False, lower=True, conjugate_a=True)]
+
+
 cholesky_p = define("cholesky", shape=_cholesky_shape, lower=_cholesky_lowering,
-                    batch=_cholesky_batch)
+                    jvp=_cholesky_jvp, vjp=_cholesky_vjp, batch=_cholesky_batch)
+
+
+# triangular_solve[left_side, lower, transpose_a, conjugate_a, unit_diagonal] a, b: x with
+# op(a) x = b (left_side) or x op(a) = b, where op is the identity, a transpose, a
+# conjugate or both, read from a's lower or upper triangle only (a unit diagonal not
+# read at all), as jax.lax.linalg.triangular_solve. Batch axes lead and are equal.
+def _triangular_solve_shape(a, b, *, left_side, lower, transpose_a, conjugate_a,
+                            unit_diagonal):
+    if (a.ndim < 2 or a.shape[-1] != a.shape[-2] or not dtypes.is_inexact(a.dtype)
+            or b.dtype != a.dtype or b.ndim != a.ndim or b.shape[:-2] != a.shape[:-2]
+            or b.shape[-2 if left_side else -1] != a.shape[-1]):
+        raise TypeError(f"triangular_solve needs a float or complex (..., m, m) matrix a and b "
+                        f"of its dtype and batch axes, with m {'rows' if left_side else 'columns'}"
+                        f" (left_side={left_side}), got {a} and {b}")
+    return ArrayType(b.shape, b.dtype, a.weak and b.weak)
+
+
+def _triangular_solve_lowering(ctx, eqn, a, b):
+    p, a_type = eqn.params, eqn.inputs[0].type
+    if p["conjugate_a"] and not p["transpose_a"] and dtypes.is_complex(a_type.dtype):
+        a = lower_conj(ctx, a, a_type)  # StableHLO conjugates only with a transpose
+    transpose = ("NO_TRANSPOSE" if not p["transpose_a"] else
+                 "ADJOINT" if p["conjugate_a"] else "TRANSPOSE")
+    flag = lambda v: "true" if v else "false"  # noqa: E731
+    return ctx.generic("stablehlo.triangular_solve", [a, b], [a.type for a in eqn.inputs],
+                       [eqn.outputs[0].type], {
+                           "left_side": flag(p["left_side"]), "lower": flag(p["lower"]),
+                           "unit_diagonal": flag(p["unit_diagonal"]),
+                           "transpose_a": f"#stablehlo<transpose {transpose}>"})
+
+
+def _triangular_solve_batch(values, dims, **params):
+    """One more leading batch axis on both operands."""
+    size = axis_size(values, dims)
+    a, b = (batch_at(x, d, size, 0) for x, d in zip(values, dims))
+    return [triangular_solve_p.bind(a, b, **params)], [0]
+
+
+def _op_a(x, transpose_a, conjugate_a):
+    """op(x) as the solve applies it to a (its own transpose in JAX's convention)."""
+    x = _swap(x) if transpose_a else x
+    return conj(x) if conjugate_a and dtypes.is_complex(type_of(x).dtype) else x
+
+
+def _triangle_of_a(x, lower, unit_diagonal):
+    """The part of a that the solve reads."""
+    return _triangle(x, lower, strict=unit_diagonal)
+
+
+def _triangular_solve_jvp(primals, tangents, **p):
+    """Linear in b; in a, ẋ = -op(a)⁻¹ op(ȧ) x (left side) or -x op(ȧ) op(a)⁻¹."""
+    (a, b), (ta, tb) = primals, tangents
+    out = triangular_solve_p.bind(a, b, **p)
+    terms = [] if ad.is_zero(tb) else [triangular_solve_p.bind(a, tb, **p)]
+    if not ad.is_zero(ta):
+        g = neg(_op_a(_triangle_of_a(ta, p["lower"], p["unit_diagonal"]), p["transpose_a"],
+                      p["conjugate_a"]))
+        terms.append(triangular_solve_p.bind(
+            a, _matmul(g, out) if p["left_side"] else _matmul(out, g), **p))
+    return [out], [terms[0] if len(terms) == 1 else add(*terms)]
+
+
+@ad.takes_needed
+def _triangular_solve_vjp(cts, primals, outs, *, needed, **p):
+    """b̄ solves with op(a) transposed; ā = -op(b̄ xᵀ) (left side) or -op(xᵀ b̄) on a's
+    triangle."""
+    a, out = primals[0], outs[0]
+    ct_b = triangular_solve_p.bind(a, cts[0], **dict(p, transpose_a=not p["transpose_a"]))
+    if not needed[0]:
+        return [None, ct_b]
+    m = _matmul(ct_b, _swap(out)) if p["left_side"] else _matmul(_swap(out), ct_b)
+    ct_a = _triangle_of_a(neg(_op_a(m, p["transpose_a"], p["conjugate_a"])), p["lower"],
+                          p["unit_diagonal"])
+    return [ct_a, ct_b if needed[1] else None]
+
+
+triangular_solve_p = define("triangular_solve", shape=_triangular_solve_shape,
+                            lower=_triangular_solve_lowering, jvp=_triangular_solve_jvp,
+                            vjp=_triangular_solve_vjp, batch=_triangular_solve_batch)
+
+
+def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
+                     conjugate_a=False, unit_diagonal=False):
+    """jax.lax.linalg.triangular_solve's signature and defaults (note left_side=False)."""
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a),
+                                   conjugate_a=bool(conjugate_a),
+                                   unit_diagonal=bool(unit_diagonal))
+
+
+# ---------------------------------------------------------------- matrix helpers
+
+def _swap(x):
+    """x with its last two axes swapped."""
+    n = type_of(x).ndim
+    return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def _matmul(x, y):
+    """Matrix products over the last two axes, the leading axes batch axes of both."""
+    n = type_of(x).ndim
+    batch = tuple(range(n - 2))
+    return dot_general(x, y, (((n - 1,), (n - 2,)), (batch, batch)))
+
+
+def _column_minus_row(x):
+    """column - row at each position of x's last two axes (0 on the diagonal)."""
+    shape = type_of(x).shape
+    return sub(broadcasted_iota(dtypes.int32, shape, len(shape) - 1),
+               broadcasted_iota(dtypes.int32, shape, len(shape) - 2))
+
+
+def _triangle(x, lower, strict=False):
+    """x's lower (or upper) triangle over its last two axes, zeros elsewhere; strictly
+    below (above) the diagonal if strict."""
+    offset = _column_minus_row(x)
+    inside = le(offset, -int(strict)) if lower else ge(offset, int(strict))
+    return select(inside, x, ad.zeros(type_of(x)))
