@@ -31,8 +31,9 @@ import numpy as np
 
 import tracehlo
 
-from measure import _timed_loop, device_args, interleaved, kernel_count, max_diff, paired_ratio
-from transforms import LIBS, first_call_sampler, report
+from measure import (_timed_loop, device_args, interleaved, kernel_count, max_diff,
+                     paired_ratio, report)
+from transforms import LIBS, first_call_sampler
 
 STEPS, RNN_STEPS, BATCH, N_IN, HIDDEN = 1000, 200, 16, 32, 64
 

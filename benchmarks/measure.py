@@ -61,6 +61,14 @@ def paired_ratio(a: list, b: list) -> float:
     return statistics.median(x / y for x, y in zip(a, b))
 
 
+def report(name: str, samples: dict, width: int = 24, digits: int = 3) -> None:
+    """One line: tracehlo's and JAX's medians and their paired ratio."""
+    th, jx = samples["tracehlo"], samples["jax"]
+    print(f"{name:<{width}} tracehlo {statistics.median(th) * 1e3:9.{digits}f} ms   "
+          f"jax {statistics.median(jx) * 1e3:9.{digits}f} ms   "
+          f"ratio {paired_ratio(th, jx):6.{digits}f}x")
+
+
 def summarize(samples: dict) -> dict:
     """{name: {"median": s, "min": s, "iqr": s, "n": k, "samples": [...]}}."""
     out = {}

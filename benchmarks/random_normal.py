@@ -20,7 +20,7 @@ import numpy as np
 import tracehlo
 from tracehlo import random as tr
 
-from measure import block, interleaved, kernel_count, paired_ratio, perf
+from measure import block, interleaved, kernel_count, perf, report
 
 
 def timed(fn, *args):
@@ -38,12 +38,6 @@ def fresh_first_call(jit, normal, key, size):
         block(f(key))
         return perf() - t0
     return sample
-
-
-def report(name, samples):
-    th, jx = samples["tracehlo"], samples["jax"]
-    print(f"{name:<12} tracehlo {np.median(th) * 1e3:9.2f} ms   jax {np.median(jx) * 1e3:9.2f} ms"
-          f"   ratio {paired_ratio(th, jx):6.2f}")
 
 
 def main():

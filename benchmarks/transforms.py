@@ -33,7 +33,7 @@ import tracehlo.numpy as tnp
 from tracehlo.lowering import lower_graph
 from tracehlo.runtime import entry_kernels
 
-from measure import block, device_args, interleaved, paired_ratio, perf
+from measure import block, device_args, interleaved, perf, report
 
 SIZES = (784, 512, 512, 10)
 LIBS = {"tracehlo": (tracehlo, tnp), "jax": (jax, jnp)}
@@ -164,12 +164,6 @@ def eager_grad_sampler(lib, x):
         block(df(x))
         return perf() - t0
     return sample
-
-
-def report(name, samples):
-    th, jx = samples["tracehlo"], samples["jax"]
-    print(f"{name:<24} tracehlo {np.median(th) * 1e3:9.3f} ms   jax {np.median(jx) * 1e3:9.3f} ms"
-          f"   ratio {paired_ratio(th, jx):6.3f}x")
 
 
 def main():
