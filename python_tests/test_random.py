@@ -236,9 +236,13 @@ def test_gamma_family_eagerly(dtype):
 def test_gamma_family_under_jit():
     """Inside one program the candidates are JAX's too; the rounding of the accepted one
     is fusion dependent (the normal candidates' erf_inv, see FUSION_DEPENDENT): a few ulps
-    with our fusion passes (every bit with XLA's: test_gamma_family_eagerly)."""
-    theirs = jax.jit(lambda k: gamma_family(jr, k, np.float32))
-    ours = tracehlo.jit(lambda k: gamma_family(tr, k, np.float32))
+    with our fusion passes (every bit with XLA's: test_gamma_family_eagerly). gamma and
+    beta only: loggamma and dirichlet are the same loops, and each costs XLA seconds."""
+    def family(random, k):
+        return {name: v for name, v in gamma_family(random, k, np.float32).items()
+                if name in ("gamma", "beta")}
+    theirs = jax.jit(lambda k: family(jr, k))
+    ours = tracehlo.jit(lambda k: family(tr, k))
     for seed in SEEDS[:3]:
         want, got = theirs(jr.PRNGKey(seed)), ours(tr.PRNGKey(seed))
         for name in want:
