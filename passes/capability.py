@@ -180,18 +180,23 @@ def _identical_ops(producers: list[tuple]):
         if len(operation.regions):
             keys[operation] = operation
             continue
-        keys[operation] = numbers.setdefault((
-            operation.name, tuple(str(t) for t in operation.results.types),
-            tuple(keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
-                  for p in made_by),
-            # by index: a NamedAttribute prints without downcasting its value (a complex
-            # dense attribute has no Python class to downcast to)
-            tuple(sorted(str(operation.attributes[i]) for i in range(len(operation.attributes))))),
-            len(numbers))
+        keys[operation] = numbers.setdefault(cse_key(operation, [
+            keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
+            for p in made_by]), len(numbers))
 
     def same(node):
         return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
     return same
+
+
+def cse_key(operation, operand_keys) -> tuple:
+    """What XLA's CSE compares of an op without regions: two ops with one key (the
+    keys of their operands given) are one op to it."""
+    return (operation.name, tuple(str(t) for t in operation.results.types),
+            tuple(operand_keys),
+            # by index: a NamedAttribute prints without downcasting its value (a complex
+            # dense attribute has no Python class to downcast to)
+            tuple(sorted(str(operation.attributes[i]) for i in range(len(operation.attributes)))))
 
 
 def in_region(op) -> bool:
