@@ -8,7 +8,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (Backend, in_region, reduce_root, region_read_problem,
+from .capability import (Backend, cse_key, in_region, reduce_root, region_read_problem,
                          select_problem, shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
 
@@ -112,6 +112,7 @@ class GrowingGroup:
         self.size = fused_size(graph, root)
         # members' readers outside the group: where a path that could come back leaves
         self.exits = set(graph.users[root])
+        self.outside_keys = _outside_keys(graph, root)
 
     def outputs_with(self, p: int) -> list:
         """The group's outputs once `p` joins as an owned member (an unread result of
@@ -158,10 +159,11 @@ class GrowingGroup:
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
                 # a chain needs no look at the whole group: only a node read twice
-                # in it (a fusion: by its insides), or a bf16 input, can end an
-                # emitter function
+                # in it (a fusion: by its insides; a copy of a member: after XLA's
+                # CSE makes them one), or a bf16 input, can end an emitter function
                 (len(readers) > 1 or any(opinfo.name(graph.nodes[n]) == opinfo.FUSION
                                          for n in (p, *readers))
+                 or not self.outside_keys.isdisjoint(_outside_keys(graph, p))
                  or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
                         for v in graph.reads[p]))
                 and shared_value_problem(_fused_producers(graph, self.members)))
@@ -201,6 +203,7 @@ class GrowingGroup:
         self.inputs.update((v, None) for v in self.graph.reads[p])
         self.reduces += len(reduces_in(self.graph, p))
         self.size += fused_size(self.graph, p)
+        self.outside_keys |= _outside_keys(self.graph, p)
 
 
 def _fused_reads(graph: DataflowGraph, i: int) -> list:
@@ -213,6 +216,14 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
     outer = dict(zip(body.arguments, op.operation.operands))
     return [(inner, [outer.get(v) for v in inner.operation.operands])
             for inner in opinfo.fusion_body(op)]
+
+
+def _outside_keys(graph: DataflowGraph, i: int) -> set:
+    """XLA-CSE keys of the ops member `i` fuses that read only values from outside
+    it. Two identical ops join a fusion one at a time, their identical producers
+    too, the last ones reading the same values: comparing these keys finds them."""
+    return {cse_key(op.operation, outer) for op, outer in _fused_reads(graph, i)
+            if all(v is not None for v in outer) and not len(op.operation.regions)}
 
 
 def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:

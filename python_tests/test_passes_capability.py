@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -356,6 +357,34 @@ def test_elementwise_fusions_are_compiled_without_reshape_mover():
                           passes_off=fused.xla_passes_off)
     a = np.array([3.0, 5.0, 7.0], np.float32)
     assert float(np.asarray(exe([runtime.to_device(a, exe.device)])[0])) == 3.0 * 5.0 - 5.0
+
+
+# The fused slice keeps its operand's shape: XLA's simplifier removes it, leaving a
+# fusion of elementwise ops reading reshapes (unit-dim broadcasts), which
+# reshape-mover sank through it (fuzzer, hlo-opt seed 218).
+SLICE_XLA_REMOVES = """
+func.func public @main(%a: tensor<1xf32>, %b: tensor<1xbf16>) -> tensor<1x1xi1> {
+  %x = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<1xf32>) -> tensor<1x1xf32>
+  %y = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<1xbf16>) -> tensor<1x1xbf16>
+  %c = stablehlo.convert %x : (tensor<1x1xf32>) -> tensor<1x1xbf16>
+  %s = stablehlo.slice %c [0:1:2, 0:1] : (tensor<1x1xbf16>) -> tensor<1x1xbf16>
+  %r = stablehlo.compare LT, %s, %y, FLOAT : (tensor<1x1xbf16>, tensor<1x1xbf16>) -> tensor<1x1xi1>
+  return %r : tensor<1x1xi1>
+}"""
+
+
+def test_a_fusion_elementwise_once_xla_removes_a_slice_is_compiled_without_reshape_mover():
+    from tracehlo import runtime
+    fused = passes.fuse_with_report(SLICE_XLA_REMOVES)
+    assert "stablehlo.slice" in fused.text.split('"mhlo.fusion"')[1]
+    assert fused.xla_passes_off == ("reshape-mover",)
+    with pytest.raises(runtime.XlaCompileError, match="Fused computation shape"):
+        runtime.compile(fused.text, [((1, 1), np.bool_)], xla_fusion=False)
+    exe = runtime.compile(fused.text, [((1, 1), np.bool_)], xla_fusion=False,
+                          passes_off=fused.xla_passes_off)
+    args = [np.array([1.0], np.float32), np.array([2.0], ml_dtypes.bfloat16)]
+    out = exe([runtime.to_device(a, exe.device) for a in args])[0]
+    np.testing.assert_array_equal(np.asarray(out), [[True]])
 
 
 def test_fusions_holding_a_shape_op_keep_reshape_mover():
