@@ -304,7 +304,7 @@ def _pad_shape(x, value, *, padding_config):
         if size < 0:
             raise ValueError(f"pad: negative padding {padding_config} empties {x}")
         shape.append(size)
-    return ArrayType(tuple(shape), x.dtype, x.weak)
+    return ArrayType(tuple(shape), x.dtype, x.weak and value.weak)  # JAX: weak if both are
 
 
 def _pad_lowering(ctx, eqn, x, value):
