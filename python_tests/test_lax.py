@@ -5,6 +5,7 @@ import sys
 import textwrap
 
 import jax.lax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -187,6 +188,27 @@ def test_reduce_and_or_arg():
     lax_check(lambda lax, x: lax.reduce_and(x, (0,)), i32(3, 2))
     lax_check(lambda lax, x: lax.argmax(x, 1, np.int32), f32(3, 4))
     lax_check(lambda lax, x: lax.argmin(x, 0, np.int32), i32(3, 4))
+
+
+def test_weak_types_under_jit_match_jax():
+    """Results of weak (Python-scalar-derived) operands are as weak as jax.jit's: pad with
+    a strong zeros((), dtype) value, logical reductions and dynamic_update_slice are
+    strong, clamp is weak only with all three operands weak, x.at[...] is as weak as x
+    (fuzz jit seeds 125, 134)."""
+    def fn(lax, np_, w, s, wi):
+        return (lax.pad(w, np_.zeros((), w.dtype), ((1, 0, 0),)),
+                lax.pad(w, 0.0, ((0, 1, 1),)),
+                lax.reduce_and(wi, (0,)), lax.reduce_or(wi, (0,)), lax.reduce_max(wi, (0,)),
+                lax.clamp(0.0, w, 1.0), lax.clamp(s[0], w, 1.0),
+                lax.dynamic_update_slice(w, w[:1], (1,)), w.at[1].set(2.0),
+                w.at[1:].add(s[1:]))
+    weak_f, weak_i, strong = jnp.full(3, 0.5), jnp.full(3, 6), f32(3)
+    got = tracehlo.jit(lambda *a: fn(tlax, tracehlo.numpy, *a))(weak_f, strong, weak_i)
+    want = jax.jit(lambda *a: fn(jax.lax, jnp, *a))(weak_f, strong, weak_i)
+    assert [g.weak_type for g in got] == [w.weak_type for w in want] == [
+        False, True, False, False, True, True, False, False, True, True]
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
 
 
 @pytest.mark.parametrize("name", ["cumsum", "cumprod", "cummax", "cummin"])

@@ -10,6 +10,7 @@ at a time so the failure names the primitive. One compile per dtype on each side
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -398,3 +399,39 @@ def test_primitives_against_jax_lax(dtype):
         for g, t in zip(ours, types or []):
             compare(where, g, next(want) if any(w.size for w in types) else
                     np.zeros(t.shape, t.dtype))
+
+
+WEAK_DTYPES = ["bool", "int32", "float32"]
+
+
+@pytest.mark.parametrize("dtype", WEAK_DTYPES)
+def test_weak_types_agree_with_jax_lax(dtype):
+    """Each shape rule's result weak type is jax.lax's, for every weak/strong choice of the
+    operands of the dtype under test (fixed operands such as indices stay strong): most
+    results are weak only if all operands are, some follow one operand (gather, scatter,
+    dynamic_slice), some are never weak (logical reductions, argmax). Types only: no
+    compile."""
+    problems = []
+    for name in sorted(set(core.primitives) - set(EXEMPT)):
+        prim = core.primitives[name]
+        for specs, params, _ in [c for c in accepted(name, dtype)[0] if c[2]][:1]:
+            abstract = [_abstract(s, dtype) for s in specs]
+            free = [k for k, s in enumerate(specs)
+                    if isinstance(s, tuple) and not (s and isinstance(s[0], str))]
+            for weak in itertools.product([False, True], repeat=len(free)):
+                flags = [False] * len(specs)
+                for k, w in zip(free, weak):
+                    flags[k] = w
+                with jax_config.traceback_filtering("off"):
+                    want = jax.eval_shape(
+                        lambda *a: oracle(name)(*a, **params),
+                        *[jax.ShapeDtypeStruct(a.shape, a.dtype, weak_type=w)
+                          for a, w in zip(abstract, flags)])
+                got = core.shape_rules[prim](*[tracehlo.ArrayType(a.shape, a.dtype, w)
+                                               for a, w in zip(abstract, flags)], **params)
+                got = [t.weak for t in (got if prim.multiple_results else [got])]
+                want = [w.weak_type for w in jax.tree_util.tree_leaves(want)]
+                if got != want:
+                    problems.append(f"{name} {params or ''} weak operands {flags}: "
+                                    f"weak {got}, jax.lax's {want}")
+    assert not problems, "\n".join(problems)

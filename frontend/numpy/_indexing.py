@@ -330,7 +330,9 @@ def _update_block(x, entries, values, combiner):
     if combiner != "set":
         current = lax.dynamic_slice(x, starts, block)
         values = _COMBINE[combiner](current, values)
-    return lax.dynamic_update_slice(x, values, starts)
+    out = lax.dynamic_update_slice(x, values, starts)
+    # as weak as x, as JAX's scatter is (dynamic_update_slice is weak only if all are)
+    return lax.convert_element_type(out, type_of(x).dtype, type_of(x).weak)
 
 
 def _scatter_flat(x, entries, values, combiner):

@@ -512,7 +512,8 @@ def select(pred, on_true, on_false):
 # clamp(min, x, max)
 def _clamp_shape(lo, x, hi):
     _same_dtype("clamp", [lo, x, hi])
-    return ArrayType(_elementwise_shape("clamp", [lo, x, hi]), x.dtype, x.weak)
+    return ArrayType(_elementwise_shape("clamp", [lo, x, hi]), x.dtype,
+                     lo.weak and x.weak and hi.weak)  # JAX: weak if all three are
 
 
 def _clamp_lowering(ctx, eqn, lo, x, hi):

@@ -73,14 +73,16 @@ def _batch_reduction(prim, values, dims, *, axes, **params):
     return [prim.bind(x, axes=shifted(axes, d), **params)], [d - sum(a < d for a in axes)]
 
 
-def _reduce(kind, allowed, **rules):
-    """reduce_{kind}[axes] and its wrapper; `rules`: its derivative rules for define."""
+def _reduce(kind, allowed, keeps_weak=True, **rules):
+    """reduce_{kind}[axes] and its wrapper; `rules`: its derivative rules for define.
+    The result is as weak as the operand, except where `keeps_weak` is False (JAX's
+    logical reductions always give a strong result)."""
     name = f"reduce_{kind}"
 
     def shape_rule(x, *, axes):
         if not allowed(x.dtype):
             raise TypeError(f"{name} does not accept {dtypes.SHORT_NAMES[x.dtype]}")
-        return ArrayType(_reduced_shape(name, x, axes), x.dtype, x.weak)
+        return ArrayType(_reduced_shape(name, x, axes), x.dtype, keeps_weak and x.weak)
 
     def lowering(ctx, eqn, x):
         dtype = eqn.inputs[0].type.dtype
@@ -162,8 +164,8 @@ reduce_min_p, reduce_min = _reduce(
     jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_min, xs[0], ts[0], axes),
     vjp=lambda cts, xs, outs, *, axes: [mul(_expand(cts[0], xs[0], axes),
                                             _chosen(xs[0], outs[0], axes))])
-reduce_and_p, reduce_and = _reduce("and", _intbool, jvp=ad.zero_jvp)
-reduce_or_p, reduce_or = _reduce("or", _intbool, jvp=ad.zero_jvp)
+reduce_and_p, reduce_and = _reduce("and", _intbool, keeps_weak=False, jvp=ad.zero_jvp)
+reduce_or_p, reduce_or = _reduce("or", _intbool, keeps_weak=False, jvp=ad.zero_jvp)
 
 
 def _chooser_jvp(reduce, x, t, axes):

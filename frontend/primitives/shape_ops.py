@@ -304,7 +304,7 @@ def _pad_shape(x, value, *, padding_config):
         if size < 0:
             raise ValueError(f"pad: negative padding {padding_config} empties {x}")
         shape.append(size)
-    return ArrayType(tuple(shape), x.dtype, x.weak)
+    return ArrayType(tuple(shape), x.dtype, x.weak and value.weak)  # JAX: weak if both are
 
 
 def _pad_lowering(ctx, eqn, x, value):
@@ -482,15 +482,16 @@ dynamic_slice_p = define("dynamic_slice", shape=_dynamic_slice_shape,
 
 def _start_indices(indices, shape):
     """Rank-0 start indices; negative ones count from the end, as in JAX
-    (allow_negative_indices), and then clamp into range like any other."""
+    (allow_negative_indices), and then clamp into range like any other. Signed ones come
+    out strong, as JAX's do, which makes a dynamic_update_slice result strong."""
     out = []
     for i, n in zip(indices, shape):
         if dtypes.is_python_scalar(i):
-            out.extend(scalars_to(dtypes.int32, i + n if i < 0 else i))
+            out.append(lift(i + n if i < 0 else i, dtypes.int32))
         elif dtypes.is_unsigned(type_of(i).dtype):
             out.append(i)
         else:
-            out.append(select(lt(i, 0), add(i, n), i))
+            out.append(select(lt(i, 0), add(i, lift(n, type_of(i).dtype)), i))
     return out
 
 
@@ -504,7 +505,8 @@ def _dynamic_update_slice_shape(x, update, *indices):
     if update.dtype != x.dtype or update.ndim != x.ndim or any(
             u > n for u, n in zip(update.shape, x.shape)):
         raise TypeError(f"dynamic_update_slice: update {update} does not fit operand {x}")
-    return ArrayType(x.shape, x.dtype, x.weak)
+    # JAX's standard rule: weak if all operands are (start indices included)
+    return ArrayType(x.shape, x.dtype, all(t.weak for t in (x, update, *indices)))
 
 
 def _dynamic_update_slice_lowering(ctx, eqn, x, update, *indices):
