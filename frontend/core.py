@@ -17,6 +17,7 @@ import operator
 import os
 import sys
 
+import jax
 import numpy as np
 
 from . import dtypes
@@ -65,22 +66,23 @@ class ConcretizationError(TracehloError, TypeError):
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS = (_PACKAGE_DIR + os.sep,
-              os.path.dirname(os.path.abspath(np.__file__)) + os.sep)
+              os.path.dirname(os.path.abspath(np.__file__)) + os.sep,
+              os.path.dirname(os.path.abspath(jax.__file__)) + os.sep)
 
 
-_library_code: dict = {}  # code object -> whether it is ours (or NumPy's, or pytree helpers')
+_library_code: dict = {}  # code object -> whether it is ours (or NumPy's, or JAX's)
 
 
 def user_location() -> Location | None:
-    """The innermost stack frame outside tracehlo (and NumPy/jax pytree helpers)."""
+    """The innermost stack frame outside tracehlo, NumPy and JAX (pytree helpers, or
+    a jax.numpy function handed a traced value)."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code
         library = _library_code.get(code)
         if library is None:  # decided once per function: this runs for every equation
             filename = code.co_filename
-            library = _library_code[code] = (filename.startswith(_SKIP_DIRS)
-                                             or "/jax/_src/tree_util" in filename)
+            library = _library_code[code] = filename.startswith(_SKIP_DIRS)
         if not library:
             return Location(code.co_filename, frame.f_lineno)
         frame = frame.f_back
