@@ -43,9 +43,30 @@ def canonicalize_block(block: ir.Block) -> None:
         operands = list(op.operation.operands)
         if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
             op.operation.results[0].replace_all_uses_with(operands[-1])
+        elif opinfo.name(op) == "stablehlo.compare" and operands[0] == operands[1]:
+            _self_compare_to_constant(op)
     for op in reversed(list(block.operations)[:-1]):
         if opinfo.name(op) in opinfo.KNOWN and not any(list(r.uses) for r in op.operation.results):
             op.operation.erase()
+
+
+def _self_compare_to_constant(compare) -> None:
+    """compare(x, x) of integers or bools is a constant (EQ, LE, GE true), as XLA's
+    simplifier folds it after us; left to XLA, a fusion reading it reads a broadcast
+    constant, and a reverse of that fusion made XLA CPU's simplifier abort ("Invalid
+    binary instruction opcode fusion", fuzzer, hlo-opt seed 453). Floats stay: NaN."""
+    result = compare.operation.results[0]
+    operand = compare.operation.operands[0]
+    if (not opinfo.static_tensor(result.type)
+            or not isinstance(ir.RankedTensorType(operand.type).element_type, ir.IntegerType)):
+        return
+    direction = str(compare.attributes["comparison_direction"])
+    value = any(d in direction for d in ("EQ", "LE", "GE"))
+    with compare.location, ir.InsertionPoint(compare):
+        folded = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
+            "value": ir.DenseElementsAttr.get_splat(
+                result.type, ir.BoolAttr.get(value))})
+    result.replace_all_uses_with(folded.results[0])
 
 
 def _empty_to_constant(op) -> None:

@@ -251,3 +251,28 @@ def test_each_class_of_xla_abort_runs_fused():
                           text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert len(proc.stdout.split("ok")) == 6, proc.stdout
+
+
+# x != x of integers, read by a fused subtract that is then reversed, as jax.jit
+# lowers jnp.flip((x != x) - x, -1) (the flip a call): XLA folds the compare to a
+# broadcast false, then its simplifier sank the reverse into the fusion and aborted
+# ("Invalid binary instruction opcode fusion"; fuzzer, hlo-opt seed 453).
+# canonicalize folds the compare first, as XLA would.
+SELF_COMPARE_REVERSED = textwrap.dedent("""
+    import numpy as np, jax, jax.numpy as jnp
+    from tracehlo import passes, runtime
+    x = np.array([[5, 1]], np.int32)
+    text = jax.jit(lambda x: jnp.flip((x != x) - x, -1)).lower(x).as_text()
+    result = passes.fuse_with_report(text)
+    passes.check_backend(result.text)
+    exe = runtime.compile(result.text, [((1, 2), "int32")], xla_fusion=False,
+                          passes_off=result.xla_passes_off)
+    print(np.asarray(exe([jax.device_put(x)])[0]).tolist())
+""")
+
+
+def test_a_reversed_fusion_of_a_self_compare_compiles():
+    proc = subprocess.run([sys.executable, "-c", SELF_COMPARE_REVERSED],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["[[-1,", "-5]]"]

@@ -125,3 +125,20 @@ func.func @squeeze(%a: tensor<8x1x3xf32>, %w: tensor<5x3xf32>, %c: tensor<1x4x2x
   %b = stablehlo.dot_general %c, %c, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<1x4x2xf32>, tensor<1x4x2xf32>) -> tensor<1x4x4xf32>
   return %d, %b : tensor<8x1x5xf32>, tensor<1x4x4xf32>
 }
+
+// -----
+
+// compare(x, x) of integers is a constant, as XLA folds it after us (a fusion reading
+// the folded broadcast, reversed, made XLA CPU abort: fuzzer, hlo-opt seed 453);
+// of floats it stays (NaN != NaN).
+// CHECK-LABEL: func.func @self_compare
+// CHECK-DAG: %[[F:.*]] = stablehlo.constant dense<false> : tensor<4xi1>
+// CHECK-DAG: %[[T:.*]] = stablehlo.constant dense<true> : tensor<4xi1>
+// CHECK: %[[N:.*]] = stablehlo.compare EQ, %arg1, %arg1
+// CHECK-NEXT: return %[[F]], %[[T]], %[[N]]
+func.func @self_compare(%x: tensor<4xi32>, %y: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = stablehlo.compare NE, %x, %x, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %1 = stablehlo.compare GE, %x, %x, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %2 = stablehlo.compare EQ, %y, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
