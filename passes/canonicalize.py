@@ -60,8 +60,9 @@ def _self_compare_to_constant(compare) -> None:
     if (not opinfo.static_tensor(result.type)
             or not isinstance(ir.RankedTensorType(operand.type).element_type, ir.IntegerType)):
         return
-    direction = str(compare.attributes["comparison_direction"])
-    value = any(d in direction for d in ("EQ", "LE", "GE"))
+    # the attribute prints as #stablehlo<comparison_direction NE>
+    direction = str(compare.attributes["comparison_direction"]).rstrip(">").split()[-1]
+    value = direction in ("EQ", "LE", "GE")
     with compare.location, ir.InsertionPoint(compare):
         folded = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
             "value": ir.DenseElementsAttr.get_splat(
@@ -137,7 +138,7 @@ def _folded_constant(value) -> bool:
 def _bool_multiply_to_select(multiply) -> None:
     """convert(p) * y -> select(p, y, 0) for a bool p and floats, as XLA's simplifier
     rewrites it outside fusions: where p is false the product is 0 even for an
-    infinite or nan y (so a bool divided by a bool 0 is 0, not nan, under jax.jit;
+    infinite or nan y (so a bool divided by a bool 0 is 0, not nan, under JAX's jit;
     found by the fuzzer). Fused, the multiply would stay and give nan."""
     result_type = multiply.result.type
     if not isinstance(ir.RankedTensorType(result_type).element_type, ir.FloatType):
