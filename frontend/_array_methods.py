@@ -53,8 +53,8 @@ def install():
 def _refuse_item_assignment(self, index, value):
     raise TypeError(at_user_line(
         "tracehlo arrays are immutable and do not support in-place item assignment. "
-        "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method: "
-        "https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"))
+        "Instead of x[idx] = y, use x = x.at[idx].set(y) or another .at[] method "
+        "(set, add, multiply, min, max, get, apply: JAX's semantics)."))
 
 
 class _AtIndexer:

@@ -97,13 +97,13 @@ def _primal_array(x):
 def _concrete_primal(primal, what):
     """A transformation's tracer is as concrete as its primal: Python control flow on
     values works outside jit, and fails at the user's line under it. Not an array
-    conversion: NumPy or JAX code given the value (np.asarray, jax.numpy, a
+    conversion: NumPy or JAX code given the value (np.asarray, JAX's numpy, a
     jax.Array's .at[]) would compute without its derivative, a silent wrong answer
     (JAX raises TracerArrayConversionError there too)."""
     if what == "converting to a NumPy array":
         raise core.ConcretizationError(core.at_user_line(
             "a value being differentiated was converted to a NumPy array (np.asarray, a "
-            "jax.numpy function, or a jax.Array method such as .at[] given it), which "
+            "JAX numpy function, or a jax.Array method such as .at[] given it), which "
             "would lose its derivative. Use tracehlo.numpy and tracehlo.lax (for a "
             "constant array updated with it: tracehlo.lax.dynamic_update_slice, "
             "tracehlo.numpy.where, or .at[] on the differentiated value itself)."))
@@ -240,7 +240,7 @@ def _check_tuples(primals, tangents):
 
 
 def jvp(fun, primals, tangents, has_aux=False):
-    """(fun(*primals), the derivative of fun at primals applied to tangents), as jax.jvp."""
+    """(fun(*primals), the derivative of fun at primals applied to tangents), as JAX's jvp."""
     _check_tuples(primals, tangents)
     p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
     t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
@@ -376,7 +376,7 @@ def vjp_of(fun, primals: list):
 
 def vjp(fun, *primals, has_aux=False):
     """(fun(*primals), f_vjp[, aux]): f_vjp(cotangent) pulls a cotangent of the output
-    back to cotangents of the primals, as jax.vjp."""
+    back to cotangents of the primals, as JAX's vjp."""
     leaves, in_tree = tree_util.tree_flatten(primals)
     leaves = [_primal_array(p) for p in leaves]
     flat = _Flat(fun, in_tree, has_aux)
@@ -471,7 +471,7 @@ def _check_output(out, holomorphic):
 
 
 def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
-    """The gradient of a scalar-valued fun with respect to arguments argnums, as jax.grad."""
+    """The gradient of a scalar-valued fun with respect to arguments argnums, as JAX's grad."""
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(fun)
@@ -627,7 +627,7 @@ class _CustomRule:
 
 
 class custom_jvp(_CustomRule):
-    """A function with a user-defined JVP rule, as jax.custom_jvp: `f.defjvp(rule)` with
+    """A function with a user-defined JVP rule, as JAX's custom_jvp: `f.defjvp(rule)` with
     `rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`. Under the
     tape, the rule's tangent function (linear in the tangents) is recorded on a nested
     tape, and its backward pass is the VJP."""
@@ -688,7 +688,7 @@ class custom_jvp(_CustomRule):
 
 
 class custom_vjp(_CustomRule):
-    """A function with a user-defined VJP, as jax.custom_vjp: `f.defvjp(fwd, bwd)`,
+    """A function with a user-defined VJP, as JAX's custom_vjp: `f.defvjp(fwd, bwd)`,
     `fwd(*args) -> (out, residuals)`, `bwd(*nondiff_args, residuals, cotangent) ->
     cotangents of the other arguments` (None: zero). Forward mode raises JAX's TypeError:
     the rule says nothing about tangents."""
@@ -743,7 +743,7 @@ class custom_vjp(_CustomRule):
 
 def checkpoint(fun, *, prevent_cse=True, policy=None):
     """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (jax.checkpoint / remat), passed
+    fun's forward pass again from its saved inputs (JAX's checkpoint / remat), passed
     through an optimization_barrier so that under jit neither our CSE nor XLA's merges
     the recomputation with the forward pass. JAX's prevent_cse and policy choose what to
     save; they do not change results, and we save nothing but the inputs whatever they

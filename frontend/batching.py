@@ -249,7 +249,7 @@ def _as_array(x):
 
 
 def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
-    """fn mapped over an axis of its arguments, as jax.vmap: `in_axes` gives each
+    """fn mapped over an axis of its arguments, as JAX's vmap: `in_axes` gives each
     positional argument's mapped axis (an int, None for an argument shared by every
     example, or a pytree prefix of the arguments; keyword arguments are mapped along
     axis 0), `out_axes` where each output gets its batch axis (None: an output that

@@ -473,7 +473,7 @@ while_p = define("while", shape=_while_shape, lower=_while_lowering, multiple_re
 # ---------------------------------------------------------------- scan / map
 
 def scan(f, init, xs, length=None, reverse=False, unroll=1):
-    """f(carry, x) -> (carry, y) over the leading axis of xs, as jax.lax.scan: the final
+    """f(carry, x) -> (carry, y) over the leading axis of xs, as JAX's lax.scan: the final
     carry and the stacked ys. `unroll` is accepted for JAX compatibility; XLA decides."""
     del unroll
     x_leaves, x_tree = tree_util.tree_flatten(xs)
@@ -724,7 +724,7 @@ scan_p = define("scan", shape=_scan_shape, lower=_scan_lowering, multiple_result
 def associative_scan(fn, elems, reverse=False, axis=0):
     """The prefix sums of elems along `axis` under the associative fn, by JAX's
     odd/even recursion over slices (log-depth, no loop primitive): the same operations
-    as jax.lax.associative_scan, so the same rounding."""
+    as JAX's lax.associative_scan, so the same rounding."""
     leaves, tree = tree_util.tree_flatten(elems)
     leaves = _as_arrays(leaves)
     if not leaves:

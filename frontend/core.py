@@ -17,7 +17,7 @@ import operator
 import os
 import sys
 
-import jax
+import jax.tree_util as tree_util
 import numpy as np
 
 from . import dtypes
@@ -67,7 +67,8 @@ class ConcretizationError(TracehloError, TypeError):
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _SKIP_DIRS = (_PACKAGE_DIR + os.sep,
               os.path.dirname(os.path.abspath(np.__file__)) + os.sep,
-              os.path.dirname(os.path.abspath(jax.__file__)) + os.sep)
+              # JAX's package: tree_util.py sits at its top
+              os.path.dirname(os.path.abspath(tree_util.__file__)) + os.sep)
 
 
 _library_code: dict = {}  # code object -> whether it is ours (or NumPy's, or JAX's)
@@ -75,7 +76,7 @@ _library_code: dict = {}  # code object -> whether it is ours (or NumPy's, or JA
 
 def user_location() -> Location | None:
     """The innermost stack frame outside tracehlo, NumPy and JAX (pytree helpers, or
-    a jax.numpy function handed a traced value)."""
+    a JAX numpy function handed a traced value)."""
     frame = sys._getframe(1)
     while frame is not None:
         code = frame.f_code

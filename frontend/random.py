@@ -45,7 +45,7 @@ _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.u
 # ---------------------------------------------------------------- keys
 
 class PRNGKeyArray:
-    """An array of typed keys (jax.random.key): shape `data.shape[:-1]`, each key the
+    """An array of typed keys (JAX's random.key): shape `data.shape[:-1]`, each key the
     last axis's two uint32 words. A pytree whose one leaf is the data, so jit and vmap
     trace and batch the words."""
     __slots__ = ("_data",)
@@ -101,7 +101,7 @@ def _check_key(name: str, key, allow_batched=False):
     if shape and not allow_batched:
         raise ValueError(_at_user_line(
             f"{name} accepts a single key, but was given a key array of shape {shape} != (). "
-            "Use jax.vmap for batching."))
+            "Use tracehlo.vmap for batching."))
     return data, typed
 
 
@@ -116,7 +116,7 @@ def _check_seed(ctor: str, seed):
     if _tnp.ndim(seed):
         raise TypeError(_at_user_line(
             f"{ctor} accepts a scalar seed, but was given an array of shape "
-            f"{_tnp.shape(seed)} != (). Use jax.vmap for batching"))
+            f"{_tnp.shape(seed)} != (). Use tracehlo.vmap for batching"))
     if isinstance(seed, bool) or not isinstance(seed, int) and \
             _type_of(seed).dtype.kind not in "iu":
         raise TypeError(_at_user_line(f"PRNG key seed must be an integer; got {seed!r}"))
@@ -141,12 +141,12 @@ def _seed_words(seed):
 
 
 def PRNGKey(seed):
-    """A raw key: uint32[2] holding the seed's bits (jax.random.PRNGKey)."""
+    """A raw key: uint32[2] holding the seed's bits (JAX's random.PRNGKey)."""
     return _check_seed("PRNGKey", seed)
 
 
 def key(seed):
-    """A typed key (jax.random.key) for an integer seed."""
+    """A typed key (JAX's random.key) for an integer seed."""
     return PRNGKeyArray(_check_seed("key", seed))
 
 
@@ -278,7 +278,7 @@ def fold_in(key, data):
     if _tnp.ndim(data):
         raise TypeError(_at_user_line(
             f"fold_in accepts a scalar, but was given an array of shape {_tnp.shape(data)} "
-            "!= (). Use jax.vmap for batching."))
+            "!= (). Use tracehlo.vmap for batching."))
     return _wrap(_fold_in_jit(words, _tnp.asarray(data, _np.uint32)), typed)
 
 
@@ -664,7 +664,7 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     data, _ = _check_key("choice", key)
     if not isinstance(shape, (tuple, list)):
         raise TypeError(_at_user_line(
-            f"shape argument of jax.random.choice must be a sequence, got {shape}"))
+            f"shape argument of tracehlo.random.choice must be a sequence, got {shape}"))
     shape = _shape_arg("choice", shape)
     arr = a if isinstance(a, int) else _param(a)
     scalar = _tnp.ndim(arr) == 0

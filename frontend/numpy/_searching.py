@@ -265,8 +265,8 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
     required, as JAX's arrays are immutable)."""
     if inplace:
         raise ValueError(at_user_line(
-            "jax.numpy.put_along_axis cannot modify arrays in-place, because JAX arrays "
-            "are immutable. Pass inplace=False to instead return an updated array."))
+            "tracehlo.numpy.put_along_axis cannot modify arrays in-place, because "
+            "tracehlo arrays are immutable. Pass inplace=False to instead return an updated array."))
     arr, indices = _operand(arr), _operand(indices)
     if axis is None:
         shape = _shape(arr)

@@ -204,7 +204,7 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
         return nonzero(condition, size=size, fill_value=fill_value)
     if x is None or y is None:
         raise ValueError(at_user_line("Either both or neither of the x and y arguments "
-                                      "should be provided to jax.numpy.where"))
+                                      "should be provided to tracehlo.numpy.where"))
     cond = _to_bool(condition)
     x, y = _promote(x, y)
     shape_ = _broadcast_shapes(_shape(cond), _shape(x), _shape(y))

@@ -647,6 +647,6 @@ optimization_barrier_p = define(
 
 
 def optimization_barrier(operand):
-    """operand (a pytree of arrays) through one barrier, as jax.lax.optimization_barrier."""
+    """operand (a pytree of arrays) through one barrier, as JAX's lax.optimization_barrier."""
     leaves, tree = tree_util.tree_flatten(operand)
     return tree_util.tree_unflatten(tree, optimization_barrier_p.bind(*leaves) if leaves else [])

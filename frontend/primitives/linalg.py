@@ -178,7 +178,7 @@ cholesky_p = define("cholesky", shape=_cholesky_shape, lower=_cholesky_lowering,
 # triangular_solve[left_side, lower, transpose_a, conjugate_a, unit_diagonal] a, b: x with
 # op(a) x = b (left_side) or x op(a) = b, where op is the identity, a transpose, a
 # conjugate or both, read from a's lower or upper triangle only (a unit diagonal not
-# read at all), as jax.lax.linalg.triangular_solve. Batch axes lead and are equal.
+# read at all), as JAX's lax.linalg.triangular_solve. Batch axes lead and are equal.
 def _triangular_solve_shape(a, b, *, left_side, lower, transpose_a, conjugate_a,
                             unit_diagonal):
     if (a.ndim < 2 or a.shape[-1] != a.shape[-2] or not dtypes.is_inexact(a.dtype)
@@ -256,7 +256,7 @@ triangular_solve_p = define("triangular_solve", shape=_triangular_solve_shape,
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False):
-    """jax.lax.linalg.triangular_solve's signature and defaults (note left_side=False)."""
+    """JAX's lax.linalg.triangular_solve signature and defaults (note left_side=False)."""
     return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
                                    transpose_a=bool(transpose_a),
                                    conjugate_a=bool(conjugate_a),
