@@ -78,7 +78,7 @@ def test_item_assignment_points_to_at():
     with pytest.raises(TypeError, match=rf"test_indexing.py:{line}: tracehlo arrays are "
                        r"immutable and do not support in-place item assignment. Instead of "
                        r"x\[idx\] = y, use x = x.at\[idx\].set\(y\) or another .at\[\] "
-                       "method: https://docs.jax.dev/"):
+                       r"method \(set, add, multiply, min, max, get, apply"):
         tracehlo.jit(f)(X)
 
 

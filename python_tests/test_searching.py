@@ -185,7 +185,7 @@ def test_errors_at_user_line():
     raises(lambda x: tnp.nonzero(x[0, 0]), ValueError, "Calling nonzero on 0d arrays", x)
     raises(lambda x: tnp.where(x, x), ValueError, "Either both or neither of the x and y", x)
     raises(lambda x: tnp.put_along_axis(x, np.array([[0]]), 1.0, axis=0), ValueError,
-           "cannot modify arrays in-place, because JAX arrays are immutable. Pass "
+           "cannot modify arrays in-place, because tracehlo arrays are immutable. Pass "
            "inplace=False", x)
     raises(lambda x: tnp.bincount(x[0]), TypeError, "must have an integer type", x)
     raises(lambda x: tnp.searchsorted(x, x[0]), ValueError, "a should be 1-dimensional", x)
