@@ -288,6 +288,9 @@ def test_errors_name_the_user_line():
                match="mul needs operands of one shape")
     lax_raises(lambda lax, x: lax.sin(x), i32(3), exc=TypeError,
                match="sin does not accept i32")
+    # JAX's lax.add/mul refuse bool: XLA's i1 add wraps (True + True is False)
+    lax_raises(lambda lax, x: lax.add(x, x), np.array([True]), exc=TypeError,
+               match="add does not accept bool")
     lax_raises(lambda lax, x: lax.reshape(x, (4,)), f32(2, 3), exc=TypeError,
                match="cannot reshape")
     lax_raises(lambda lax, x: lax.transpose(x, (0, 0)), f32(2, 3), exc=ValueError,

@@ -253,6 +253,10 @@ def test_maximum_minimum_nan():
     x = np.array([np.nan, 1, 2], np.float32)
     y = np.array([0, np.nan, 1], np.float32)
     check(lambda m, x, y: m.maximum(x, y), x, y)
+    # bools computed in the kernel (not loaded from a byte that holds 2): JAX's add and
+    # multiply are `or` and `and`, where XLA's i1 add would wrap True + True to False
+    check(lambda m, x: (m.greater_equal(x, x) + m.greater_equal(x, x),
+                        m.greater_equal(x, x) * m.less(x, x)), i32(4))
     check(lambda m, x, y: m.minimum(x, y), x, y)
 
 
@@ -266,6 +270,10 @@ def test_bool_arithmetic():
     check(lambda m, x, y: m.add(x, y), x, y)
     check(lambda m, x, y: m.multiply(x, y), x, y)
     check(lambda m, x, y: m.maximum(x, y), x, y)
+    # bools computed in the kernel (not loaded from a byte that holds 2): JAX's add and
+    # multiply are `or` and `and`, where XLA's i1 add would wrap True + True to False
+    check(lambda m, x: (m.greater_equal(x, x) + m.greater_equal(x, x),
+                        m.greater_equal(x, x) * m.less(x, x)), i32(4))
 
 
 def test_misc_math():

@@ -126,6 +126,7 @@ def test_cumulative(name, dtype):
     check(lambda m, x: getattr(m, name)(x), x, rtol=1e-5, values="jnp")
     check(lambda m, x: getattr(m, name)(x, axis=-2), x, rtol=1e-5, values="jnp")
     check(lambda m, x: getattr(m, name)(x, axis=0, dtype=np.float32), x, rtol=1e-5)
+    check(lambda m, x: getattr(m, name)(x, axis=1, dtype=bool), x, values="jnp")
 
 
 def test_reduce_list_and_scalar():

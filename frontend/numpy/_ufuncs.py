@@ -77,8 +77,21 @@ def sign(x):
 
 
 arctan2 = _binary(lax.atan2, True, "arctan2")
-add, subtract, multiply = _binary(lax.add, name="add"), _binary(lax.sub, name="subtract"), \
-    _binary(lax.mul, name="multiply")
+subtract = _binary(lax.sub, name="subtract")
+
+
+def _bool_as_logical(op, logical_op, name):
+    """JAX's add and multiply of two bools are `or` and `and`: XLA's i1 add wraps
+    (True + True is False), which no NumPy user expects."""
+    def fn(x1, x2):
+        x1, x2 = _promote(x1, x2)
+        return (logical_op if _t(x1).dtype == _dtypes.bool_ else op)(x1, x2)
+    fn.__name__ = name
+    return fn
+
+
+add = _bool_as_logical(lax.add, lax.bitwise_or, "add")
+multiply = _bool_as_logical(lax.mul, lax.bitwise_and, "multiply")
 true_divide = divide = _binary(lax.div, True, "divide")
 nextafter = _binary(lax.nextafter, True, "nextafter")
 

@@ -225,11 +225,11 @@ not_p, bitwise_not = _elementwise("not", "stablehlo.not", 1, "intbool", deriv="z
 population_count_p, population_count = _elementwise("population_count", "stablehlo.popcnt",
                                                      1, "int", deriv="zero")
 
-add_p, add = _elementwise("add", "stablehlo.add", 2, "any",
+add_p, add = _elementwise("add", "stablehlo.add", 2, "number",
     deriv=[lambda g, out, x, y: g, lambda g, out, x, y: g])
 sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number",
     deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)])
-mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "any",
+mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "number",
     deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
 pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number",
     deriv=[lambda g, out, x, y: mul(g, _pow_dx(x, y)),
