@@ -1,9 +1,13 @@
 """tracehlo.numpy elementwise functions against NumPy (values) and jax.numpy (dtypes),
 eager and jitted: float32, int32 and bool inputs, broadcasting, 0-d arrays and weak
 Python scalars."""
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import tracehlo
+import tracehlo.numpy as tnp
 from numpy_helpers import bools, check, check_in_child, check_raises, f32, i32, sample
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's nan warnings
@@ -174,6 +178,20 @@ def test_ops_on_python_scalars_stay_weak():
     h = np.array([1, 2], np.float16)
     check(lambda m, h: m.add(m.multiply(2, 3.0), h), h, eager=False, rtol=1e-3)
     check(lambda m, h: m.maximum(m.sin(0.5), h), h, eager=False, rtol=1e-3)
+
+
+def test_promotion_makes_weak_operands_strong():
+    """As JAX's promote_dtypes: a weak operand joined with another is converted to the
+    result's weak type, so where() of two weak bools is a strong bool; and hypot of
+    weak scalars stays weak (fuzz jit 576, 626)."""
+    def fn(m, x):
+        return (m.where(x > 0, (x != x) > 0, (x == x) > 0), m.hypot(x[0] * 0.5, x[1] * 0.5),
+                m.hypot(3, x > 0), m.logical_not(3))
+    x = i32(3)
+    check(fn, x, eager=False)
+    got = tracehlo.jit(lambda x: fn(tnp, x))(x)
+    want = jax.eval_shape(lambda x: fn(jnp, x), x)
+    assert [g.weak_type for g in got] == [w.weak_type for w in want] == [False, True, False, True]
 
 
 @pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "abs", "clip",

@@ -507,11 +507,13 @@ def hypot(x1, x2):
     inf = _as_dtype(_np.inf, dt)
     either_inf = lax.bitwise_or(lax.eq(x1, inf), lax.eq(x2, inf))
     big, small = lax.max(x1, x2), lax.min(x1, x2)
-    zero, one = _as_dtype(0, dt), _as_dtype(1, dt)
+    zero, one = _as_dtype(0, dt), _as_dtype(1, dt, _t(x1).weak)
     big_is_zero = lax.eq(big, zero)
     ratio = lax.div(small, where(big_is_zero, one, big))
     scaled = lax.mul(big, lax.sqrt(lax.add(one, lax.mul(ratio, ratio))))
-    return where(either_inf, inf, where(big_is_zero, big, scaled))
+    finite = where(big_is_zero, big, scaled)
+    # inf as JAX's lax._const: weak where the result is a weak scalar, so is the result
+    return where(either_inf, _const(finite, _np.inf), finite)
 
 
 def logaddexp(x1, x2):

@@ -178,7 +178,10 @@ def _promote(*args, to_inexact=False):
     out_shape = _broadcast_shapes(*[t.shape for t in types])
     out = []
     for a, t in zip(args, types):
-        a = _as_dtype(a, dt, weak) if t.dtype != dt or _dtypes.is_python_scalar(a) else a
+        # weak -> strong too, as JAX's promote_dtypes, which leaves a lone operand be
+        if t.dtype != dt or (t.weak != weak and len(args) > 1) or \
+                _dtypes.is_python_scalar(a):
+            a = _as_dtype(a, dt, weak)
         if t.shape != out_shape and t.shape != ():
             a = broadcast_to(a, out_shape)
         out.append(a)

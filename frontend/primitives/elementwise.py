@@ -537,6 +537,8 @@ def _convert_shape(x, *, new_dtype, weak_type=False):
 
 def _convert_lowering(ctx, eqn, x):
     src, dst = eqn.inputs[0].type, eqn.outputs[0].type
+    if src.dtype == dst.dtype:  # only the weak flag changes: nothing for XLA to do
+        return x
     if dtypes.is_float(src.dtype) and dst.dtype == dtypes.bool_:
         # StableHLO's float->i1 convert truncates; NumPy means x != 0.
         zero = ctx.constant(0, src.dtype, src.shape)
