@@ -178,6 +178,13 @@ def test_at_dtypes():
     check(lambda m, x: m.asarray(x).at[np.array([0, 0])].add(3), i32(3, 2), eager=False,
           values="jnp")
     check(lambda m, x: m.asarray(x).at[0].set(2.7), i32(3), eager=False, values="jnp")
+    # add and multiply combine in the promoted dtype and cast back, as JAX: an int times
+    # 0.5 is halved, two 0.6s add up to 1, and a bool adds as an int (XLA's i1 add wraps)
+    check(lambda m, x, b: (m.asarray(x).at[0].multiply(0.5),
+                           m.asarray(x).at[np.array([1, 1])].add(np.float32(0.6)),
+                           m.asarray(x).at[2].subtract(0.5), m.asarray(b).at[0].add(2),
+                           m.asarray(b).at[np.array([1, 1])].multiply(3)),
+          np.array([3, 1, -2], np.int8), bools(3), eager=False, values="jnp")
 
 
 def test_at_out_of_bounds_dropped():

@@ -12,7 +12,7 @@ from .. import dtypes, lax
 from ..core import Tracer, at_user_line, type_of
 from .. import numpy as tnp
 from ._sorting import _fill_value, _wrap_negative
-from ._util import _broadcast_shapes
+from ._util import _broadcast_shapes, _promote_no_broadcast
 
 
 def _is_int_scalar(i) -> bool:
@@ -262,7 +262,13 @@ class IndexUpdateRef:
         mode = _check_mode(combiner, mode)
         x, entries, new_axes = _normalize(_as_tracer_like(self.x), self.index)
         values = values if hasattr(values, "dtype") else tnp.asarray(values)
-        values = tnp.astype(values, x.dtype)
+        dtype, weak = type_of(x).dtype, type_of(x).weak
+        if combiner in ("add", "mul"):
+            # as JAX: combined in the promoted dtype, then cast back, so an int's
+            # .at[i].multiply(0.5) halves it (not times int(0.5) = 0), bools add as ints
+            x, values = _promote_no_broadcast([x, values])
+        else:  # set, min, max: casting first gives the same (the cast is monotone)
+            values = tnp.astype(values, dtype)
         if mode in ("clip", "promise_in_bounds"):
             entries = _clip_arrays(x, _clip_static(x, entries))
         else:
@@ -278,6 +284,7 @@ class IndexUpdateRef:
             out = _scatter_flat(x, entries, values, combiner)
         else:
             out = _scatter_arrays(x, entries, values, combiner)
+        out = lax.convert_element_type(out, dtype, weak)
         return lax.squeeze(out, new_axes) if new_axes else out  # undo the None axes
 
 
