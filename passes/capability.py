@@ -181,12 +181,23 @@ def _identical_ops(producers: list[tuple]):
             keys[operation] = operation
             continue
         keys[operation] = numbers.setdefault(cse_key(operation, [
-            keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else p
-            for p in made_by]), len(numbers))
+            keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else
+            parameter_key(p) for p in made_by]), len(numbers))
 
     def same(node):
         return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
     return same
+
+
+def parameter_key(value: ir.Value):
+    """A fusion parameter as XLA's CSE may come to see it. Block arguments stay distinct;
+    values computed outside the fusion are keyed by their type alone, because XLA's
+    simplifier can fold two of them into one constant that CSE then passes to the fusion
+    as one parameter where we saw two (an argmax over a unit axis and a one-element
+    argsort are both 0: a broadcast of each became one broadcast read through a reverse
+    and directly, and XLA CPU aborted, fuzz jit 677). Conservative: it can refuse a
+    fusion XLA would have compiled."""
+    return value if isinstance(value.owner, ir.Block) else str(value.type)
 
 
 def cse_key(operation, operand_keys) -> tuple:
@@ -217,8 +228,10 @@ def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
 
 
 def body_producers(fusion) -> list[tuple]:
-    """shared_value_problem's view of an mhlo.fusion's body."""
-    return [(op, [v if isinstance(v.owner, ir.Block) else v.owner
+    """shared_value_problem's view of an mhlo.fusion's body: a parameter is the value
+    the fusion reads from outside (what XLA's CSE compares)."""
+    outer = fusion.operation.operands
+    return [(op, [outer[v.arg_number] if isinstance(v.owner, ir.Block) else v.owner
                   for v in op.operation.operands]) for op in opinfo.fusion_body(fusion)]
 
 

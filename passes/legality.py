@@ -8,8 +8,9 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (Backend, cse_key, in_region, reduce_root, region_read_problem,
-                         select_problem, shared_value_problem, unread_outputs_problem)
+from .capability import (Backend, cse_key, in_region, parameter_key, reduce_root,
+                         region_read_problem, select_problem, shared_value_problem,
+                         unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -222,7 +223,8 @@ def _outside_keys(graph: DataflowGraph, i: int) -> set:
     """XLA-CSE keys of the ops member `i` fuses that read only values from outside
     it. Two identical ops join a fusion one at a time, their identical producers
     too, the last ones reading the same values: comparing these keys finds them."""
-    return {cse_key(op.operation, outer) for op, outer in _fused_reads(graph, i)
+    return {cse_key(op.operation, [parameter_key(v) for v in outer])
+            for op, outer in _fused_reads(graph, i)
             if all(v is not None for v in outer) and not len(op.operation.regions)}
 
 

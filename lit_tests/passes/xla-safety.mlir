@@ -97,6 +97,39 @@ func.func @a_value_read_under_two_index_maps(%x: tensor<3x4xi1>) -> tensor<3x4xi
 
 // -----
 
+// Two values computed outside count as one operand to XLA's CSE when they have one
+// type: XLA may fold both into one constant (fuzzer, jit seed 677: an argmax over a
+// unit axis and a one-element argsort, both 0). Then the two broadcasts are one,
+// read through the reverse and directly, and XLA CPU aborts: one stays outside.
+// CHECK-LABEL: func.func @operands_xla_may_fold_into_one
+// CHECK: stablehlo.broadcast_in_dim
+// CHECK: "mhlo.fusion"
+// CHECK: stablehlo.broadcast_in_dim
+// CHECK-NOT: stablehlo.broadcast_in_dim
+// CHECK: stablehlo.return
+// WHY: not fused: stablehlo.broadcast_in_dim {{.*}}: stablehlo.broadcast_in_dim read by 2 fused ops (stablehlo.compare) ends a function of XLA CPU's loop emitter
+func.func @operands_xla_may_fold_into_one(%x: tensor<1xi32>, %y: tensor<1xi32>, %z: tensor<4xi32>) -> tensor<4xi1> {
+  %a = "stablehlo.sort"(%x) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%p: tensor<i32>, %q: tensor<i32>):
+    %lt = stablehlo.compare LT, %p, %q, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<1xi32>) -> tensor<1xi32>
+  %b = "stablehlo.sort"(%y) <{dimension = 0 : i64, is_stable = true}> ({
+  ^bb0(%p: tensor<i32>, %q: tensor<i32>):
+    %lt = stablehlo.compare LT, %p, %q, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }) : (tensor<1xi32>) -> tensor<1xi32>
+  %ba = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<1xi32>) -> tensor<4xi32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [0] : (tensor<1xi32>) -> tensor<4xi32>
+  %c = stablehlo.compare LT, %z, %ba, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  %r = stablehlo.reverse %c, dims = [0] : tensor<4xi1>
+  %v = stablehlo.convert %r : (tensor<4xi1>) -> tensor<4xi32>
+  %n = stablehlo.compare NE, %v, %bb, SIGNED : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>
+  return %n : tensor<4xi1>
+}
+
+// -----
+
 // XLA CPU computes bf16 in f32, converting a bf16 parameter inside the fusion:
 // read by a slice and a remainder, that convert ends an emitter function and
 // XLA aborted (fuzzer, jit seed 43). The slice stays outside.
