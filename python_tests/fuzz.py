@@ -502,7 +502,10 @@ class Worker:
         checks = [l for l in log.splitlines() if "Check failed" in l or " F0" in l[:8]
                   or "Fatal" in l or "error" in l.lower()]
         message = re.sub(r"^.*?\] ", "", checks[-1]) if checks else ""
-        return [_failure("crash", stage, f"{cause}: {message}".strip(": "))]
+        detail = f"{cause}: {message}".strip(": ")
+        if stage == "jax":  # jax.jit itself died (XLA's constant folder on x // 0, ...):
+            return [_failure("invalid", stage, f"jax.jit died: {detail}")]  # no oracle
+        return [_failure("crash", stage, detail)]
 
     def _readline(self, deadline: float) -> str | None:
         """The child's next line, "" at its end, None past the deadline. Unbuffered
