@@ -651,8 +651,9 @@ class _SplitBody:
     the forward values the tape's rules read, nothing else. Of those, a body input x or
     captured value is read from the scan's own operand instead of saved, and one
     computed from captured values alone is loop-invariant: `hoisted` computes it once,
-    from the captured values, before the loop. `sources[i]` says where bwd's residual i
-    comes from: ("stacked" | "x" | "const" | "hoisted", index)."""
+    from the captured values, before the loop; one the body returns as a y is read from
+    the scan's ys. `sources[i]` says where bwd's residual i comes from: ("stacked" | "x"
+    | "y" | "const" | "hoisted", index)."""
 
     def __init__(self, body, k, nx, diff):
         with core.staging(body.name) as fwd:
@@ -688,6 +689,9 @@ class _SplitBody:
             elif pos < 0 and (isinstance(a, Literal) or a in invariant):
                 self.sources.append(("hoisted", len(hoisted)))
                 hoisted.append(a)
+            elif any(a is y for y in full.outputs[k:n]):  # already stacked as a y
+                self.sources.append(("y", next(j for j, y in enumerate(full.outputs[k:n])
+                                               if a is y)))
             else:
                 self.sources.append(("stacked", len(stacked)))
                 stacked.append(a)
@@ -728,10 +732,10 @@ def _scan_vjp_fwd(primals, *, body, length, reverse, num_carry, num_consts, need
     outs = scan_p.bind(*carry, *xs, *caps, body=split.fwd, length=length, reverse=reverse,
                        num_carry=k, num_consts=num_consts)
     n = len(body.outputs)
-    values = {"stacked": outs[n:], "x": xs, "const": caps,
+    values = {"stacked": outs[n:], "x": xs, "y": outs[k:n], "const": caps,
               "hoisted": core.eval_graph(split.hoisted, *caps) if split.hoisted else []}
     residuals = [values[kind][i] for kind, i in split.sources]
-    per_step = [kind in ("stacked", "x") for kind, _ in split.sources]
+    per_step = [kind in ("stacked", "x", "y") for kind, _ in split.sources]
     c_diff, x_diff, cap_diff = _scan_parts(list(diff), k, num_consts)
 
     def backward(cts):

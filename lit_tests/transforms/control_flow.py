@@ -31,8 +31,8 @@ def cumsum(xs):
 def rnn_loss(w, xs):
     def step(h, x):
         h = tnp.tanh(h * (w * 2) + x)
-        return h, h * h
-    return lax.scan(step, xs[0], xs)[1].sum()
+        return h, h
+    return (lax.scan(step, xs[0], xs)[1] ** 2).sum()
 
 
 rnn_grad = tracehlo.grad(rnn_loss)
@@ -124,22 +124,22 @@ def main():
     # CHECK-NEXT:    return %1, %2
     # CHECK-NEXT:  }
 
-    # The forward scan's extra ys are the residuals: tanh's result (%6, read by its VJP)
-    # and the carry entering the step (%0, read by mul's); x is not read, w * 2 reads only
-    # w, so it is computed once before the backward scan (%8), not saved per step.
+    # The forward scan's one extra y is the residual the ys do not hold already: the
+    # carry entering the step (%0, read by mul's VJP); tanh's result, read by its VJP,
+    # is the y itself (%5). x is read by no VJP, and w * 2 reads only w, so it is
+    # computed once before the backward scan (%7), not saved per step.
     g4 = tracehlo.make_ir(rnn_grad)(np.zeros(3, f32), np.zeros((5, 3), f32))
     print(g4)
     # CHECK-LABEL: func @rnn_loss(%0: f32[3], %1: f32[5,3]) -> (f32[3]) {
-    # CHECK:         %4: f32[3], %5: f32[5,3], %6: f32[5,3], %7: f32[5,3] = scan[body=func @scan_body(%0: f32[3], %1: f32[3], %2: f32[3]) -> (f32[3], f32[3], f32[3], f32[3]) {
+    # CHECK:         %4: f32[3], %5: f32[5,3], %6: f32[5,3] = scan[body=func @scan_body(%0: f32[3], %1: f32[3], %2: f32[3]) -> (f32[3], f32[3], f32[3]) {
     # CHECK:             %6: f32[3] = tanh %5
-    # CHECK-NEXT:        %7: f32[3] = mul %6, %6
-    # CHECK-NEXT:        return %6, %7, %6, %0
+    # CHECK-NEXT:        return %6, %6, %0
     # CHECK-NEXT:      }, length=5, reverse=false, num_carry=1, num_consts=1] %3, %1, %0
-    # CHECK-NEXT:    %8: f32[3] = mul %0, 2.0:f32[]
-    # CHECK:         %13: f32[3], %14: f32[3] = scan[body=func @vjp_scan_body(%0: f32[3], %1: f32[3], %2: f32[3], %3: f32[3], %4: f32[3], %5: f32[3]) -> (f32[3], f32[3]) {
+    # CHECK-NEXT:    %7: f32[3] = mul %0, 2.0:f32[]
+    # CHECK:         %16: f32[3], %17: f32[3] = scan[body=func @vjp_scan_body(%0: f32[3], %1: f32[3], %2: f32[3], %3: f32[3], %4: f32[3], %5: f32[3]) -> (f32[3], f32[3]) {
     # CHECK-NOT:     scan[
-    # CHECK:           }, length=5, reverse=true, num_carry=2, num_consts=1] %11, %11, %6, %7, %10, %8
-    # CHECK-NEXT:    return %14
+    # CHECK:           }, length=5, reverse=true, num_carry=2, num_consts=1] %14, %14, %5, %6, %13, %7
+    # CHECK-NEXT:    return %17
 
     for g in (g1, g2, g3, g4):
         text = g.to_text(locations=True)
