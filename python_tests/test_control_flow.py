@@ -184,16 +184,21 @@ def test_scan_reverse_mode_is_two_loops_and_matches_jax():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
-def test_hessian_of_scan_against_jax():
+def test_hessian_and_vmap_of_grad_of_scan_against_jax():
     """jacfwd of grad vmaps the scans of reverse mode: ys that no basis vector reaches stay
-    unbatched (jacfwd returns its primal results unbatched)."""
+    unbatched (jacfwd returns its primal results unbatched). vmap of grad batches the
+    forward scan with its residuals and the backward scan."""
     def f(lib, scan, w, xs):
         return lib.sum(scan(lambda c, x: (lib.sin(c * w) + x, c * x), 0.3, xs)[1])
+    ours, theirs = (lambda w, x: f(tnp, lax.scan, w, x)), (lambda w, x: f(jnp, jax.lax.scan, w, x))
     w, xs = np.float32(0.4), np.linspace(-1, 1, 6).astype(np.float32)
-    got = tracehlo.hessian(lambda w, x: f(tnp, lax.scan, w, x), argnums=(0, 1))(w, xs)
-    want = jax.hessian(lambda w, x: f(jnp, jax.lax.scan, w, x), argnums=(0, 1))(w, xs)
-    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
-        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    ws = np.array([0.4, -0.7, 1.1], np.float32)
+    for got, want in [(tracehlo.hessian(ours, argnums=(0, 1))(w, xs),
+                       jax.hessian(theirs, argnums=(0, 1))(w, xs)),
+                      (tracehlo.vmap(tracehlo.grad(ours, argnums=(0, 1)), (0, None))(ws, xs),
+                       jax.vmap(jax.grad(theirs, argnums=(0, 1)), (0, None))(ws, xs))]:
+        for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
 def test_scan_jvp_against_finite_differences_and_vjp_against_jvp():
