@@ -21,6 +21,15 @@ and there is no partial evaluator to maintain; the cost is two tables of rules. 
 jit, the dead-code elimination at the end of staging drops what the backward pass
 does not use, so `make_ir(grad(sin))` holds `cos` and no `sin`.
 
+A VJP rule sees only a primitive's inputs and outputs. That suffices for an operation,
+not for a loop: the backward step of a scan needs values from inside each forward step,
+which a rule called after the loop has run could only get by running it again. So a
+primitive may instead have a forward rule, `vjp_fwd_rules[prim](primals_in, **params)
+-> (primals_out, backward)`, which the tape calls in place of binding the primitive: it
+emits a forward pass that also returns the residuals its backward function reads (the
+scan: one loop with the residuals as extra stacked outputs, as JAX gets from partial
+evaluation of the body), so the primal results come from the loop that saves them.
+
 Calls (`pjit`, a nested jit) stay calls: jvp of a call is a call of the jvp'd graph,
 and the VJP of a call is a call of a backward graph that runs the callee again from
 its inputs (calls.py).
@@ -40,13 +49,14 @@ from .ir import ArrayType
 
 jvp_rules: dict = {}  # prim -> (primals, tangents, **params) -> (primal_outs, tangent_outs)
 vjp_rules: dict = {}  # prim -> (cts_out, primals_in, primals_out, **params) -> cts_in
+vjp_fwd_rules: dict = {}  # prim -> (primals_in, **params) -> (primals_out, cts_out -> cts_in)
 
 
 def takes_needed(rule):
-    """Marks a VJP rule that also takes `needed` (one bool per operand: is it on the
-    tape) and computes cotangents for those operands only (None for the others), as
-    JAX's transpose rules skip operands that are not linear inputs: an eager grad then
-    runs no backward op for a constant or a weight it does not differentiate."""
+    """Marks a VJP (or forward) rule that also takes `needed` (one bool per operand: is
+    it on the tape) and computes cotangents for those operands only (None for the
+    others), as JAX's transpose rules skip operands that are not linear inputs: an eager
+    grad then runs no backward op for a constant or a weight it does not differentiate."""
     rule.takes_needed = True
     return rule
 
@@ -310,8 +320,12 @@ class VJPTrace(Trace):
         return x.primal if isinstance(x, VJPTracer) and x._trace is self else x
 
     def process_primitive(self, prim, operands, params):
-        rule = vjp_rules.get(prim)
         primals = [self.primal(x) for x in operands]
+        fwd = vjp_fwd_rules.get(prim)
+        if fwd is not None:  # it emits the primal itself, with what its backward reads
+            outs, backward = fwd(primals, **self.with_needed(fwd, params, operands))
+            return self.record(backward, operands, outs)
+        rule = vjp_rules.get(prim)
         outs = _bind_list(prim, primals, params)
         if rule is None:
             if getattr(jvp_rules.get(prim), "zero", False) or not any(
@@ -319,10 +333,15 @@ class VJPTrace(Trace):
                 return outs
             raise NotImplementedError(at_user_line(
                 f"differentiation of {prim} is not implemented (it has no VJP rule)"))
-        if getattr(rule, "takes_needed", False):
-            params = dict(params, needed=[isinstance(x, VJPTracer) and x._trace is self
-                                          for x in operands])
+        params = self.with_needed(rule, params, operands)
         return self.record(lambda cts: rule(cts, primals, outs, **params), operands, outs)
+
+    def with_needed(self, rule, params, operands) -> dict:
+        """params, with `needed` for a rule that takes it (see takes_needed)."""
+        if not getattr(rule, "takes_needed", False):
+            return params
+        return dict(params, needed=[isinstance(x, VJPTracer) and x._trace is self
+                                    for x in operands])
 
     def record(self, backward, operands, outs) -> list:
         """Tracers for outs (inexact ones), and a tape node for them."""

@@ -14,11 +14,12 @@ take the operands, while's cond/body take the carry, scan's body takes (carry, x
 Every rule builds new sub-graphs by staging an old one again (`_restage`): jvp of a
 cond is a cond of jvp'd branches, of a loop a loop over (primal, tangent) carries;
 the VJP of a cond is a cond of the branches' backward graphs (which run the branch
-again from its operands); the VJP of a scan runs a forward scan that saves each
-step's carry, then a reverse scan whose step recomputes that step's forward pass
-and pulls cotangents back through it; a while_loop has no VJP (its trip count is
-dynamic), as in JAX. vmap of a cond with a batched predicate runs every branch and
-selects; of a while_loop with a batched predicate runs while any example is active.
+again from its operands); reverse mode of a scan is two loops, as in JAX: its forward
+rule (ad.vjp_fwd_rules) emits the scan of a body that also returns the residuals its
+backward step reads, and the backward pass is one reverse scan of that step
+(_SplitBody); a while_loop has no VJP (its trip count is dynamic), as in JAX. vmap
+of a cond with a batched predicate runs every branch and selects; of a while_loop
+with a batched predicate runs while any example is active.
 """
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ from . import ad, core, dtypes
 from .batching import batch_at, batch_graph, moveaxis, not_mapped
 from .calls import _vjp_graph
 from .core import at_user_line, type_of
-from .ir import ArrayType
+from .ir import ArrayType, Graph, Literal
+from .ir_passes import eliminate_dead_code
 from .lowering import dims_attr, lower_body
 from .primitives import define, unchanged
 from .primitives.elementwise import (add, bitwise_or, clamp, convert_element_type, eq, ne,
@@ -641,61 +643,138 @@ def _split(values, sizes):
     return out
 
 
+class _SplitBody:
+    """A scan body split for reverse mode, as JAX's partial evaluation of it splits it:
+    `fwd` is the body returning, after its results, the residuals that differ per step
+    (stacked by the scan as extra ys); `bwd` takes (cotangents of the body's inexact
+    results, residuals) to cotangents of the inputs marked in `diff`. The residuals are
+    the forward values the tape's rules read, nothing else. Of those, a body input x or
+    captured value is read from the scan's own operand instead of saved, and one
+    computed from captured values alone is loop-invariant: `hoisted` computes it once,
+    from the captured values, before the loop; one the body returns as a y is read from
+    the scan's ys. `sources[i]` says where bwd's residual i comes from: ("stacked" | "x"
+    | "y" | "const" | "hoisted", index)."""
+
+    def __init__(self, body, k, nx, diff):
+        with core.staging(body.name) as fwd:
+            ins = [fwd.new_input(t) for t in body.in_types]
+
+            def run(*diff_ins):
+                it = iter(diff_ins)
+                return core.eval_graph(body, *[next(it) if d else x
+                                               for x, d in zip(ins, diff)]), None
+            diff_ins = [x for x, d in zip(ins, diff) if d]
+            outs, f_vjp, _ = ad.vjp_of(run, diff_ins)
+            with core.staging(f"vjp_{body.name}") as back:
+                cts = iter([back.new_input(t.strong()) for t in body.out_types if _inexact(t)])
+                got = f_vjp([next(cts) if _inexact(t) else None for t in body.out_types])
+                bwd = back.build([ad.zeros(type_of(x).strong()) if g is None else g
+                                  for g, x in zip(got, diff_ins)])
+            full = fwd.build(outs + back.captured_values())
+        n_cts, n = len(bwd.inputs) - len(back.captured), len(body.outputs)
+        read = {a for e in bwd.eqns for a in e.inputs} | set(bwd.outputs)
+        used = [i for i, v in enumerate(bwd.inputs[n_cts:]) if v in read]
+        self.bwd = Graph(bwd.name, bwd.inputs[:n_cts] + [bwd.inputs[n_cts + i] for i in used],
+                         bwd.constants, bwd.eqns, bwd.outputs, bwd.next_id)
+        caps = full.inputs[k + nx:]
+        invariant = set(caps) | {v for v, _ in full.constants}
+        for e in full.eqns:
+            if all(isinstance(a, Literal) or a in invariant for a in e.inputs):
+                invariant.update(e.outputs)
+        stacked, hoisted, self.sources = [], [], []
+        for a in [full.outputs[n + i] for i in used]:
+            pos = next((i for i, v in enumerate(full.inputs) if v is a), -1)
+            if pos >= k:  # an x or a captured value: the scan's operand is the residual
+                self.sources.append(("x", pos - k) if pos < k + nx else ("const", pos - k - nx))
+            elif pos < 0 and (isinstance(a, Literal) or a in invariant):
+                self.sources.append(("hoisted", len(hoisted)))
+                hoisted.append(a)
+            elif any(a is y for y in full.outputs[k:n]):  # already stacked as a y
+                self.sources.append(("y", next(j for j, y in enumerate(full.outputs[k:n])
+                                               if a is y)))
+            else:
+                self.sources.append(("stacked", len(stacked)))
+                stacked.append(a)
+        self.fwd = eliminate_dead_code(Graph(full.name, full.inputs, full.constants, full.eqns,
+                                             full.outputs[:n] + stacked, full.next_id))
+        self.hoisted = eliminate_dead_code(Graph(
+            f"{body.name}_invariant", caps, full.constants,
+            [e for e in full.eqns if invariant.issuperset(e.outputs)], hoisted,
+            full.next_id)) if hoisted else None
+
+
+# body Graph -> {(num_carry, number of xs, diff): _SplitBody}, so eager grads of one scan
+# reuse the graphs (and with them the executables compiled for them)
+_split_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _split_body(body, k, nx, diff) -> _SplitBody:
+    cache = _split_bodies.setdefault(body, {})
+    if (k, nx, diff) not in cache:
+        cache[k, nx, diff] = _SplitBody(body, k, nx, diff)
+    return cache[k, nx, diff]
+
+
 @ad.takes_needed
-def _scan_vjp(cts, primals, outs, *, body, length, reverse, num_carry, num_consts, needed):
-    """A forward scan saving the carry entering each step, then a reverse scan whose step
-    runs that step's forward pass again under the tape and pulls back (carry cotangent,
-    y cotangent) to (previous carry cotangent, x cotangent, captured cotangents, summed
-    in the carry). Only `needed` xs and captured values get cotangents: grad with respect
-    to the weights computes no cotangent of the inputs. Carry cotangents always flow (every
-    step reads them)."""
+def _scan_vjp_fwd(primals, *, body, length, reverse, num_carry, num_consts, needed):
+    """Reverse mode of a scan in two loops, as in JAX: the forward scan of the split body
+    (_SplitBody) gives the results and the stacked residuals; the backward function is
+    one scan the other way whose step pulls (carry cotangent, y cotangent) back to
+    (previous carry cotangent, x cotangent, captured cotangents, summed in the carry).
+    Only `needed` xs and captured values get cotangents: grad with respect to the weights
+    computes no cotangent of the inputs. Carry cotangents always flow (every step reads
+    them)."""
     k = num_carry
     carry, xs, caps = _scan_parts(primals, k, num_consts)
-    _, xs_needed, caps_needed = _scan_parts(needed, k, num_consts)
-    nx = len(xs)
-    slice_t = [ArrayType(type_of(x).shape[1:], type_of(x).dtype) for x in xs]
-    saving = _restage(body.name, body.in_types,
-                      lambda *a: core.eval_graph(body, *a)[:k] + list(a[:k]))
-    saved = scan_p.bind(*carry, *xs, *caps, body=saving, length=length, reverse=reverse,
-                        num_carry=k, num_consts=num_consts)[k:]
-    c_in = [_inexact(type_of(c)) for c in carry]
-    cap_in = [_inexact(type_of(c)) and n for c, n in zip(caps, caps_needed)]
-    x_in = [_inexact(t) and n for t, n in zip(slice_t, xs_needed)]
-    y_in = [_inexact(t) for t in body.out_types[k:]]
-    ct_carry = [c for c, nz in zip(cts[:k], c_in) if nz]
-    ct_ys = [c for c, nz in zip(cts[k:], y_in) if nz]
-    ct_caps0 = [ad.zeros(type_of(c).strong()) for c, nz in zip(caps, cap_in) if nz]
-    nc, ncap, ny = len(ct_carry), len(ct_caps0), len(ct_ys)
+    diff = tuple(_inexact(t) and (i < k or n) for i, (t, n) in enumerate(zip(body.in_types,
+                                                                            needed)))
+    split = _split_body(body, k, len(xs), diff)
+    outs = scan_p.bind(*carry, *xs, *caps, body=split.fwd, length=length, reverse=reverse,
+                       num_carry=k, num_consts=num_consts)
+    n = len(body.outputs)
+    values = {"stacked": outs[n:], "x": xs, "y": outs[k:n], "const": caps,
+              "hoisted": core.eval_graph(split.hoisted, *caps) if split.hoisted else []}
+    residuals = [values[kind][i] for kind, i in split.sources]
+    per_step = [kind in ("stacked", "x", "y") for kind, _ in split.sources]
+    c_diff, x_diff, cap_diff = _scan_parts(list(diff), k, num_consts)
 
-    def back_step(*a):  # (ct carry, ct caps sum, saved carry, x, ct y, caps)
-        ctc, acc, c, x, cty, cp = _split(a, [nc, ncap, k, nx, ny, len(caps)])
-        _, f_vjp, _ = ad.vjp_of(lambda *ins: (core.eval_graph(body, *ins), None), c + x + cp)
-        it_c, it_y = iter(ctc), iter(cty)
-        got = f_vjp([next(it_c) if nz else None for nz in c_in]
-                    + [next(it_y) if nz else None for nz in y_in])
-        g_c, g_x, g_cap = _split(got, [k, nx, len(caps)])
-        fill = (lambda g, v: ad.zeros(type_of(v).strong()) if g is None else g)
-        return ([fill(g, v) for g, v, nz in zip(g_c, c, c_in) if nz]
-                + [add(s, fill(g, v)) for s, (g, v) in zip(
-                    acc, [(g, v) for g, v, nz in zip(g_cap, cp, cap_in) if nz])]
-                + [fill(g, v) for g, v, nz in zip(g_x, x, x_in) if nz])
-    saved_t = [ArrayType(type_of(s).shape[1:], type_of(s).dtype) for s in saved]
-    y_t = [ArrayType(type_of(c).shape[1:], type_of(c).dtype) for c in ct_ys]
-    back = _restage(f"vjp_{body.name}", _types(ct_carry) + _types(ct_caps0) + saved_t
-                    + slice_t + y_t + _types(caps), back_step)
-    results = scan_p.bind(*ct_carry, *ct_caps0, *saved, *xs, *ct_ys, *caps, body=back,
-                          length=length, reverse=not reverse, num_carry=nc + ncap,
-                          num_consts=num_consts)
-    g_carry, g_caps, g_xs = iter(results[:nc]), iter(results[nc:nc + ncap]), iter(
-        results[nc + ncap:])
-    return ([next(g_carry) if nz else None for nz in c_in]
-            + [next(g_xs) if nz else None for nz in x_in]
-            + [next(g_caps) if nz else None for nz in cap_in])
+    def backward(cts):
+        ct_carry = [c for c, d in zip(cts[:k], c_diff) if d]
+        ct_ys = [c for c, t in zip(cts[k:], body.out_types[k:]) if _inexact(t)]
+        ct_caps0 = [ad.zeros(type_of(c).strong()) for c, d in zip(caps, cap_diff) if d]
+        steps = [r for r, p in zip(residuals, per_step) if p]
+        consts = [r for r, p in zip(residuals, per_step) if not p]
+        nc, ncap, nxd = len(ct_carry), len(ct_caps0), sum(x_diff)
+
+        def back_step(*a):  # (ct carry, ct caps sum, per-step residuals, ct y, consts)
+            ctc, acc, step_res, cty, const_res = _split(a, [nc, ncap, len(steps), len(ct_ys),
+                                                            len(consts)])
+            its = iter(step_res), iter(const_res)
+            res = [next(its[0] if p else its[1]) for p in per_step]
+            g_c, g_x, g_cap = _split(core.eval_graph(split.bwd, *ctc, *cty, *res),
+                                     [nc, nxd, ncap])
+            return g_c + [add(s, g) for s, g in zip(acc, g_cap)] + g_x
+        back = _restage(f"vjp_{body.name}", _types(ct_carry) + _types(ct_caps0)
+                        + _slice_types(steps) + _slice_types(ct_ys) + _types(consts), back_step)
+        results = scan_p.bind(*ct_carry, *ct_caps0, *steps, *ct_ys, *consts, body=back,
+                              length=length, reverse=not reverse, num_carry=nc + ncap,
+                              num_consts=len(consts))
+        g_carry, g_caps, g_xs = (iter(g) for g in _split(results, [nc, ncap, nxd]))
+        return ([next(g_carry) if d else None for d in c_diff]
+                + [next(g_xs) if d else None for d in x_diff]
+                + [next(g_caps) if d else None for d in cap_diff])
+    return outs[:n], backward
+
+
+def _slice_types(stacked) -> list:
+    """The type of one step's slice of each stacked value."""
+    return [ArrayType(type_of(x).shape[1:], type_of(x).dtype) for x in stacked]
 
 
 def _scan_batch(values, dims, *, body, length, reverse, num_carry, num_consts):
     """xs batched along axis 1 (the scan runs along 0), so each step's slice is batched
-    along 0; carries batched in some step are batched throughout; ys batched along 1."""
+    along 0; carries batched in some step are batched throughout; batched ys are batched
+    along 1, the others stay unbatched (jacfwd's primal results must be)."""
     size = _axis_size(values, dims)
     k = num_carry
     carry, xs, caps = _scan_parts(values, k, num_consts)
@@ -707,15 +786,15 @@ def _scan_batch(values, dims, *, body, length, reverse, num_carry, num_consts):
     ins = [batch_at(c, d, size, 0) if b else c for c, d, b in zip(carry, carry_d, batched)]
     in_d = [0 if b else not_mapped for b in batched]
     new_body, out_d = _force(body, _abstract(ins) + slices + _abstract(caps),
-                             in_d + x_d + caps_d, batched + [True] * (len(body.outputs) - k),
+                             in_d + x_d + caps_d, batched + [False] * (len(body.outputs) - k),
                              size)
     outs = scan_p.bind(*ins, *xs, *caps, body=new_body, length=length, reverse=reverse,
                        num_carry=k, num_consts=num_consts)
-    return outs, out_d[:k] + [1] * (len(outs) - k)
+    return outs, out_d[:k] + [1 if d == 0 else not_mapped for d in out_d[k:]]
 
 
 scan_p = define("scan", shape=_scan_shape, lower=_scan_lowering, multiple_results=True,
-                jvp=_scan_jvp, vjp=_scan_vjp, batch=_scan_batch)
+                jvp=_scan_jvp, vjp_fwd=_scan_vjp_fwd, batch=_scan_batch)
 
 
 

@@ -158,6 +158,49 @@ def test_rnn_scan_value_and_gradient_against_jax():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_scan_reverse_mode_is_two_loops_and_matches_jax():
+    """grad of a scan runs a forward loop that also saves the residuals and one backward
+    loop, as JAX does (not a third loop recomputing the forward steps): two while loops
+    in the StableHLO, with reverse=True, a pytree carry holding an integer counter and a
+    value computed from the weights alone."""
+    def loss(lib, scan, params, xs):
+        w, u = params
+
+        def step(c, x):
+            h = lib.tanh(c["h"] @ (w * 2) + x @ u) * (c["i"].astype(np.float32) + 1)
+            return {"h": h, "i": c["i"] + 1}, lib.sum(lib.sin(h))
+        c, ys = scan(step, {"h": lib.zeros(4, np.float32), "i": np.int32(0)}, xs,
+                     reverse=True)
+        return lib.sum(c["h"] * c["h"]) + lib.sum(ys)
+    rng = np.random.default_rng(3)
+    params = tuple(rng.normal(size=s).astype(np.float32) * 0.3 for s in [(4, 4), (3, 4)])
+    xs = rng.normal(size=(6, 3)).astype(np.float32)
+    ours = tracehlo.jit(tracehlo.grad(lambda p, x: loss(tnp, lax.scan, p, x), argnums=(0, 1)))
+    lowered = ours.lower(params, xs)
+    assert str(lowered.ir).count("= scan[") == 2
+    assert lowered.stablehlo.count("stablehlo.while") == 2
+    want = jax.grad(lambda p, x: loss(jnp, jax.lax.scan, p, x), argnums=(0, 1))(params, xs)
+    for a, b in zip(jax.tree_util.tree_leaves(ours(params, xs)), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_hessian_and_vmap_of_grad_of_scan_against_jax():
+    """jacfwd of grad vmaps the scans of reverse mode: ys that no basis vector reaches stay
+    unbatched (jacfwd returns its primal results unbatched). vmap of grad batches the
+    forward scan with its residuals and the backward scan."""
+    def f(lib, scan, w, xs):
+        return lib.sum(scan(lambda c, x: (lib.sin(c * w) + x, c * x), 0.3, xs)[1])
+    ours, theirs = (lambda w, x: f(tnp, lax.scan, w, x)), (lambda w, x: f(jnp, jax.lax.scan, w, x))
+    w, xs = np.float32(0.4), np.linspace(-1, 1, 6).astype(np.float32)
+    ws = np.array([0.4, -0.7, 1.1], np.float32)
+    for got, want in [(tracehlo.hessian(ours, argnums=(0, 1))(w, xs),
+                       jax.hessian(theirs, argnums=(0, 1))(w, xs)),
+                      (tracehlo.vmap(tracehlo.grad(ours, argnums=(0, 1)), (0, None))(ws, xs),
+                       jax.vmap(jax.grad(theirs, argnums=(0, 1)), (0, None))(ws, xs))]:
+        for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
 def test_scan_jvp_against_finite_differences_and_vjp_against_jvp():
     def f(w, xs):
         return lax.scan(lambda c, x: (tnp.sin(c * w) + x, c * x), 0.3, xs)[1]

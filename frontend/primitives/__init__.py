@@ -17,11 +17,12 @@ from ..lowering import lowering_rules
 
 
 def define(name: str, *, shape, lower, multiple_results: bool = False,
-           jvp=None, vjp=None, batch=None) -> Primitive:
+           jvp=None, vjp=None, vjp_fwd=None, batch=None) -> Primitive:
     """Register primitive `name` with its shape rule and its StableHLO lowering, its
     derivative rules (ad.py): `jvp` (a rule, or a factory given the primitive such as
-    ad.zero_jvp and ad.linear_jvp) and `vjp`, and its batching rule (batching.py; a rule,
-    or a factory given the primitive such as batching.broadcasting_rule)."""
+    ad.zero_jvp and ad.linear_jvp) and `vjp` (or `vjp_fwd`, a rule that emits the forward
+    pass itself), and its batching rule (batching.py; a rule, or a factory given the
+    primitive such as batching.broadcasting_rule)."""
     prim = primitive(name, multiple_results)
     shape_rules[prim] = shape
     lowering_rules[prim] = lower
@@ -29,6 +30,8 @@ def define(name: str, *, shape, lower, multiple_results: bool = False,
         ad.jvp_rules[prim] = jvp(prim) if getattr(jvp, "takes_primitive", False) else jvp
     if vjp is not None:
         ad.vjp_rules[prim] = vjp
+    if vjp_fwd is not None:
+        ad.vjp_fwd_rules[prim] = vjp_fwd
     if batch is not None:
         batch_rules[prim] = batch(prim) if getattr(batch, "takes_primitive", False) else batch
     return prim

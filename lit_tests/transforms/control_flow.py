@@ -2,14 +2,17 @@
 # RUN: hlo-dump %s -f clip_step --stage stablehlo --no-locations | FileCheck %s --check-prefix=COND
 # RUN: hlo-dump %s -f halve_until --stage stablehlo --no-locations | FileCheck %s --check-prefix=WHILE
 # RUN: hlo-dump %s -f cumsum --stage stablehlo --no-locations | FileCheck %s --check-prefix=SCAN
+# RUN: hlo-dump %s -f rnn_grad --stage stablehlo --no-locations | FileCheck %s --check-prefix=GRAD
 # Control flow as sub-graphs: make_ir prints a cond's branches, a while's cond and body
 # and a scan's body inline (a closed-over value becomes an extra operand), the text
 # parses back to the same graph and verifies; the StableHLO is a stablehlo.case whose
 # regions read the operands from the enclosing scope, a stablehlo.while, and for a scan
 # a stablehlo.while over (index, carry, stacked ys) with dynamic_slice and
-# dynamic_update_slice.
+# dynamic_update_slice. Reverse mode of a scan is two loops, as in JAX: a forward scan
+# that also stacks the residuals its backward step reads, and a backward scan.
 import numpy as np
 import tracehlo
+import tracehlo.numpy as tnp
 from tracehlo import lax
 
 
@@ -25,7 +28,18 @@ def cumsum(xs):
     return lax.scan(lambda c, x: (c + x, c + x), 0.0, xs)
 
 
-HLO_DUMP = {"clip_step": ["f32[]", "f32[]"], "halve_until": ["f32[]"], "cumsum": ["f32[5]"]}
+def rnn_loss(w, xs):
+    def step(h, x):
+        h = tnp.tanh(h * (w * 2) + x)
+        return h, h
+    return (lax.scan(step, xs[0], xs)[1] ** 2).sum()
+
+
+rnn_grad = tracehlo.grad(rnn_loss)
+
+
+HLO_DUMP = {"clip_step": ["f32[]", "f32[]"], "halve_until": ["f32[]"], "cumsum": ["f32[5]"],
+            "rnn_grad": ["f32[3]", "f32[5,3]"]}
 # COND-LABEL: func.func public @main(%arg0: tensor<f32>, %arg1: tensor<f32>) -> tensor<f32>
 # COND:         %[[I:.*]] = stablehlo.convert %{{.*}} : (tensor<i1>) -> tensor<i32>
 # COND-NEXT:    %[[R:.*]] = "stablehlo.case"(%[[I]]) ({
@@ -64,6 +78,10 @@ HLO_DUMP = {"clip_step": ["f32[]", "f32[]"], "halve_until": ["f32[]"], "cumsum":
 # SCAN-NEXT:      stablehlo.return %[[NEXT]], %[[SUM]], %[[NEW]] : tensor<i32>, tensor<f32>, tensor<5xf32>
 # SCAN-NEXT:    }
 # SCAN-NEXT:    return %[[W]]#1, %[[W]]#2 : tensor<f32>, tensor<5xf32>
+
+# GRAD-LABEL: func.func public @main
+# GRAD-COUNT-2: stablehlo.while
+# GRAD-NOT:     stablehlo.while
 
 
 def main():
@@ -106,7 +124,24 @@ def main():
     # CHECK-NEXT:    return %1, %2
     # CHECK-NEXT:  }
 
-    for g in (g1, g2, g3):
+    # The forward scan's one extra y is the residual the ys do not hold already: the
+    # carry entering the step (%0, read by mul's VJP); tanh's result, read by its VJP,
+    # is the y itself (%5). x is read by no VJP, and w * 2 reads only w, so it is
+    # computed once before the backward scan (%7), not saved per step.
+    g4 = tracehlo.make_ir(rnn_grad)(np.zeros(3, f32), np.zeros((5, 3), f32))
+    print(g4)
+    # CHECK-LABEL: func @rnn_loss(%0: f32[3], %1: f32[5,3]) -> (f32[3]) {
+    # CHECK:         %4: f32[3], %5: f32[5,3], %6: f32[5,3] = scan[body=func @scan_body(%0: f32[3], %1: f32[3], %2: f32[3]) -> (f32[3], f32[3], f32[3]) {
+    # CHECK:             %6: f32[3] = tanh %5
+    # CHECK-NEXT:        return %6, %6, %0
+    # CHECK-NEXT:      }, length=5, reverse=false, num_carry=1, num_consts=1] %3, %1, %0
+    # CHECK-NEXT:    %7: f32[3] = mul %0, 2.0:f32[]
+    # CHECK:         %16: f32[3], %17: f32[3] = scan[body=func @vjp_scan_body(%0: f32[3], %1: f32[3], %2: f32[3], %3: f32[3], %4: f32[3], %5: f32[3]) -> (f32[3], f32[3]) {
+    # CHECK-NOT:     scan[
+    # CHECK:           }, length=5, reverse=true, num_carry=2, num_consts=1] %14, %14, %5, %6, %13, %7
+    # CHECK-NEXT:    return %17
+
+    for g in (g1, g2, g3, g4):
         text = g.to_text(locations=True)
         again = tracehlo.parse_ir(text)
         tracehlo.verify(again)
@@ -115,6 +150,7 @@ def main():
     # CHECK: roundtrip ok: clip_step
     # CHECK: roundtrip ok: halve_until
     # CHECK: roundtrip ok: cumsum
+    # CHECK: roundtrip ok: rnn_loss
 
     print(tracehlo.jit(cumsum)(np.arange(1, 6, dtype=f32))[1])
     # CHECK: [ 1.  3.  6. 10. 15.]
