@@ -21,8 +21,9 @@ g = tracehlo.make_ir(caller)(np.zeros(3, np.float32))
 print(g)
 # CHECK-LABEL: func @caller(%0: f32[3]) -> (f32[3]) {
 # CHECK-NEXT:    %1: f32[3] = pjit[name='scale', graph=func @scale(%0: f32[3], %1: f32[]) -> (f32[3]) {
-# CHECK-NEXT:        %2: f32[3] = mul %0, %1
-# CHECK-NEXT:        return %2
+# CHECK-NEXT:        %2: f32[] = convert_element_type[new_dtype=f32, weak_type=false] %1
+# CHECK-NEXT:        %3: f32[3] = mul %0, %2
+# CHECK-NEXT:        return %3
 # CHECK-NEXT:      }] %0, 2.0:f32[]
 # CHECK-NEXT:    %2: f32[3] = pjit[name='scale', graph=func @scale(%0: f32[3], %1: f32[]) -> (f32[3]) {
 # CHECK:           }] %0, 3.0:f32[]

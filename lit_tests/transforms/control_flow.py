@@ -118,8 +118,9 @@ def main():
     print(g3)
     # CHECK-LABEL: func @cumsum(%0: f32[5]) -> (f32[], f32[5]) {
     # CHECK-NEXT:    %1: f32[], %2: f32[5] = scan[body=func @scan_body(%0: f32[], %1: f32[]) -> (f32[], f32[]) {
-    # CHECK-NEXT:        %2: f32[] = add %0, %1
-    # CHECK-NEXT:        return %2, %2
+    # CHECK-NEXT:        %2: f32[] = convert_element_type[new_dtype=f32, weak_type=false] %0
+    # CHECK-NEXT:        %3: f32[] = add %2, %1
+    # CHECK-NEXT:        return %3, %3
     # CHECK-NEXT:      }, length=5, reverse=false, num_carry=1, num_consts=0] 0.0:f32[], %0
     # CHECK-NEXT:    return %1, %2
     # CHECK-NEXT:  }
