@@ -19,6 +19,7 @@ from jaxlib.mlir import ir
 
 from . import opinfo
 from .cost import CostParams
+from .graph import DataflowGraph, constant_arguments
 from .xla_import import folded_fusions
 
 
@@ -321,10 +322,11 @@ class Backend:
         return None
 
     def import_problems(self, fusions: list) -> dict[int, str]:
-        """Index into `fusions` -> why XLA's import leaves that fusion invalid: it
-        folds ops inside fusion regions (xla_import.py). The pass manager undoes
-        these fusions; check_backend refuses them."""
-        return folded_fusions(fusions)
+        """Index into `fusions` -> why XLA's import, or the simplifier it runs first,
+        breaks that fusion: the import folds ops inside fusion regions (xla_import.py),
+        the simplifier takes a binary fusion for a binary op (reversed_binary_problems).
+        The pass manager undoes these fusions; check_backend refuses them."""
+        return {**reversed_binary_problems(fusions), **folded_fusions(fusions)}
 
     def xla_passes_off(self, module: ir.Module) -> tuple[str, ...]:
         """The XLA passes to switch off when compiling this fused module (see
@@ -332,6 +334,37 @@ class Backend:
         if any(_elementwise_to_xla(f) for f in all_fusions(module)):
             return (RESHAPE_MOVER,)
         return ()
+
+
+def reversed_binary_problems(fusions: list) -> dict[int, str]:
+    """XLA's simplifier rewrites reverse(binary(x, constant)) as binary(reverse(x),
+    constant), and counts a fusion of elementwise ops with two operands as a binary
+    op: it rebuilds a binary instruction with the opcode `fusion` and aborts
+    ("Invalid binary instruction opcode fusion"; fuzz hlo-opt 453 and 917). It
+    inlines calls first, so an operand is constant where every call passes a constant
+    (graph.constant_arguments). Such fusions are undone whether or not a reverse reads
+    them: after inlining, the reverse may be one from another function."""
+    binary = {k for k, f in enumerate(fusions) if len(f.operands) == 2 and len(f.results) == 1
+              and all(opinfo.name(op) in _HLO_ELEMENTWISE for op in opinfo.fusion_body(f))}
+    if not binary:
+        return {}
+    module = fusions[0].operation
+    while module.parent is not None:
+        module = module.parent
+    constant_args = constant_arguments(module.regions[0].blocks[0])
+    graphs: dict = {}
+    problems = {}
+    for k in sorted(binary):
+        block = fusions[k].operation.block
+        if block not in graphs:
+            owner = block.owner
+            args = (constant_args.get(owner.attributes["sym_name"].value, frozenset())
+                    if owner.operation.name == "func.func" else frozenset())
+            graphs[block] = DataflowGraph(block, args)
+        if any(graphs[block].is_constant(v) for v in fusions[k].operands):
+            problems[k] = ("two operands, one constant: XLA's simplifier takes the fusion "
+                           "for a binary op when it moves a reverse past it (aborts)")
+    return problems
 
 
 def single_root_op(fusion):

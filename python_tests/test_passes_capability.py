@@ -251,6 +251,21 @@ module {
     return %0 : tensor<4x8xi1>
   }
 }""",
+    # XLA's simplifier moves the reverse past what it takes for a binary op with a
+    # constant operand, rebuilding it with the opcode `fusion` (fuzz hlo-opt 453, 917)
+    "binary_with_constant_read_by_reverse": """
+module {
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %c = stablehlo.constant dense<2.0> : tensor<4x8xf32>
+    %0 = "mhlo.fusion"(%c, %a) ({
+    ^bb0(%p: tensor<4x8xf32>, %x: tensor<4x8xf32>):
+      %1 = stablehlo.multiply %x, %p : tensor<4x8xf32>
+      stablehlo.return %1 : tensor<4x8xf32>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    %r = stablehlo.reverse %0, dims = [1] : tensor<4x8xf32>
+    return %r : tensor<4x8xf32>
+  }
+}""",
 }
 
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
@@ -275,6 +290,7 @@ EXPECTED = {
     "while_body_broadcast_of_computed": ("aborts", False),
     "while_body_reverse_of_computed": ("aborts", False),
     "while_body_broadcasts_of_parameter_and_constant": ("runs", True),
+    "binary_with_constant_read_by_reverse": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""

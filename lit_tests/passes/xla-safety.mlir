@@ -252,3 +252,30 @@ func.func @copies_of_a_convert_are_one_to_xla(%x: tensor<ui8>) -> tensor<2xi1> {
   %r = stablehlo.and %n, %eb : tensor<2xi1>
   return %r : tensor<2xi1>
 }
+
+// -----
+
+// canonicalize folds x != x to a constant (after the passes saw %c computed); XLA
+// inlines calls, sees that constant as the fusion's second operand and moves the
+// reverse past the fusion as if it were one divide, rebuilding it with the opcode
+// `fusion` (aborts; fuzzer, hlo-opt seed 917): the fusion is undone.
+// CHECK-LABEL: func.func private @floor_divide
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.divide
+// CHECK: return
+// WHY: [xla-import] not fused: stablehlo.convert {{.*}} + stablehlo.divide {{.*}}: two operands, one constant: XLA's simplifier takes the fusion for a binary op when it moves a reverse past it (aborts)
+func.func public @main(%x: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
+  %c = stablehlo.compare NE, %x, %x, UNSIGNED : (tensor<1x1x2xui32>, tensor<1x1x2xui32>) -> tensor<1x1x2xi1>
+  %0 = call @floor_divide(%x, %c) : (tensor<1x1x2xui32>, tensor<1x1x2xi1>) -> tensor<1x1x2xui32>
+  %1 = call @flip(%0) : (tensor<1x1x2xui32>) -> tensor<1x1x2xui32>
+  return %1 : tensor<1x1x2xui32>
+}
+func.func private @floor_divide(%a: tensor<1x1x2xui32>, %b: tensor<1x1x2xi1>) -> tensor<1x1x2xui32> {
+  %1 = stablehlo.convert %b : (tensor<1x1x2xi1>) -> tensor<1x1x2xui32>
+  %2 = stablehlo.divide %a, %1 : tensor<1x1x2xui32>
+  return %2 : tensor<1x1x2xui32>
+}
+func.func private @flip(%a: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
+  %r = stablehlo.reverse %a, dims = [2] : tensor<1x1x2xui32>
+  return %r : tensor<1x1x2xui32>
+}
