@@ -93,6 +93,15 @@ PROGRAMS = {
       }
       stablehlo.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>""",
                                     "tensor<4xf32>, tensor<4xf32>", 2),
+    # a reduce feeding another op inside a loop fusion: two sums divided
+    "loop_with_two_reduces": program("kLoop", """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+      %n = stablehlo.negate %x : tensor<4x8xf32>
+      %t = stablehlo.reduce(%n init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+      %d = stablehlo.divide %t, %s : tensor<4xf32>
+      stablehlo.return %d : tensor<4xf32>""", "tensor<4xf32>", 1),
     # ops that need layouts XLA assigns only after its fusion pass
     "transpose_inside": program("kLoop", """\
       %n = stablehlo.negate %x : tensor<4x8xf32>
@@ -288,6 +297,7 @@ module {
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
 EXPECTED = {
     "loop_with_reduce": ("runs", True),
+    "loop_with_two_reduces": ("runs", True),
     "input_fusion": ("error", False),
     "multi_output_loop": ("aborts", False),
     "variadic_reduce_root": ("runs", True),
