@@ -154,8 +154,9 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
     # identical ops are one, where the first of them is (users come before producers)
     nodes = {same(n): n for n in list(bf16_parameters) + [op for op, _ in producers]}
     for key, node in reversed(nodes.items()):
-        users = list(readers.get(key, {}).values())
-        user_ids = {ids[same(u)] for u in users}
+        read_by = readers.get(key, {})  # reader's key -> reader
+        users = list(read_by.values())
+        user_ids = {ids[k] for k in read_by}
         # a multi-result op is read through one get-tuple-element per result
         results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
         n_users = len(users) if len(results) == 1 else len(

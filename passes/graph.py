@@ -132,6 +132,8 @@ class DataflowGraph:
 
 def reads_of(op) -> list[ir.Value]:
     values = dict.fromkeys(op.operation.operands)
+    if op.operation.name == opinfo.FUSION:
+        return list(values)  # a fused computation reads its parameters only (as in HLO)
     for region in op.operation.regions:
         for block in region.blocks:
             for inner in block.operations:
