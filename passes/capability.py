@@ -264,7 +264,7 @@ class Backend:
     name: str
     kinds: frozenset[str]       # fusion_kind values XLA accepts
     multi_output: bool          # tuple-root fusions (other than one variadic reduce)
-    reduce_inside_loop: bool    # a reduce feeding other ops within one loop fusion
+    reduce_inside_loop: bool    # a reduce feeding other ops (other reduces too) in a loop fusion
     max_operands: int           # operands + outputs of one fusion
     cost: CostParams
     # fusing layout-sensitive ops: XLA CPU aborts on them; on GPU our fusions also
