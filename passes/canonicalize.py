@@ -45,9 +45,112 @@ def canonicalize_block(block: ir.Block) -> None:
             op.operation.results[0].replace_all_uses_with(operands[-1])
         elif opinfo.name(op) == "stablehlo.compare" and operands[0] == operands[1]:
             _self_compare_to_constant(op)
+    for op in list(block.operations)[:-1]:
+        if opinfo.name(op) == opinfo.REDUCE:
+            _unit_sum_to_reshape(op)
+        elif opinfo.name(op) in ELEMENTWISE:
+            _sink_unit_reshapes(op)
+        elif opinfo.name(op) == "stablehlo.reshape":
+            _fold_reshape_of_reshape(op)
     for op in reversed(list(block.operations)[:-1]):
         if opinfo.name(op) in opinfo.KNOWN and not any(list(r.uses) for r in op.operation.results):
             op.operation.erase()
+
+
+# elementwise at one shape (a bitcast_convert between widths changes it)
+ELEMENTWISE = (opinfo.CHEAP_ELEMENTWISE | opinfo.EXPENSIVE_ELEMENTWISE) - {
+    "stablehlo.bitcast_convert"}
+
+
+def _unit_source(value) -> ir.Value | None:
+    """What `value` is a unit-dim reshape of (a reshape, or a broadcast_in_dim that
+    only adds unit dims, in order), or None."""
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name not in ("stablehlo.reshape",
+                                                   "stablehlo.broadcast_in_dim"):
+        return None
+    if op.name == "stablehlo.broadcast_in_dim":
+        dims = list(op.attributes["broadcast_dimensions"])
+        if dims != sorted(dims):
+            return None
+    source = op.operands[0]
+    before, after = source.type.shape, value.type.shape
+    return source if [d for d in before if d != 1] == [d for d in after if d != 1] else None
+
+
+def _reshaped(value, result_type, anchor) -> ir.Value:
+    """`value` as `result_type` by one reshape before `anchor` of what unit-dim
+    reshapes made it from (none if that already is)."""
+    source = _unit_source(value)
+    while source is not None:
+        value, source = source, _unit_source(source)
+    if value.type == result_type:
+        return value
+    with anchor.location, ir.InsertionPoint(anchor):
+        return ir.Operation.create("stablehlo.reshape", operands=[value],
+                                   results=[result_type]).results[0]
+
+
+def _unit_sum_to_reshape(reduce) -> None:
+    """A sum over unit dims only (reduce(x, 0) applies add) is a reshape, as XLA's
+    simplifier makes it after us; left to XLA, it reads to our passes as a
+    reshape (layouts) that no fusion may take in, and splits a kernel in two (the
+    backward pass of sum(..., keepdims=True))."""
+    if not _unit_sum(reduce):
+        return
+    result = reduce.operation.results[0]
+    result.replace_all_uses_with(_reshaped(reduce.operation.operands[0], result.type, reduce))
+
+
+def _is_zero(value) -> bool:
+    op = value.owner
+    if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
+        return False
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    splat = attr.get_splat_value() if attr.is_splat else None
+    return isinstance(splat, (ir.FloatAttr, ir.IntegerAttr)) and splat.value == 0
+
+
+def _sink_unit_reshapes(op) -> None:
+    """op(reshape(a), reshape(b)) -> reshape(op(a, b)), when every operand is a
+    unit-dim reshape of a value of one shape and every reader of the result
+    reshapes it again, as XLA's reshape-mover does (it is off for our fused
+    modules): the op then fuses with the producers of a and b, and the two
+    reshapes fold."""
+    operation = op.operation
+    sources = [_unit_source(v) for v in operation.operands]
+    result = operation.results[0]
+    if (any(s is None for s in sources) or len({str(s.type.shape) for s in sources}) != 1
+            or not all(u.owner.name == "stablehlo.reshape" or _unit_sum(u.owner)
+                       for u in result.uses)):
+        return
+    shape = sources[0].type.shape
+    element = ir.RankedTensorType(result.type).element_type
+    with op.location, ir.InsertionPoint(op):
+        attributes = {a.name: a.attr for a in operation.attributes}
+        sunk = ir.Operation.create(operation.name, operands=sources, attributes=attributes,
+                                   results=[ir.RankedTensorType.get(shape, element)])
+    result.replace_all_uses_with(_reshaped(sunk.results[0], result.type, op))
+
+
+def _unit_sum(op) -> bool:
+    """Whether `op` is reduce(x, 0) applies add over unit dims of x only."""
+    operation = op.operation
+    if operation.name != opinfo.REDUCE or len(operation.operands) != 2:
+        return False
+    x, init = operation.operands
+    body = [o.name for o in operation.regions[0].blocks[0].operations]
+    return (opinfo.static_tensor(x.type) and body == ["stablehlo.add", "stablehlo.return"]
+            and all(x.type.shape[d] == 1 for d in operation.attributes["dimensions"])
+            and _is_zero(init))
+
+
+def _fold_reshape_of_reshape(reshape) -> None:
+    """reshape(unit-dim reshape(x)) -> reshape(x), or x itself at x's type."""
+    operand = reshape.operation.operands[0]
+    if _unit_source(operand) is not None:
+        result = reshape.operation.results[0]
+        result.replace_all_uses_with(_reshaped(operand, result.type, reshape))
 
 
 def _self_compare_to_constant(compare) -> None:

@@ -61,19 +61,22 @@ def select_problem(op, outside: list[bool]) -> str | None:
     """XLA infers a select's shape from its predicate's, then reads on_true's layout.
     Inside our fusions only parameters, constants and the root keep layouts (see
     shared_value_problem), so a predicate read from outside with an on_true computed
-    inside aborts XLA CPU ("has_layout()" in InferSelectShape). We require on_true to
-    be read from outside, since XLA's simplifier can turn a computed predicate into a
-    parameter (select(not(p), a, b) -> select(p, b, a)), and when the predicate is a
-    fused not, on_false too, since that swap makes it on_true (fuzzer, jit seed 2034:
-    select(not(x), x, not(x)) on bool). A bf16 select XLA CPU computes in f32, so its
-    on_true is always a convert made inside the fusion (found by the fuzzer): with a
-    non-scalar predicate it stays out. `outside[k]`: whether the
-    fusion reads operand k from outside."""
+    inside aborts XLA CPU ("has_layout()" in InferSelectShape). So on_true must be
+    read from outside unless the predicate is a fused compare of numbers: XLA's
+    simplifier turns other computed predicates into parameters (select(not(p), a, b)
+    -> select(p, b, a); and(p, true) -> p; p == true -> p: measured,
+    test_passes_capability.py), never a compare of numbers, which stays a compare or
+    folds to a constant (the select then folds too). When the predicate is a fused
+    not, on_false must come from outside too, since that swap makes it on_true
+    (fuzzer, jit seed 2034: select(not(x), x, not(x)) on bool). A bf16 select XLA CPU
+    computes in f32, so its on_true is always a convert made inside the fusion (found
+    by the fuzzer): with a non-scalar predicate it stays out. `outside[k]`: whether
+    the fusion reads operand k from outside."""
     if opinfo.name(op) != "stablehlo.select":
         return None
-    if not outside[1]:
-        return "a fused select needs its on_true operand from outside the fusion (layouts)"
     operands = op.operation.operands
+    if not outside[1] and (outside[0] or not fused_number_compare(operands[0])):
+        return "a fused select needs its on_true operand from outside the fusion (layouts)"
     if (not outside[0] and not outside[2] and not isinstance(operands[0].owner, ir.Block)
             and opinfo.name(operands[0].owner) == "stablehlo.not"):
         return ("a fused select on a fused not: XLA swaps its operands, so on_false "
@@ -83,6 +86,14 @@ def select_problem(op, outside: list[bool]) -> str | None:
         return ("a fused bf16 select: XLA CPU converts its on_true to f32 inside the "
                 "fusion, where the convert has no layout (aborts)")
     return None
+
+
+def fused_number_compare(value: ir.Value) -> bool:
+    """Whether `value`, computed in the fusion, is a compare of numbers (not of
+    booleans), which XLA's simplifier never makes a parameter."""
+    owner = value.owner
+    return (not isinstance(owner, ir.Block) and opinfo.name(owner) == "stablehlo.compare"
+            and opinfo.element_type(owner.operation.operands[0].type) != "i1")
 
 
 # What XLA's HLO counts as elementwise (HloInstruction::IsOpElementwise); a
@@ -144,8 +155,9 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
     # identical ops are one, where the first of them is (users come before producers)
     nodes = {same(n): n for n in list(bf16_parameters) + [op for op, _ in producers]}
     for key, node in reversed(nodes.items()):
-        users = list(readers.get(key, {}).values())
-        user_ids = {ids[same(u)] for u in users}
+        read_by = readers.get(key, {})  # reader's key -> reader
+        users = list(read_by.values())
+        user_ids = {ids[k] for k in read_by}
         # a multi-result op is read through one get-tuple-element per result
         results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
         n_users = len(users) if len(results) == 1 else len(
@@ -266,7 +278,7 @@ class Backend:
     name: str
     kinds: frozenset[str]       # fusion_kind values XLA accepts
     multi_output: bool          # tuple-root fusions (other than one variadic reduce)
-    reduce_inside_loop: bool    # a reduce feeding other ops within one loop fusion
+    reduce_inside_loop: bool    # a reduce feeding other ops (other reduces too) in a loop fusion
     max_operands: int           # operands + outputs of one fusion
     cost: CostParams
     # fusing layout-sensitive ops: XLA CPU aborts on them; on GPU our fusions also

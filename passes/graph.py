@@ -46,6 +46,8 @@ class DataflowGraph:
         if block.owner.operation.name in opinfo.CONTROL_FLOW:
             self.unfusible = [why or opinfo.region_problem(op)
                               for why, op in zip(self.unfusible, self.nodes)]
+        # legality._outside_keys per node, computed when first asked
+        self.outside_keys: dict[int, frozenset] = {}
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
@@ -130,6 +132,8 @@ class DataflowGraph:
 
 def reads_of(op) -> list[ir.Value]:
     values = dict.fromkeys(op.operation.operands)
+    if op.operation.name == opinfo.FUSION:
+        return list(values)  # a fused computation reads its parameters only (as in HLO)
     for region in op.operation.regions:
         for block in region.blocks:
             for inner in block.operations:

@@ -66,8 +66,9 @@ def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_o
     if reason:
         return reason
     reduces = [r for i in group for r in reduces_in(graph, i)]
-    if len(reduces) > reduce_heroes:
-        return f"{len(reduces)} reductions: at most {reduce_heroes} reduction hero per fusion"
+    reason = _reduces_problem(len(reduces), backend, reduce_heroes)
+    if reason:
+        return reason
     if reduce_heroes > 1 and len(reduces) > 1:  # sibling reduces become one variadic reduce
         reason = backend.variadic_reduce_problem([r.type for op in reduces
                                                   for r in op.operation.results])
@@ -97,6 +98,17 @@ def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_o
     return None
 
 
+def _reduces_problem(n_reduces: int, backend: Backend, heroes: int) -> str | None:
+    """A fusion's reduces beyond its `heroes` (a GPU reduction kernel's loop follows
+    one reduce; siblings of one shape share it) are fine on a backend whose loop
+    fusions compute a reduce per output element, where one reduce may feed others
+    (XLA CPU fuses divide(sum(a), sum(b)) itself); reuse_problem keeps a reduce from
+    being recomputed per element of a broadcast."""
+    if n_reduces > heroes and not backend.reduce_inside_loop:
+        return f"{n_reduces} reductions: at most {heroes} reduction hero per fusion"
+    return None
+
+
 class GrowingGroup:
     """A fusion that instruction fusion grows one producer at a time, with what
     group_problem checks kept up to date as each node joins: a check then looks at
@@ -113,7 +125,7 @@ class GrowingGroup:
         self.size = fused_size(graph, root)
         # members' readers outside the group: where a path that could come back leaves
         self.exits = set(graph.users[root])
-        self.outside_keys = _outside_keys(graph, root)
+        self.outside_keys = set(_outside_keys(graph, root))
 
     def outputs_with(self, p: int) -> list:
         """The group's outputs once `p` joins as an owned member (an unread result of
@@ -140,8 +152,9 @@ class GrowingGroup:
         if graph.epoch[p] != self.epoch:
             return "a side-effecting op lies between these ops"
         reduces = self.reduces + len(reduces_in(graph, p))
-        if reduces > 1:
-            return f"{reduces} reductions: at most 1 reduction hero per fusion"
+        reason = _reduces_problem(reduces, backend, 1)
+        if reason:
+            return reason
         if owned and self.owned == self.members and self._comes_back(p):
             return "would create a cycle: a path leaves the group and comes back"
         n_inputs = self.n_inputs_with(p)
@@ -219,13 +232,18 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
             for inner in opinfo.fusion_body(op)]
 
 
-def _outside_keys(graph: DataflowGraph, i: int) -> set:
+def _outside_keys(graph: DataflowGraph, i: int) -> frozenset:
     """XLA-CSE keys of the ops member `i` fuses that read only values from outside
     it. Two identical ops join a fusion one at a time, their identical producers
-    too, the last ones reading the same values: comparing these keys finds them."""
-    return {cse_key(op.operation, [parameter_key(v) for v in outer])
+    too, the last ones reading the same values: comparing these keys finds them.
+    Kept per node: every group node `i` may join asks again."""
+    keys = graph.outside_keys.get(i)
+    if keys is None:
+        keys = graph.outside_keys[i] = frozenset(
+            cse_key(op.operation, [parameter_key(v) for v in outer])
             for op, outer in _fused_reads(graph, i)
-            if all(v is not None for v in outer) and not len(op.operation.regions)}
+            if all(v is not None for v in outer) and not len(op.operation.regions))
+    return keys
 
 
 def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:

@@ -57,6 +57,22 @@ module {{
   }}
 }}"""
 
+# select(%q, -x, select(p, x, -x)): on_true computed in the fusion, %q made by `predicate`
+SELECT = """
+module {{
+  func.func public @main(%c: tensor<4x8xi1>, %a: tensor<4x8xf32>) -> tensor<4x8xf32> {{
+    %0 = "mhlo.fusion"(%c, %a) ({{
+    ^bb0(%p: tensor<4x8xi1>, %x: tensor<4x8xf32>):
+{predicate}
+      %t = stablehlo.negate %x : tensor<4x8xf32>
+      %s0 = stablehlo.select %p, %x, %t : tensor<4x8xi1>, tensor<4x8xf32>
+      %s = stablehlo.select %q, %t, %s0 : tensor<4x8xi1>, tensor<4x8xf32>
+      stablehlo.return %s : tensor<4x8xf32>
+    }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<4x8xi1>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    return %0 : tensor<4x8xf32>
+  }}
+}}"""
+
 PROGRAMS = {
     "loop_with_reduce": program("kLoop", REDUCE_SUM, "tensor<4xf32>", 1),
     "input_fusion": program("kInput", REDUCE_SUM, "tensor<4xf32>", 1),
@@ -77,6 +93,15 @@ PROGRAMS = {
       }
       stablehlo.return %r#0, %r#1 : tensor<4xf32>, tensor<4xf32>""",
                                     "tensor<4xf32>, tensor<4xf32>", 2),
+    # a reduce feeding another op inside a loop fusion: two sums divided
+    "loop_with_two_reduces": program("kLoop", """\
+      %e = stablehlo.exponential %x : tensor<4x8xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+      %n = stablehlo.negate %x : tensor<4x8xf32>
+      %t = stablehlo.reduce(%n init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+      %d = stablehlo.divide %t, %s : tensor<4xf32>
+      stablehlo.return %d : tensor<4xf32>""", "tensor<4xf32>", 1),
     # ops that need layouts XLA assigns only after its fusion pass
     "transpose_inside": program("kLoop", """\
       %n = stablehlo.negate %x : tensor<4x8xf32>
@@ -101,6 +126,22 @@ module {
     return %0 : tensor<4x8xf32>
   }
 }""",
+    # ReLU's backward pass: with the predicate a compare of numbers made in the
+    # fusion, a computed on_true runs (XLA's simplifier leaves the compare alone)
+    "select_on_true_computed_predicate_compared": SELECT.format(predicate="""\
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
+      %m = stablehlo.maximum %x, %zb : tensor<4x8xf32>
+      %q = stablehlo.compare EQ, %x, %m, FLOAT : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xi1>"""),
+    # a compare of bools XLA's simplifier makes the parameter p: aborts as above
+    "select_on_true_computed_predicate_p_eq_true": SELECT.format(predicate="""\
+      %t1 = stablehlo.constant dense<true> : tensor<i1>
+      %tb = stablehlo.broadcast_in_dim %t1, dims = [] : (tensor<i1>) -> tensor<4x8xi1>
+      %q = stablehlo.compare EQ, %p, %tb, UNSIGNED : (tensor<4x8xi1>, tensor<4x8xi1>) -> tensor<4x8xi1>"""),
+    "select_on_true_computed_predicate_p_and_true": SELECT.format(predicate="""\
+      %t1 = stablehlo.constant dense<true> : tensor<i1>
+      %tb = stablehlo.broadcast_in_dim %t1, dims = [] : (tensor<i1>) -> tensor<4x8xi1>
+      %q = stablehlo.and %p, %tb : tensor<4x8xi1>"""),
     # XLA CPU's loop emitter makes a value read by several ops that are not all
     # elementwise under one index map a function result, which needs the layout
     # ops inside our fusions lack (found by the fuzzer); elementwise readers share one
@@ -271,12 +312,16 @@ module {
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
 EXPECTED = {
     "loop_with_reduce": ("runs", True),
+    "loop_with_two_reduces": ("runs", True),
     "input_fusion": ("error", False),
     "multi_output_loop": ("aborts", False),
     "variadic_reduce_root": ("runs", True),
     "transpose_inside": ("aborts", False),
     "unit_broadcast_root": ("aborts", False),
     "select_on_true_computed": ("aborts", False),
+    "select_on_true_computed_predicate_compared": ("runs", True),
+    "select_on_true_computed_predicate_p_eq_true": ("aborts", False),
+    "select_on_true_computed_predicate_p_and_true": ("aborts", False),
     "bf16_variadic_reduce": ("aborts", False),
     "exp_read_by_reduce_and_divide": ("aborts", False),
     "exp_read_by_two_elementwise_ops": ("runs", True),

@@ -142,3 +142,50 @@ func.func @self_compare(%x: tensor<4xi32>, %y: tensor<4xf32>) -> (tensor<4xi1>, 
   %2 = stablehlo.compare EQ, %y, %y, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   return %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
 }
+
+// -----
+
+// The backward pass of sum(..., keepdims=True) / s: a sum reshaped to 8x1, divided,
+// summed over the unit dim back to 8. The unit-dim sum is a reshape (as XLA's
+// simplifier makes it), the divide sinks below the reshapes (as XLA's
+// reshape-mover would), and the reshapes fold: the divide reads the sums, and a
+// fusion may take it in.
+// CHECK-LABEL: func.func @unit_dim_reshapes_fold
+// CHECK:      %[[S:.*]] = stablehlo.reduce(%arg0 init: %{{.*}}) applies stablehlo.add across dimensions = [1]
+// CHECK-NEXT: %[[D:.*]] = stablehlo.divide %[[S]], %arg1 : tensor<8xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @unit_dim_reshapes_fold(%x: tensor<8x4xf32>, %s: tensor<8xf32>) -> tensor<8xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+  %a = stablehlo.reshape %r : (tensor<8xf32>) -> tensor<8x1xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<8xf32>) -> tensor<8x1xf32>
+  %d = stablehlo.divide %a, %b : tensor<8x1xf32>
+  %u = stablehlo.reduce(%d init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x1xf32>, tensor<f32>) -> tensor<8xf32>
+  return %u : tensor<8xf32>
+}
+
+// -----
+
+// What stays: a max over a unit dim (only sums become reshapes), a divide of
+// reshapes also returned at 8x1 (it would need a reshape back for that reader),
+// a transposing broadcast_in_dim (not a reshape), and reshapes from two shapes.
+// CHECK-LABEL: func.func @unit_dim_reshapes_that_stay
+// CHECK: stablehlo.reduce(%{{.*}}) applies stablehlo.maximum
+// CHECK: stablehlo.divide %{{.*}}, %{{.*}} : tensor<8x1xf32>
+// CHECK: stablehlo.multiply %{{.*}} : tensor<2x1x2xf32>
+// CHECK: stablehlo.add %{{.*}} : tensor<8x1xf32>
+func.func @unit_dim_reshapes_that_stay(%x: tensor<8x1xf32>, %s: tensor<8xf32>, %t: tensor<2x2xf32>, %v: tensor<1x8xf32>) -> (tensor<8xf32>, tensor<8x1xf32>, tensor<2x1x2xf32>, tensor<8xf32>) {
+  %m0 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %m0) applies stablehlo.maximum across dimensions = [1] : (tensor<8x1xf32>, tensor<f32>) -> tensor<8xf32>
+  %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<8xf32>) -> tensor<8x1xf32>
+  %r = stablehlo.reshape %s : (tensor<8xf32>) -> tensor<8x1xf32>
+  %d = stablehlo.divide %r, %b : tensor<8x1xf32>
+  %p = stablehlo.broadcast_in_dim %t, dims = [2, 0] : (tensor<2x2xf32>) -> tensor<2x1x2xf32>
+  %q = stablehlo.broadcast_in_dim %t, dims = [0, 2] : (tensor<2x2xf32>) -> tensor<2x1x2xf32>
+  %pq = stablehlo.multiply %p, %q : tensor<2x1x2xf32>
+  %w = stablehlo.reshape %v : (tensor<1x8xf32>) -> tensor<8x1xf32>
+  %a = stablehlo.add %w, %b : tensor<8x1xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %u = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x1xf32>, tensor<f32>) -> tensor<8xf32>
+  return %m, %d, %pq, %u : tensor<8xf32>, tensor<8x1xf32>, tensor<2x1x2xf32>, tensor<8xf32>
+}

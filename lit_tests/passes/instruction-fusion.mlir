@@ -1,6 +1,7 @@
 // RUN: hlo-opt %s --split-input-file --pass-pipeline=instruction-fusion | FileCheck %s
 // RUN: hlo-opt %s --split-input-file --pass-pipeline='instruction-fusion{max-operands=2}' --fusion-report 2>&1 | FileCheck %s --check-prefix=BOUND
 // RUN: hlo-opt %s --split-input-file --pass-pipeline=instruction-fusion --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
+// RUN: hlo-opt %s --split-input-file --pass-pipeline=instruction-fusion --backend=gpu | FileCheck %s --check-prefix=GPU
 
 // An expensive producer with two users is not duplicated into either.
 // CHECK-LABEL: func.func @expensive_two_users
@@ -201,4 +202,29 @@ func.func @copy_would_read_more(%h: tensor<32x32xf32>, %g: tensor<32x32xf32>, %w
   %d = stablehlo.dot_general %s, %w, contracting_dims = [1] x [0] : (tensor<32x32xf32>, tensor<32x32xf32>) -> tensor<32x32xf32>
   %r = stablehlo.reduce(%s init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<32x32xf32>, tensor<f32>) -> tensor<32xf32>
   return %d, %r : tensor<32x32xf32>, tensor<32xf32>
+}
+
+// -----
+
+// XLA CPU's loop fusion computes each reduce per output element, so a quotient of
+// two sums is one kernel (XLA CPU fuses softmax cross-entropy's so itself); on GPU
+// a reduction kernel follows one reduce, the hero, and the sums stay apart.
+// CHECK-LABEL: func.func @quotient_of_two_sums
+// CHECK: "mhlo.fusion"
+// CHECK-COUNT-2: stablehlo.reduce
+// CHECK: stablehlo.divide
+// CHECK-NEXT: stablehlo.return
+// GPU-LABEL: func.func @quotient_of_two_sums
+// GPU: "mhlo.fusion"
+// GPU-COUNT-1: stablehlo.reduce
+// GPU: stablehlo.return
+// GPU: "mhlo.fusion"
+func.func @quotient_of_two_sums(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %e = stablehlo.exponential %b : tensor<4x8xf32>
+  %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %n = stablehlo.negate %a : tensor<4x8xf32>
+  %t = stablehlo.reduce(%n init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %d = stablehlo.divide %t, %s : tensor<4xf32>
+  return %d : tensor<4xf32>
 }

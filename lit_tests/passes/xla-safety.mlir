@@ -279,3 +279,42 @@ func.func private @flip(%a: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
   %r = stablehlo.reverse %a, dims = [2] : tensor<1x1x2xui32>
   return %r : tensor<1x1x2xui32>
 }
+
+// -----
+
+// A select reading a predicate from outside with on_true computed inside aborts
+// XLA CPU ("has_layout()" in InferSelectShape): the broadcast stays outside.
+// CHECK-LABEL: func.func @a_select_on_a_parameter_reads_on_true_from_outside
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.select %{{.*}}, %[[B]]
+// WHY: [instruction-fusion] not fused: stablehlo.broadcast_in_dim {{.*}} + stablehlo.select {{.*}}: a fused select needs its on_true operand from outside the fusion (layouts)
+func.func @a_select_on_a_parameter_reads_on_true_from_outside(%p: tensor<4xi1>, %s: tensor<f32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %b = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %r = stablehlo.select %p, %b, %y : tensor<4xi1>, tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// ReLU's backward pass as tracehlo.grad writes it: with each predicate a compare
+// of numbers made in the fusion, which XLA's simplifier never makes a parameter,
+// a computed on_true is safe, and the whole pass is one kernel.
+// CHECK-LABEL: func.func @relu_backward_is_one_fusion
+// CHECK: "mhlo.fusion"
+// CHECK-COUNT-2: stablehlo.select
+// CHECK: stablehlo.return
+// CHECK-NOT: stablehlo.select
+func.func @relu_backward_is_one_fusion(%x: tensor<4xf32>, %g: tensor<4xf32>) -> tensor<4xf32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %h = stablehlo.maximum %x, %zb : tensor<4xf32>
+  %half = stablehlo.constant dense<0.5> : tensor<f32>
+  %hb = stablehlo.broadcast_in_dim %half, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %g2 = stablehlo.multiply %g, %hb : tensor<4xf32>
+  %tie = stablehlo.compare EQ, %zb, %h, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %s = stablehlo.select %tie, %g2, %g : tensor<4xi1>, tensor<4xf32>
+  %on = stablehlo.compare EQ, %x, %h, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %r = stablehlo.select %on, %s, %zb : tensor<4xi1>, tensor<4xf32>
+  return %r : tensor<4xf32>
+}
