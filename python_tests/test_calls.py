@@ -41,9 +41,10 @@ func @outer(%0: f32[4,8], %1: f32[4,8]) -> (f32[8]) {
     }] %0, %1
   %4: f32[4,8], %5: f32[4,8] = pjit[name='inner', graph=func @inner(%0: f32[4,8], %1: f32[]) -> (f32[4,8], f32[4,8]) {
       %2: f32[4,8] = tanh %0
-      %3: f32[4,8] = mul %2, %1
-      %4: f32[4,8] = sub %0, %1
-      return %3, %4
+      %3: f32[] = convert_element_type[new_dtype=f32, weak_type=false] %1
+      %4: f32[4,8] = mul %2, %3
+      %6: f32[4,8] = sub %0, %3
+      return %4, %6
     }] %2, 2.0:f32[]
   %6: f32[4,8] = add %4, %3
   %7: f32[8] = reduce_sum[axes=(0,)] %6
