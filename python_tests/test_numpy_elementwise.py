@@ -180,18 +180,19 @@ def test_ops_on_python_scalars_stay_weak():
     check(lambda m, h: m.maximum(m.sin(0.5), h), h, eager=False, rtol=1e-3)
 
 
-def test_promotion_makes_weak_operands_strong():
+def test_weak_types_found_by_the_fuzzer():
     """As JAX's promote_dtypes: a weak operand joined with another is converted to the
-    result's weak type, so where() of two weak bools is a strong bool; and hypot of
-    weak scalars stays weak (fuzz jit 576, 626)."""
+    result's weak type, so where() of two weak bools is a strong bool; hypot of weak
+    scalars stays weak; padding a 0-d array returns it (fuzz jit 576, 626, 748)."""
     def fn(m, x):
         return (m.where(x > 0, (x != x) > 0, (x == x) > 0), m.hypot(x[0] * 0.5, x[1] * 0.5),
-                m.hypot(3, x > 0), m.logical_not(3))
+                m.hypot(3, x > 0), m.logical_not(3), m.reciprocal(m.pad(x[0] * 0.5, 1)))
     x = i32(3)
     check(fn, x, eager=False)
     got = tracehlo.jit(lambda x: fn(tnp, x))(x)
     want = jax.eval_shape(lambda x: fn(jnp, x), x)
-    assert [g.weak_type for g in got] == [w.weak_type for w in want] == [False, True, False, True]
+    assert [g.weak_type for g in got] == [w.weak_type for w in want] == [
+        False, True, False, True, True]
 
 
 @pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "abs", "clip",

@@ -9,7 +9,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, at_user_line
 from ._util import (
-    _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _promote_no_broadcast, _shape,
+    _array, _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _promote_no_broadcast, _shape,
     _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, ndim, size,
     where)
 from ._creation import eye, zeros_like
@@ -264,6 +264,8 @@ def pad(array, pad_width, mode="constant", constant_values=0):
     if (pw < 0).any():
         raise ValueError(at_user_line(f"pad widths can't be negative, got {pw.tolist()}"))
     pw = pw.tolist()
+    if nd == 0:  # nothing to pad: the array itself, weak type kept, as JAX
+        return _array(array)
     if mode == "constant":
         return _pad_constant(array, pw, constant_values)
     if mode in ("edge", "wrap", "reflect", "symmetric"):
