@@ -127,7 +127,8 @@ def _sink_unit_reshapes(op) -> None:
     shape = sources[0].type.shape
     element = ir.RankedTensorType(result.type).element_type
     with op.location, ir.InsertionPoint(op):
-        attributes = {a.name: a.attr for a in operation.attributes}
+        named = [operation.attributes[i] for i in range(len(operation.attributes))]
+        attributes = {a.name: a.attr for a in named}  # iterating gives names only
         sunk = ir.Operation.create(operation.name, operands=sources, attributes=attributes,
                                    results=[ir.RankedTensorType.get(shape, element)])
     result.replace_all_uses_with(_reshaped(sunk.results[0], result.type, op))

@@ -189,3 +189,17 @@ func.func @unit_dim_reshapes_that_stay(%x: tensor<8x1xf32>, %s: tensor<8xf32>, %
   %u = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x1xf32>, tensor<f32>) -> tensor<8xf32>
   return %m, %d, %pq, %u : tensor<8xf32>, tensor<8x1xf32>, tensor<2x1x2xf32>, tensor<8xf32>
 }
+
+// -----
+
+// A sunk op keeps its attributes (fuzzer, hlo-opt seed 1321: a compare).
+// CHECK-LABEL: func.func @sunk_compare_keeps_its_direction
+// CHECK-NEXT: %[[C:.*]] = stablehlo.compare LT, %arg0, %arg1, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+// CHECK-NEXT: return %[[C]]
+func.func @sunk_compare_keeps_its_direction(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xi1> {
+  %ra = stablehlo.reshape %a : (tensor<4xf32>) -> tensor<1x4xf32>
+  %rb = stablehlo.reshape %b : (tensor<4xf32>) -> tensor<1x4xf32>
+  %c = stablehlo.compare LT, %ra, %rb, FLOAT : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xi1>
+  %r = stablehlo.reshape %c : (tensor<1x4xi1>) -> tensor<4xi1>
+  return %r : tensor<4xi1>
+}
