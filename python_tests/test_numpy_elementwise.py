@@ -183,16 +183,18 @@ def test_ops_on_python_scalars_stay_weak():
 def test_weak_types_found_by_the_fuzzer():
     """As JAX's promote_dtypes: a weak operand joined with another is converted to the
     result's weak type, so where() of two weak bools is a strong bool; hypot of weak
-    scalars stays weak; padding a 0-d array returns it (fuzz jit 576, 626, 748)."""
+    scalars stays weak; padding a 0-d array returns it; a pad value takes the array's
+    weak type (fuzz jit 576, 626, 663, 748)."""
     def fn(m, x):
         return (m.where(x > 0, (x != x) > 0, (x == x) > 0), m.hypot(x[0] * 0.5, x[1] * 0.5),
-                m.hypot(3, x > 0), m.logical_not(3), m.reciprocal(m.pad(x[0] * 0.5, 1)))
+                m.hypot(3, x > 0), m.logical_not(3), m.reciprocal(m.pad(x[0] * 0.5, 1)),
+                m.pad(x * 0.5, 1, constant_values=np.float32(2)))
     x = i32(3)
     check(fn, x, eager=False)
     got = tracehlo.jit(lambda x: fn(tnp, x))(x)
     want = jax.eval_shape(lambda x: fn(jnp, x), x)
     assert [g.weak_type for g in got] == [w.weak_type for w in want] == [
-        False, True, False, True, True]
+        False, True, False, True, True, True]
 
 
 @pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "abs", "clip",

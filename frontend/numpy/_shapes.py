@@ -280,12 +280,13 @@ def pad(array, pad_width, mode="constant", constant_values=0):
 
 
 def _pad_constant(array, pw, constant_values):
-    """One value for every side, or (as JAX) per axis and side, padded axis by axis."""
-    dt = _t(array).dtype
+    """One value for every side, or (as JAX) per axis and side, padded axis by axis.
+    The value takes the array's dtype and weak type, as in JAX."""
+    dt, weak = _t(array).dtype, _t(array).weak
     if _dtypes.is_python_scalar(constant_values) or (
             _is_array(constant_values) and ndim(constant_values) == 0):
-        value = _as_dtype(constant_values, dt) if _dtypes.is_python_scalar(
-            constant_values) else astype(constant_values, dt)
+        value = _as_dtype(constant_values, dt, weak) if _dtypes.is_python_scalar(
+            constant_values) else lax.convert_element_type(asarray(constant_values), dt, weak)
         return lax.pad(array, value, [(lo, hi, 0) for lo, hi in pw])
     values = _np.broadcast_to(_np.asarray(_static(constant_values, "pad's constant_values")),
                               (len(pw), 2))
@@ -294,7 +295,7 @@ def _pad_constant(array, pw, constant_values):
             if width:
                 widths = [(0, 0, 0)] * len(pw)
                 widths[ax] = (width, 0, 0) if side == 0 else (0, width, 0)
-                array = lax.pad(array, _as_dtype(values[ax, side].item(), dt), widths)
+                array = lax.pad(array, _as_dtype(values[ax, side].item(), dt, weak), widths)
     return array
 
 
