@@ -19,7 +19,6 @@ from jaxlib.mlir import ir
 
 from . import opinfo
 from .cost import CostParams
-from .graph import DataflowGraph, constant_arguments
 from .xla_import import folded_fusions
 
 
@@ -349,34 +348,57 @@ class Backend:
 
 
 def reversed_binary_problems(fusions: list) -> dict[int, str]:
-    """XLA's simplifier rewrites reverse(binary(x, constant)) as binary(reverse(x),
-    constant), and counts a fusion of elementwise ops with two operands as a binary
-    op: it rebuilds a binary instruction with the opcode `fusion` and aborts
-    ("Invalid binary instruction opcode fusion"; fuzz hlo-opt 453 and 917). It
-    inlines calls first, so an operand is constant where every call passes a constant
-    (graph.constant_arguments). Such fusions are undone whether or not a reverse reads
-    them: after inlining, the reverse may be one from another function."""
-    binary = {k for k, f in enumerate(fusions) if len(f.operands) == 2 and len(f.results) == 1
-              and all(opinfo.name(op) in _HLO_ELEMENTWISE for op in opinfo.fusion_body(f))}
+    """XLA's simplifier rewrites reverse(binary(x, splat)) as binary(reverse(x), splat),
+    and counts a fusion of elementwise ops with two operands as a binary op: it
+    rebuilds a binary instruction with the opcode `fusion` and aborts ("Invalid binary
+    instruction opcode fusion"; fuzz hlo-opt 453, 917, 1160). Which operand it finds a
+    splat we cannot tell: a constant passed through a call, but also an argmin over a
+    unit axis that its constant folder makes 0. So such a fusion is undone wherever a
+    reverse reads it, after XLA inlines calls (read through func.call and return)."""
+    binary = [k for k, f in enumerate(fusions) if len(f.operands) == 2 and len(f.results) == 1
+              and all(opinfo.name(op) in _HLO_ELEMENTWISE for op in opinfo.fusion_body(f))]
     if not binary:
         return {}
     module = fusions[0].operation
     while module.parent is not None:
         module = module.parent
-    constant_args = constant_arguments(module.regions[0].blocks[0])
-    graphs: dict = {}
-    problems = {}
-    for k in sorted(binary):
-        block = fusions[k].operation.block
-        if block not in graphs:
-            owner = block.owner
-            args = (constant_args.get(owner.attributes["sym_name"].value, frozenset())
-                    if owner.operation.name == "func.func" else frozenset())
-            graphs[block] = DataflowGraph(block, args)
-        if any(graphs[block].is_constant(v) for v in fusions[k].operands):
-            problems[k] = ("two operands, one constant: XLA's simplifier takes the fusion "
-                           "for a binary op when it moves a reverse past it (aborts)")
-    return problems
+    functions, calls = {}, {}
+    for op in module.regions[0].blocks[0].operations:
+        if op.operation.name == "func.func":
+            functions[op.attributes["sym_name"].value] = op
+
+    def visit(op):
+        if op.name == "func.call":
+            calls.setdefault(op.attributes["callee"].value, []).append(op)
+        return ir.WalkResult.ADVANCE
+    module.walk(visit)
+    return {k: "two operands, read by a reverse: XLA's simplifier takes the fusion for a "
+               "binary op when it moves the reverse past it (aborts)"
+            for k in binary if _reaches_reverse(fusions[k].results[0], functions, calls)}
+
+
+def _reaches_reverse(value: ir.Value, functions: dict, calls: dict) -> bool:
+    """Whether a stablehlo.reverse reads `value` once XLA has inlined every call."""
+    todo, seen = [value], set()
+    while todo:
+        v = todo.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        for use in v.uses:
+            user = use.owner
+            name = user.operation.name if hasattr(user, "operation") else user.name
+            if name == "stablehlo.reverse":
+                return True
+            if name == "func.call":
+                callee = functions.get(user.attributes["callee"].value)
+                if callee is not None:
+                    todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
+            elif name == "func.return":
+                function = user.operation.parent if hasattr(user, "operation") else user.parent
+                for call in calls.get(function.attributes["sym_name"].value, []):
+                    todo.append(call.results[use.operand_number])
+    return False
 
 
 def single_root_op(fusion):

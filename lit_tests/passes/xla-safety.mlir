@@ -255,15 +255,15 @@ func.func @copies_of_a_convert_are_one_to_xla(%x: tensor<ui8>) -> tensor<2xi1> {
 
 // -----
 
-// canonicalize folds x != x to a constant (after the passes saw %c computed); XLA
-// inlines calls, sees that constant as the fusion's second operand and moves the
-// reverse past the fusion as if it were one divide, rebuilding it with the opcode
-// `fusion` (aborts; fuzzer, hlo-opt seed 917): the fusion is undone.
+// XLA inlines calls, folds x != x to a splat (so does canonicalize), and moves the
+// reverse in @flip past the fusion as if it were one divide, rebuilding it with the
+// opcode `fusion` (aborts; fuzzer, hlo-opt seeds 917, 1160): a fusion of two
+// operands that a reverse reads, here through a call, is undone.
 // CHECK-LABEL: func.func private @floor_divide
 // CHECK-NOT: mhlo.fusion
 // CHECK: stablehlo.divide
 // CHECK: return
-// WHY: [xla-import] not fused: stablehlo.convert {{.*}} + stablehlo.divide {{.*}}: two operands, one constant: XLA's simplifier takes the fusion for a binary op when it moves a reverse past it (aborts)
+// WHY: [xla-import] not fused: stablehlo.convert {{.*}} + stablehlo.divide {{.*}}: two operands, read by a reverse: XLA's simplifier takes the fusion for a binary op when it moves the reverse past it (aborts)
 func.func public @main(%x: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
   %c = stablehlo.compare NE, %x, %x, UNSIGNED : (tensor<1x1x2xui32>, tensor<1x1x2xui32>) -> tensor<1x1x2xi1>
   %0 = call @floor_divide(%x, %c) : (tensor<1x1x2xui32>, tensor<1x1x2xi1>) -> tensor<1x1x2xui32>
