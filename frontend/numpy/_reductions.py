@@ -141,14 +141,22 @@ def _stat_dtype(a, dtype):
         _t(a).dtype if _dtypes.is_inexact(_t(a).dtype) else _inexact(_t(a).dtype))
 
 
+def _computation_dtype(dt):
+    """Half floats' statistics are computed in float32 and rounded once at the end, as
+    JAX's (_upcast_f16): XLA then drops the round trip where excess precision is
+    allowed, so a mean read as float32 keeps all its bits."""
+    return _dtypes.float32 if dt in (_dtypes.float16, _dtypes.bfloat16) else dt
+
+
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out(out)
     a = _operand(a)
     dt = _stat_dtype(a, dtype)
-    total = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
-    if where is not None:
-        return lax.div(total, _count_where(a, axis, where, dt, keepdims))
-    return lax.div(total, _as_dtype(_count(a, axis), dt))
+    ct = _computation_dtype(dt)
+    total = sum(a, axis=axis, dtype=ct, keepdims=keepdims, where=where)
+    count = _count_where(a, axis, where, ct, keepdims) if where is not None else \
+        _as_dtype(_count(a, axis), ct)
+    return lax.convert_element_type(lax.div(total, count), dt)
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
@@ -159,17 +167,20 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
         raise ValueError(at_user_line(
             "var does not support a real dtype for the variance of complex values (as in "
             "JAX): drop dtype=, or take tnp.real or tnp.imag first"))
-    a = lax.convert_element_type(a, dt)
-    centered = lax.sub(a, broadcast_to(mean(a, axis, dt, keepdims=True, where=where),
+    ct = _computation_dtype(dt)
+    a = lax.convert_element_type(a, ct)
+    centered = lax.sub(a, broadcast_to(mean(a, axis, ct, keepdims=True, where=where),
                                        _shape(a)))
     # |centered|^2: the variance of complex values is real
     total = sum(_abs_square(centered), axis=axis, keepdims=keepdims, where=where)
     out_dt = _t(total).dtype
     if where is not None:
-        return lax.div(total, lax.sub(_count_where(a, axis, where, out_dt, keepdims),
-                                      _as_dtype(ddof, out_dt)))
-    dof = _count(a, axis) - ddof  # none left: NaN, as JAX
-    return lax.div(total, _as_dtype(dof if dof > 0 else _np.nan, out_dt))
+        result = lax.div(total, lax.sub(_count_where(a, axis, where, out_dt, keepdims),
+                                        _as_dtype(ddof, out_dt)))
+    else:
+        dof = _count(a, axis) - ddof  # none left: NaN, as JAX
+        result = lax.div(total, _as_dtype(dof if dof > 0 else _np.nan, out_dt))
+    return lax.convert_element_type(result, dt) if ct != dt else result
 
 
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
