@@ -344,12 +344,16 @@ exp2 = _nary(exp2_p)
 
 
 # erf_inv of f32, and of f16 and bf16 computed in f32, is Giles' single-precision
-# polynomial in the ops, operand order and constants that chlo.erf_inv legalizes to in
+# polynomial with the constants and the multiply-adds that chlo.erf_inv legalizes to in
 # jaxlib's XLA (StableHLO's ChloLegalizeToStablehlo, materializeErfInvF32): as plain
-# StableHLO our passes fuse it into its neighbours' kernel, where XLA contracts its
+# StableHLO our passes fuse it into its neighbours' kernel, where XLA contracts the
 # multiply-adds into FMAs as in jax.jit's program, bit for bit (normal samples); left
-# as chlo, XLA expanded it into one kernel per op, unfused and uncontracted. f64
-# stays chlo.erf_inv, a three-branch polynomial.
+# as chlo, XLA expanded it into one kernel per op, unfused and uncontracted. chlo
+# selects each coefficient between the two branches' (w < 5 or not); we evaluate both
+# branches' polynomials and select once, the same arithmetic per element, because a
+# fused select reads its on_true operand from outside the fusion (passes/capability.py)
+# and nine coefficient selects were nine materialized broadcasts. f64 stays
+# chlo.erf_inv, a three-branch polynomial.
 _ERF_INV_W_SMALL = 5.0  # w = -log1p(-x*x) below it: polynomial in w - 2.5, else sqrt(w) - 3
 _ERF_INV_F32 = [  # coefficients (w small, w large), highest degree first
     (2.81022636e-08, -0.000200214257), (3.43273939e-07, 0.000100950558),
@@ -382,15 +386,19 @@ def _erf_inv_lowering(ctx, eqn, x):
     def select(p, a, c):
         return ctx.op(f"stablehlo.select {p}, {a}, {c} : ({tensor_type(b)}, {tt}, {tt}) -> {tt}")
 
+    def horner(coeffs, v):  # c0 v^n + ... + cn as c_k + p * v, chlo's operand order
+        p = const(coeffs[0])
+        for c in coeffs[1:]:
+            p = op("add", const(c), op("multiply", p, v))
+        return p
+
     at_pole = compare("EQ", op("abs", x), 1.0)
     infinite = op("multiply", x, const(np.inf))
     w = op("negate", op("log_plus_one", op("multiply", x, op("negate", x))))
     small = compare("LT", w, _ERF_INV_W_SMALL)
-    coeffs = [select(small, const(lo), const(hi)) for lo, hi in _ERF_INV_F32]
-    w = select(small, op("subtract", w, const(2.5)), op("subtract", op("sqrt", w), const(3.0)))
-    p = coeffs[0]
-    for c in coeffs[1:]:
-        p = op("add", c, op("multiply", p, w))
+    lo, hi = zip(*_ERF_INV_F32)
+    p = select(small, horner(lo, op("subtract", w, const(2.5))),
+               horner(hi, op("subtract", op("sqrt", w), const(3.0))))
     y = select(at_pole, infinite, op("multiply", p, x))
     if out.dtype != t.dtype:
         y = ctx.op(f"stablehlo.convert {y} : {_signature([t], out)}")
