@@ -787,20 +787,6 @@ def _gamma_body(data, a, shape, dtype, log_space):
 _gamma_jit = _eager_program(_gamma_body, static_argnums=(2, 3, 4))
 
 
-@_custom_jvp
-def _no_parameter_gradient(*params):
-    """The parameters as they are, but an error where they are differentiated: beta's
-    and dirichlet's samples are not yet differentiated through their gamma samples."""
-    return params
-
-
-@_no_parameter_gradient.defjvp
-def _no_parameter_gradient_jvp(primals, tangents):
-    raise NotImplementedError(_at_user_line(
-        "differentiating beta or dirichlet samples with respect to their parameters is "
-        "not supported (gamma and loggamma samples are differentiable)"))
-
-
 def _igamma_series_derivative(x, a, enabled):
     """d(sample)/da from the series of the regularized lower incomplete gamma function
     P(a, x), where x <= 1 or x <= a (JAX's _igamma_series, SAMPLE_DERIVATIVE mode): the
@@ -917,6 +903,15 @@ def _gamma_samples_jvp(dtype, log_space, primals, tangents):
     return sample, tangents[1] * _gamma_grad_jit(a, sample, log_space)
 
 
+def _gamma_draw(data, a, shape, dtype, log_space):
+    """Gamma samples of `shape`, differentiable in `a`. gamma, beta and dirichlet draw
+    them here, outside their eager programs: the custom_jvp rule acts only where grad's
+    trace sees the call, and inside a staged program the rejection loop would be
+    differentiated instead."""
+    return _gamma_samples(data, _tnp.broadcast_to(_lax.convert_element_type(a, dtype), shape),
+                          dtype, log_space)
+
+
 def _gamma(name, key, a, shape, dtype, log_space):
     data, _ = _check_key(name, key)
     dtype = _float_dtype("gamma", dtype)
@@ -926,8 +921,7 @@ def _gamma(name, key, a, shape, dtype, log_space):
     else:
         shape = _shape_arg(name, shape)
         _check_shape("gamma", shape, _tnp.shape(a))
-    return _gamma_samples(data, _tnp.broadcast_to(_lax.convert_element_type(a, dtype), shape),
-                          dtype, log_space)
+    return _gamma_draw(data, a, shape, dtype, log_space)
 
 
 def gamma(key, a, shape=None, dtype=None):
@@ -941,26 +935,22 @@ def loggamma(key, a, shape=None, dtype=None):
     return _gamma("loggamma", key, a, shape, dtype, True)
 
 
-def _beta_body(data, a, b, shape, dtype):
+def _beta_of_log_gammas(log_a, log_b):
     """Ga / (Ga + Gb) from two log-gamma samples, scaled by the larger so neither
     underflows (JAX's _beta)."""
-    a, b = (_tnp.broadcast_to(_lax.convert_element_type(x, dtype), shape) for x in (a, b))
-    key_a, key_b = _two_keys(data)
-    log_a = _gamma_body(key_a, a, shape, dtype, True)
-    log_b = _gamma_body(key_b, b, shape, dtype, True)
     log_max = _lax.max(log_a, log_b)
     scaled_a, scaled_b = (_lax.exp(_lax.sub(x, log_max)) for x in (log_a, log_b))
     return _lax.div(scaled_a, _lax.add(scaled_a, scaled_b))
 
 
-_beta_jit = _eager_program(_beta_body, static_argnums=(3, 4))
+_beta_of_log_gammas_jit = _eager_program(_beta_of_log_gammas)
 
 
 def beta(key, a, b, shape=None, dtype=None):
-    """Beta(a, b)-distributed floats in [0, 1]."""
+    """Beta(a, b)-distributed floats in [0, 1], differentiable in a and b."""
     data, _ = _check_key("beta", key)
     dtype = _float_dtype("beta", dtype)
-    a, b = _no_parameter_gradient(_param(a), _param(b))
+    a, b = _param(a), _param(b)
     for x in (a, b):  # JAX's check: a parameter more precise than the samples is an error
         t = _type_of(x)
         if _dtypes.result_type((t.dtype, t.weak), (dtype, False))[0] != dtype:
@@ -972,25 +962,22 @@ def beta(key, a, b, shape=None, dtype=None):
     else:
         shape = _shape_arg("beta", shape)
         _check_shape("beta", shape, _tnp.shape(a), _tnp.shape(b))
-    return _beta_jit(data, a, b, shape, dtype)
+    key_a, key_b = _halves(_split_jit(data, (2,)), (2,))
+    return _beta_of_log_gammas_jit(_gamma_draw(key_a, a, shape, dtype, True),
+                                   _gamma_draw(key_b, b, shape, dtype, True))
 
 
-def _dirichlet_body(data, alpha, shape, dtype):
-    """softmax of log-gamma samples: normalising in log space keeps small alphas'
-    samples from underflowing to 0/0."""
-    alpha = _lax.convert_element_type(alpha, dtype)
-    return _softmax(_gamma_body(data, alpha, shape + _tnp.shape(alpha)[-1:], dtype, True), -1)
-
-
-_dirichlet_jit = _eager_program(_dirichlet_body, static_argnums=(2, 3))
+# softmax of log-gamma samples: normalising in log space keeps small alphas' samples
+# from underflowing to 0/0
+_dirichlet_of_log_gammas_jit = _eager_program(lambda log_gammas: _softmax(log_gammas, -1))
 
 
 def dirichlet(key, alpha, shape=None, dtype=None):
-    """Points on the simplex, Dirichlet(alpha) along alpha's last axis; `shape` is the
-    batch shape (alpha.shape[:-1] by default)."""
+    """Points on the simplex, Dirichlet(alpha) along alpha's last axis, differentiable in
+    alpha; `shape` is the batch shape (alpha.shape[:-1] by default)."""
     data, _ = _check_key("dirichlet", key)
     dtype = _float_dtype("dirichlet", dtype)
-    (alpha,) = _no_parameter_gradient(_param(alpha))
+    alpha = _param(alpha)
     if _tnp.ndim(alpha) < 1:
         raise ValueError(_at_user_line(
             f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {_tnp.ndim(alpha)}"))
@@ -999,7 +986,8 @@ def dirichlet(key, alpha, shape=None, dtype=None):
     else:
         shape = _shape_arg("dirichlet", shape)
         _check_shape("dirichlet", shape, _tnp.shape(alpha)[:-1])
-    return _dirichlet_jit(data, alpha, shape, dtype)
+    return _dirichlet_of_log_gammas_jit(
+        _gamma_draw(data, alpha, shape + _tnp.shape(alpha)[-1:], dtype, True))
 
 
 # ---------------------------------------------------------------- multivariate normal

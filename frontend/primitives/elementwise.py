@@ -213,8 +213,6 @@ erf_p, erf = _elementwise("erf", "chlo.erf", 1, "float",
     deriv=[lambda g, out, x: mul(g, mul(exp(neg(mul(x, x))), 2 / np.sqrt(np.pi)))])
 erfc_p, erfc = _elementwise("erfc", "chlo.erfc", 1, "float",
     deriv=[lambda g, out, x: mul(g, mul(exp(neg(mul(x, x))), -2 / np.sqrt(np.pi)))])
-erf_inv_p, erf_inv = _elementwise("erf_inv", "chlo.erf_inv", 1, "float",
-    deriv=[lambda g, out, x: mul(g, mul(exp(mul(out, out)), np.sqrt(np.pi) / 2))])
 lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float",
     deriv=[lambda g, out, x: mul(g, digamma(x))])
 digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float",
@@ -343,6 +341,76 @@ exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_low
                                     lambda x: exp2_p.bind(x)),
                 batch=broadcasting_rule)
 exp2 = _nary(exp2_p)
+
+
+# erf_inv of f32, and of f16 and bf16 computed in f32, is Giles' single-precision
+# polynomial with the constants and the multiply-adds that chlo.erf_inv legalizes to in
+# jaxlib's XLA (StableHLO's ChloLegalizeToStablehlo, materializeErfInvF32): as plain
+# StableHLO our passes fuse it into its neighbours' kernel, where XLA contracts the
+# multiply-adds into FMAs as in jax.jit's program, bit for bit (normal samples); left
+# as chlo, XLA expanded it into one kernel per op, unfused and uncontracted. chlo
+# selects each coefficient between the two branches' (w < 5 or not); we evaluate both
+# branches' polynomials and select once, the same arithmetic per element, because a
+# fused select reads its on_true operand from outside the fusion (passes/capability.py)
+# and nine coefficient selects were nine materialized broadcasts. f64 stays
+# chlo.erf_inv, a three-branch polynomial.
+_ERF_INV_W_SMALL = 5.0  # w = -log1p(-x*x) below it: polynomial in w - 2.5, else sqrt(w) - 3
+_ERF_INV_F32 = [  # coefficients (w small, w large), highest degree first
+    (2.81022636e-08, -0.000200214257), (3.43273939e-07, 0.000100950558),
+    (-3.5233877e-06, 0.00134934322), (-4.39150654e-06, -0.00367342844),
+    (0.00021858087, 0.00573950773), (-0.00125372503, -0.0076224613),
+    (-0.00417768164, 0.00943887047), (0.246640727, 1.00167406),
+    (1.50140941, 2.83297682)]
+
+
+def _erf_inv_lowering(ctx, eqn, x):
+    out = eqn.outputs[0].type
+    if out.dtype == dtypes.float64:
+        return ctx.op(f'"chlo.erf_inv"({x}) : {_signature([out], out)}')
+    t = ArrayType(out.shape, dtypes.float32)
+    tt, b = tensor_type(t), ArrayType(out.shape, dtypes.bool_)
+    if out.dtype != t.dtype:
+        x = ctx.op(f"stablehlo.convert {x} : {_signature([out], t)}")
+
+    def const(value):  # a scalar broadcast, as JAX writes constants: fusions take it in
+        scalar = ctx.constant(value, t.dtype)
+        return ctx.broadcast(scalar, ArrayType((), t.dtype), t) if t.shape else scalar
+
+    def op(name, *operands):
+        return ctx.op(f"stablehlo.{name} {', '.join(operands)} : {tt}")
+
+    def compare(direction, a, c):
+        return ctx.op(f"stablehlo.compare {direction}, {a}, {const(c)}, FLOAT : "
+                      f"{_signature([t, t], b)}")
+
+    def select(p, a, c):
+        return ctx.op(f"stablehlo.select {p}, {a}, {c} : ({tensor_type(b)}, {tt}, {tt}) -> {tt}")
+
+    def horner(coeffs, v):  # c0 v^n + ... + cn as c_k + p * v, chlo's operand order
+        p = const(coeffs[0])
+        for c in coeffs[1:]:
+            p = op("add", const(c), op("multiply", p, v))
+        return p
+
+    at_pole = compare("EQ", op("abs", x), 1.0)
+    infinite = op("multiply", x, const(np.inf))
+    w = op("negate", op("log_plus_one", op("multiply", x, op("negate", x))))
+    small = compare("LT", w, _ERF_INV_W_SMALL)
+    lo, hi = zip(*_ERF_INV_F32)
+    p = select(small, horner(lo, op("subtract", w, const(2.5))),
+               horner(hi, op("subtract", op("sqrt", w), const(3.0))))
+    y = select(at_pole, infinite, op("multiply", p, x))
+    if out.dtype != t.dtype:
+        y = ctx.op(f"stablehlo.convert {y} : {_signature([t], out)}")
+    return y
+
+
+erf_inv_p = define("erf_inv", shape=_shape_rule("erf_inv", 1, "float"),
+                   lower=_erf_inv_lowering, **_derivative_rules(
+                       [lambda g, out, x: mul(g, mul(exp(mul(out, out)), np.sqrt(np.pi) / 2))],
+                       lambda x: erf_inv_p.bind(x)),
+                   batch=broadcasting_rule)
+erf_inv = _nary(erf_inv_p)
 
 
 # div and rem. XLA's constant folder dies (SIGFPE) on an integer division by zero or of
