@@ -292,6 +292,22 @@ module {
     return %0 : tensor<4x8xi1>
   }
 }""",
+    # XLA CPU converts a bf16 constant to f32 inside the fusion: read by two pads,
+    # that computed value ends an emitter function without a layout (fuzz jit 647)
+    "bf16_constant_read_by_two_pads": """
+module {
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x11xbf16> {
+    %0 = "mhlo.fusion"(%a) ({
+    ^bb0(%x: tensor<4x8xf32>):
+      %b = stablehlo.convert %x : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+      %c = stablehlo.constant dense<0.0> : tensor<bf16>
+      %1 = stablehlo.pad %b, %c, low = [0, 1], high = [0, 1], interior = [0, 0] : (tensor<4x8xbf16>, tensor<bf16>) -> tensor<4x10xbf16>
+      %2 = stablehlo.pad %1, %c, low = [0, 1], high = [0, 0], interior = [0, 0] : (tensor<4x10xbf16>, tensor<bf16>) -> tensor<4x11xbf16>
+      stablehlo.return %2 : tensor<4x11xbf16>
+    }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<4x8xf32>) -> tensor<4x11xbf16>
+    return %0 : tensor<4x11xbf16>
+  }
+}""",
     # XLA's simplifier moves the reverse past what it takes for a binary op with a
     # constant operand, rebuilding it with the opcode `fusion` (fuzz hlo-opt 453, 917)
     "binary_with_constant_read_by_reverse": """
@@ -336,6 +352,7 @@ EXPECTED = {
     "while_body_reverse_of_computed": ("aborts", False),
     "while_body_broadcasts_of_parameter_and_constant": ("runs", True),
     "binary_with_constant_read_by_reverse": ("aborts", False),
+    "bf16_constant_read_by_two_pads": ("aborts", False),
 }
 
 RUNNER = textwrap.dedent("""
