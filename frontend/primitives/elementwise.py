@@ -347,7 +347,7 @@ exp2 = _nary(exp2_p)
 # polynomial with the constants and the multiply-adds that chlo.erf_inv legalizes to in
 # jaxlib's XLA (StableHLO's ChloLegalizeToStablehlo, materializeErfInvF32): as plain
 # StableHLO our passes fuse it into its neighbours' kernel, where XLA contracts the
-# multiply-adds into FMAs as in jax.jit's program, bit for bit (normal samples); left
+# multiply-adds into FMAs as in JAX's jitted program, bit for bit (normal samples); left
 # as chlo, XLA expanded it into one kernel per op, unfused and uncontracted. chlo
 # selects each coefficient between the two branches' (w < 5 or not); we evaluate both
 # branches' polynomials and select once, the same arithmetic per element, because a
