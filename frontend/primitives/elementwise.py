@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import ad, dtypes
 from ..batching import broadcasting_rule, moveaxis
-from ..core import at_user_line, type_of
+from ..core import at_user_line, known_value, lift, type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import common_dtype, define, scalars_to, unchanged
@@ -640,6 +640,12 @@ def convert_element_type(x, new_dtype, weak_type=False):
     t = type_of(x)
     if t.dtype == new_dtype and t.weak == weak_type:
         return unchanged(x)
+    if t.dtype == new_dtype and t.shape == ():
+        # a scalar known while tracing (an inline literal) changes only its weak type:
+        # a new literal, as JAX converts a concrete value without an equation
+        value = known_value(x)
+        if value is not None:
+            return lift(value, new_dtype, weak_type)
     return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=weak_type)
 
 
