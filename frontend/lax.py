@@ -5,6 +5,8 @@ dtype, as weak types do in JAX) and in shape (rank-0 operands broadcast).
 tracehlo.numpy builds NumPy's broadcasting and promotion on top of these.
 Each function lives beside its primitive in tracehlo's primitives package.
 """
+import sys as _sys
+
 from .primitives.elementwise import (
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex, conj,
@@ -25,9 +27,13 @@ from .primitives.shape_ops import (
 from .primitives.sort import sort
 from .ad import stop_gradient
 from .control_flow import associative_scan, cond, fori_loop, map, scan, switch, while_loop
+from . import lax_linalg as linalg
+
+# `import tracehlo.lax.linalg` as well as `tracehlo.lax.linalg.cholesky`, as in JAX
+_sys.modules[__name__ + ".linalg"] = linalg
 
 __all__ = [
-    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh",
+    "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "linalg",
     "associative_scan", "atan", "atan2", "atanh", "bitcast_convert_type", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",
     "broadcasted_iota", "cbrt", "ceil", "clamp", "complex", "concatenate", "cond", "conj",

@@ -6,7 +6,7 @@ import types
 import pytest
 
 NAMESPACES = ["tracehlo", "tracehlo.numpy", "tracehlo.numpy.linalg", "tracehlo.nn",
-              "tracehlo.lax", "tracehlo.random"]
+              "tracehlo.lax", "tracehlo.lax.linalg", "tracehlo.random"]
 
 
 def _public(names):

@@ -149,3 +149,35 @@ def test_cholesky_gradients_equal_jax():
                                    err_msg=str(kwargs))
     np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(loss(tnp)))(cov), want, rtol=1e-4,
                                atol=1e-5)
+
+
+def test_lax_linalg_is_jaxs():
+    """tracehlo.lax.linalg.triangular_solve (every flag) and cholesky against JAX's, in
+    one jitted function, and the solve's gradient against jax.grad."""
+    import jax.lax.linalg as jll
+    import tracehlo.lax.linalg as tll
+    rng = np.random.default_rng(0)
+    a = np.tril(rng.normal(size=(4, 4))).astype(np.float32) + 4 * np.eye(4, dtype=np.float32)
+    a += np.triu(rng.normal(size=(4, 4)), 1).astype(np.float32)  # noise the solve ignores
+    b = rng.normal(size=(4, 3)).astype(np.float32)
+    flags = [dict(left_side=True, lower=True), dict(left_side=True, lower=False),
+             dict(left_side=True, lower=True, transpose_a=True),
+             dict(left_side=True, lower=True, unit_diagonal=True),
+             dict(left_side=False, lower=True)]
+    spd = a @ a.T
+
+    def both(linalg, a, b, spd):
+        rhs = [b if f["left_side"] else b.T for f in flags]
+        return [linalg.triangular_solve(a, r, **f) for f, r in zip(flags, rhs)] + [
+            linalg.cholesky(spd)]
+    got = tracehlo.jit(lambda a, b, s: both(tll, a, b, s))(a, b, spd)
+    want = jax.jit(lambda a, b, s: both(jll, a, b, s))(a, b, spd)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=2e-5, atol=2e-6)
+
+    def loss(linalg, a, b):
+        return (linalg.triangular_solve(a, b, left_side=True, lower=True) ** 2).sum()
+    np.testing.assert_allclose(tracehlo.grad(lambda a: loss(tll, a, b))(a),
+                               jax.grad(lambda a: loss(jll, a, b))(a), rtol=2e-5, atol=2e-6)
+    with pytest.raises(TypeError, match="cholesky does not accept dtype int32"):
+        tll.cholesky(np.eye(2, dtype=np.int32))
