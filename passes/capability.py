@@ -56,7 +56,7 @@ def layout_problem(op) -> str | None:
     return None
 
 
-def select_problem(op, outside: list[bool]) -> str | None:
+def select_problem(op, outside: list[bool], makers: list | None = None) -> str | None:
     """XLA infers a select's shape from its predicate's, then reads on_true's layout.
     Inside our fusions only parameters, constants and the root keep layouts (see
     shared_value_problem), so a predicate read from outside with an on_true computed
@@ -70,14 +70,19 @@ def select_problem(op, outside: list[bool]) -> str | None:
     (fuzzer, jit seed 2034: select(not(x), x, not(x)) on bool). A bf16 select XLA CPU
     computes in f32, so its on_true is always a convert made inside the fusion (found
     by the fuzzer): with a non-scalar predicate it stays out. `outside[k]`: whether
-    the fusion reads operand k from outside."""
+    the fusion reads operand k from outside; `makers[k]`: the fused op that makes it
+    (default: its owner; legality passes what a member fusion's parameter will be
+    once the group is one fusion, hlo-opt seed 1665)."""
     if opinfo.name(op) != "stablehlo.select":
         return None
     operands = op.operation.operands
-    if not outside[1] and (outside[0] or not fused_number_compare(operands[0])):
+    if makers is None:
+        makers = [None if isinstance(v.owner, ir.Block) else v.owner for v in operands]
+    predicate = makers[0]
+    if not outside[1] and (outside[0] or not fused_number_compare(predicate)):
         return "a fused select needs its on_true operand from outside the fusion (layouts)"
-    if (not outside[0] and not outside[2] and not isinstance(operands[0].owner, ir.Block)
-            and opinfo.name(operands[0].owner) == "stablehlo.not"):
+    if (not outside[0] and not outside[2] and _is_op(predicate)
+            and opinfo.name(predicate) == "stablehlo.not"):
         return ("a fused select on a fused not: XLA swaps its operands, so on_false "
                 "becomes on_true and must come from outside the fusion too (layouts)")
     if (opinfo.element_type(operands[1].type) == "bf16"
@@ -87,12 +92,16 @@ def select_problem(op, outside: list[bool]) -> str | None:
     return None
 
 
-def fused_number_compare(value: ir.Value) -> bool:
-    """Whether `value`, computed in the fusion, is a compare of numbers (not of
+def fused_number_compare(maker) -> bool:
+    """Whether `maker`, the fused op making a value, is a compare of numbers (not of
     booleans), which XLA's simplifier never makes a parameter."""
-    owner = value.owner
-    return (not isinstance(owner, ir.Block) and opinfo.name(owner) == "stablehlo.compare"
-            and opinfo.element_type(owner.operation.operands[0].type) != "i1")
+    return (_is_op(maker) and opinfo.name(maker) == "stablehlo.compare"
+            and opinfo.element_type(maker.operation.operands[0].type) != "i1")
+
+
+def _is_op(maker) -> bool:
+    """An op, not a parameter (a block argument or a value from outside), nor None."""
+    return maker is not None and not isinstance(maker, (ir.Block, ir.Value))
 
 
 # What XLA's HLO counts as elementwise (HloInstruction::IsOpElementwise); a

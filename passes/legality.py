@@ -249,6 +249,16 @@ def _outside_keys(graph: DataflowGraph, i: int) -> frozenset:
 def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
     """capability.shared_value_problem's view of `group` as one fusion: each op it
     fuses, with the fused op making each operand (or the value read from outside)."""
+    made_by = _maker_in(graph, group)
+    return [(op, [made_by(o) if o is not None else v.owner
+                  for v, o in zip(op.operation.operands, outer)])
+            for i in sorted(group) for op, outer in _fused_reads(graph, i)]
+
+
+def _maker_in(graph: DataflowGraph, group: set[int]):
+    """A function from a value a member reads to the op that makes it once `group` is
+    one fusion (through member fusions' roots), or the value itself when it comes
+    from outside."""
     maker = {}  # a member's result -> the op (or outer value) that makes it in the fusion
     for i in group:
         op = graph.nodes[i]
@@ -263,19 +273,22 @@ def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
         while isinstance(value, ir.Value) and value in maker:
             value = maker[value]
         return value
-
-    return [(op, [made_by(o) if o is not None else v.owner
-                  for v, o in zip(op.operation.operands, outer)])
-            for i in sorted(group) for op, outer in _fused_reads(graph, i)]
+    return made_by
 
 
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
     """Layout problems of `nodes` (default: all) as members of `group`."""
+    made_by = None
     for i in group if nodes is None else nodes:
         region = in_region(graph.nodes[i])
         for op, operands in _fused_reads(graph, i):
             outside = [v is not None and graph.producer(v) not in group for v in operands]
-            reason = select_problem(op, outside) or (
+            makers = None
+            if opinfo.name(op) == "stablehlo.select":  # what makes its predicate, merged
+                made_by = made_by or _maker_in(graph, group)
+                makers = [None if out else v.owner if o is None else made_by(o)
+                          for v, o, out in zip(op.operation.operands, operands, outside)]
+            reason = select_problem(op, outside, makers) or (
                 region_read_problem(op, outside) if region else None)
             if reason:
                 return reason
