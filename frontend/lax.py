@@ -5,8 +5,6 @@ dtype, as weak types do in JAX) and in shape (rank-0 operands broadcast).
 tracehlo.numpy builds NumPy's broadcasting and promotion on top of these.
 Each function lives beside its primitive in tracehlo's primitives package.
 """
-import sys as _sys
-
 from .primitives.elementwise import (
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex, conj,
@@ -27,10 +25,7 @@ from .primitives.shape_ops import (
 from .primitives.sort import sort
 from .ad import stop_gradient
 from .control_flow import associative_scan, cond, fori_loop, map, scan, switch, while_loop
-from . import lax_linalg as linalg
-
-# `import tracehlo.lax.linalg` as well as `tracehlo.lax.linalg.cholesky`, as in JAX
-_sys.modules[__name__ + ".linalg"] = linalg
+from . import lax_linalg as linalg  # also importable as tracehlo.lax.linalg
 
 __all__ = [
     "abs", "acos", "acosh", "add", "argmax", "argmin", "asin", "asinh", "linalg",

@@ -1,11 +1,16 @@
 """tracehlo.lax.linalg: JAX's lax.linalg names for the linear-algebra primitives
 (their rules live beside the primitives, in primitives/linalg.py)."""
+import sys as _sys
+
 from . import dtypes as _dtypes
 from .core import at_user_line as _at_user_line, type_of as _type_of
 from .numpy.linalg import cholesky as _cholesky
 from .primitives.linalg import triangular_solve
 
 __all__ = ["cholesky", "triangular_solve"]
+
+# `import tracehlo.lax.linalg` works as in JAX, though tracehlo.lax is one module
+_sys.modules[f"{__package__}.lax.linalg"] = _sys.modules[__name__]
 
 
 def cholesky(x, *, symmetrize_input=True):
