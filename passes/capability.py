@@ -398,8 +398,8 @@ def _reaches_reverse(value: ir.Value, functions: dict, calls: dict) -> bool:
             continue
         seen.add(v)
         for use in v.uses:
-            user = use.owner
-            name = user.operation.name if hasattr(user, "operation") else user.name
+            user = use.owner.operation
+            name = user.name
             if name == "stablehlo.reverse":
                 return True
             if name == "func.call":
@@ -407,8 +407,7 @@ def _reaches_reverse(value: ir.Value, functions: dict, calls: dict) -> bool:
                 if callee is not None:
                     todo.append(callee.regions[0].blocks[0].arguments[use.operand_number])
             elif name == "func.return":
-                function = user.operation.parent if hasattr(user, "operation") else user.parent
-                for call in calls.get(function.attributes["sym_name"].value, []):
+                for call in calls.get(user.parent.attributes["sym_name"].value, []):
                     todo.append(call.results[use.operand_number])
     return False
 

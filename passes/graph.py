@@ -197,12 +197,12 @@ def _region_blocks(block: ir.Block):
                     yield from _region_blocks(inner)
 
 
-def constant_arguments(body: ir.Block) -> dict[str, frozenset[int]]:
-    """For each function in a module's `body`, the arguments every call passes a
-    constant. XLA inlines calls before it folds constants, so what a function computes
-    from these alone is folded too, and (with excess precision allowed) rounded
-    differently from the same math in a fusion."""
-    funcs = {op.attributes["sym_name"].value: op for op in body.operations
+def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
+    """For each function, the arguments every call passes a constant. XLA inlines
+    calls before it folds constants, so what a function computes from these alone
+    is folded too, and (with excess precision allowed) rounded differently from
+    the same math in a fusion."""
+    funcs = {op.attributes["sym_name"].value: op for op in module.body.operations
              if op.operation.name == "func.func" and len(op.regions[0].blocks) == 1}
     known = {name: frozenset() for name in funcs}
     if not any(_calls_in(f) for f in funcs.values()):

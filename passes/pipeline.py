@@ -87,7 +87,7 @@ class PassManager:
 
     def run(self, module: ir.Module) -> FusionReport:
         with module.context:
-            constant_args = constant_arguments(module.body)
+            constant_args = constant_arguments(module)
         ctx = PassContext(self.backend, FusionReport(self.backend.name), constant_args)
         for p in self.passes:
             p.run(module, ctx)

@@ -180,6 +180,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     else:
         dof = _count(a, axis) - ddof  # none left: NaN, as JAX
         result = lax.div(total, _as_dtype(dof if dof > 0 else _np.nan, out_dt))
+    # only half floats round back: a complex variance is real, not of dtype dt
     return lax.convert_element_type(result, dt) if ct != dt else result
 
 

@@ -9,9 +9,9 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, at_user_line
 from ._util import (
-    _array, _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _promote_no_broadcast, _shape,
-    _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, ndim, size,
-    where)
+    _array, _as_dtype, _canon_axes, _canon_axis, _is_array, _operand, _promote_no_broadcast,
+    _shape, _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, ndim,
+    size, where)
 from ._creation import eye, zeros_like
 from ._ufuncs import remainder
 from ._sorting import take
