@@ -35,6 +35,9 @@ def canonicalize_block(block: ir.Block) -> None:
             _multiply_by_reciprocal(op)
         _empty_to_constant(op)
     for op in list(block.operations)[:-1]:
+        if opinfo.name(op) in CONSTANT_ARITHMETIC:
+            _simplify_constant_arithmetic(op)
+    for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.multiply":
             _bool_multiply_to_select(op)
         elif opinfo.name(op) == "stablehlo.dot_general":
@@ -212,16 +215,9 @@ def _multiply_by_reciprocal(divide) -> None:
         return
     element = ir.RankedTensorType(b.type).element_type
     with divide.location, ir.InsertionPoint(divide):
-        scalar = ir.RankedTensorType.get([], element)
-        # a scalar broadcast, as JAX writes constants: a fusion takes it in
-        ones = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-            "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 1.0))})
-        if ir.RankedTensorType(b.type).rank:
-            ones = ir.Operation.create(
-                "stablehlo.broadcast_in_dim", results=[b.type], operands=[ones.results[0]],
-                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
+        ones = _splat_value(element, 1.0, b.type)
         reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
-                                         operands=[ones.results[0], b]).results[0]
+                                         operands=[ones, b]).results[0]
         if spread is not None:
             spread_back = spread.clone(ip=ir.InsertionPoint(divide))
             spread_back.operands[0] = reciprocal
@@ -229,6 +225,134 @@ def _multiply_by_reciprocal(divide) -> None:
         product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
                                       operands=[x, reciprocal])
     divide.result.replace_all_uses_with(product.results[0])
+
+
+def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Value:
+    """A scalar constant broadcast to `result_type`, as JAX writes constants: a
+    fusion takes the broadcast in, and XLA's simplifier matches it as one constant.
+    Creates ops at the current insertion point."""
+    scalar = ir.RankedTensorType.get([], element)
+    attr = (ir.FloatAttr.get(element, number) if isinstance(element, ir.FloatType)
+            else ir.IntegerAttr.get(element, int(number)))
+    value = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+        "value": ir.DenseElementsAttr.get_splat(scalar, attr)}).results[0]
+    if ir.RankedTensorType(result_type).rank:
+        value = ir.Operation.create(
+            "stablehlo.broadcast_in_dim", results=[result_type], operands=[value],
+            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
+    return value
+
+
+# XLA's simplifier rewrites float arithmetic with constants before its fusion, and
+# never inside a fusion: fused, our ops would keep the rounding jax.jit's lose.
+CONSTANT_ARITHMETIC = {"stablehlo.add": float.__add__, "stablehlo.subtract": float.__sub__,
+                       "stablehlo.multiply": float.__mul__}
+
+
+def _simplify_constant_arithmetic(op) -> None:
+    """As XLA's simplifier does, for floats: x * 1 -> x, x + 0 -> x, x - 0 -> x;
+    and where XLA rounds in the element type (not bf16), fold c1 op c2 of scalar
+    constants, x - c -> x + (-c), (x + c1) + c2 -> x + (c1 + c2) and
+    (x * c1) * c2 -> x * (c1 * c2), the constants combined in the element type.
+    These round differently from the ops as written (float16 gumbel's
+    (u - 1) * (1 - tiny) + tiny is u + (tiny - 1) = u - 1 under jax.jit). Operand
+    order matters where XLA's patterns say so: a broadcast constant on the right
+    only, a scalar one on either side (XLA moves it right). XLA CPU computes bf16
+    arithmetic as f32 ops between converts, which its patterns do not see through:
+    only the identities hold there."""
+    operation = op.operation
+    result = operation.results[0]
+    element = ir.RankedTensorType(result.type).element_type
+    if not isinstance(element, ir.FloatType) or not opinfo.static_tensor(result.type):
+        return
+    name, (lhs, rhs) = operation.name, operation.operands
+    left, right = _constant_number(lhs), _constant_number(rhs)
+    identity = {"stablehlo.multiply": 1.0, "stablehlo.add": 0.0, "stablehlo.subtract": 0.0}[name]
+    if right and right[0] == identity:
+        replacement = lhs
+    elif left and left[0] == identity and name != "stablehlo.subtract":
+        replacement = rhs
+    elif str(element) == "bf16":
+        return
+    elif left and right and left[1] == right[1] == "scalar":
+        replacement = _folded(element, CONSTANT_ARITHMETIC[name](left[0], right[0]),
+                              result.type, op)
+    elif name == "stablehlo.subtract" and right and not left:
+        with op.location, ir.InsertionPoint(op):
+            added = ir.Operation.create(
+                "stablehlo.add", results=[result.type],
+                operands=[lhs, _splat_value(element, -right[0], result.type)])
+        replacement = _reassociate(added) or added.results[0]
+    elif name != "stablehlo.subtract":
+        replacement = _reassociate(op)
+    else:
+        return
+    if replacement is not None:
+        result.replace_all_uses_with(replacement)
+
+
+def _reassociate(op) -> ir.Value | None:
+    """(x + c1) + c2 -> x + (c1 + c2), and the same for multiply, or None."""
+    operation = op.operation
+    inner, outer_constant = _split_constant(operation.operands)
+    if inner is None or isinstance(inner.owner, ir.Block) or inner.owner.name != operation.name:
+        return None
+    x, inner_constant = _split_constant(inner.owner.operands)
+    if x is None or inner_constant[1] != outer_constant[1] or _constant_number(x):
+        return None
+    element = ir.RankedTensorType(operation.results[0].type).element_type
+    combined = _folded(element, CONSTANT_ARITHMETIC[operation.name](
+        inner_constant[0], outer_constant[0]), operation.results[0].type, op)
+    if combined is None:
+        return None
+    with op.location, ir.InsertionPoint(op):
+        return ir.Operation.create(operation.name, results=[operation.results[0].type],
+                                   operands=[x, combined]).results[0]
+
+
+def _split_constant(operands):
+    """(the other operand, (number, kind)) of a binary op with one constant operand
+    where XLA's patterns look for it, else (None, None)."""
+    lhs, rhs = operands
+    right = _constant_number(rhs)
+    if right and not _constant_number(lhs):
+        return lhs, right
+    left = _constant_number(lhs)
+    if left and left[1] == "scalar" and not right:
+        return rhs, left
+    return None, None
+
+
+def _constant_number(value) -> tuple[float, str] | None:
+    """(its one number, "scalar" or "broadcast") for a float splat constant, or a
+    broadcast_in_dim of one; None otherwise, and for NaN (whose folded payload XLA
+    does not promise). "scalar": a constant of at most one element, which XLA's
+    patterns match as a constant; larger splats XLA first turns into broadcasts."""
+    op, kind = value.owner, "scalar"
+    while not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
+        op, kind = op.operands[0].owner, "broadcast"
+    if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
+        return None
+    attr = ir.DenseElementsAttr(op.attributes["value"])
+    if not attr.is_splat or not isinstance(attr.get_splat_value(), ir.FloatAttr):
+        return None
+    number = ir.FloatAttr(attr.get_splat_value()).value
+    if number != number:
+        return None
+    if opinfo.num_elements(op.results[0].type) > 1:
+        kind = "broadcast"
+    return number, kind
+
+
+def _folded(element: ir.Type, number: float, result_type: ir.Type, anchor) -> ir.Value | None:
+    """`number`, computed in double, as a constant of `element` before `anchor`:
+    rounding a double sum or product of two narrower floats once more gives the
+    correctly rounded result in that format, as XLA's folder computes it. None for
+    NaN."""
+    if number != number:
+        return None
+    with anchor.location, ir.InsertionPoint(anchor):
+        return _splat_value(element, number, result_type)
 
 
 def _folded_constant(value) -> bool:
@@ -254,16 +378,10 @@ def _bool_multiply_to_select(multiply) -> None:
             continue
         element = ir.RankedTensorType(result_type).element_type
         with multiply.location, ir.InsertionPoint(multiply):
-            scalar = ir.RankedTensorType.get([], element)
-            zero = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-                "value": ir.DenseElementsAttr.get_splat(scalar, ir.FloatAttr.get(element, 0.0))})
-            zeros = ir.Operation.create(
-                "stablehlo.broadcast_in_dim", results=[result_type], operands=[zero.results[0]],
-                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])})
             select = ir.Operation.create(
                 "stablehlo.select", results=[result_type],
                 operands=[convert.operands[0], multiply.operation.operands[1 - k],
-                          zeros.results[0]])
+                          _splat_value(element, 0.0, result_type)])
         multiply.result.replace_all_uses_with(select.results[0])
         return
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import tracehlo
+import tracehlo.numpy as tnp
 from tracehlo import passes, runtime
 from tracehlo.passes.framework import FusionPass
 
@@ -152,6 +154,35 @@ def test_per_example_dots_run_as_our_kernels_only():
     kernels = runtime.entry_kernels(exe.hlo_text())
     assert not [k for k in kernels if k.startswith("wrapped_")], kernels
     assert len(kernels) == 3, kernels  # the dot, the bias + relu, the outer product
+
+
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16, np.float32],
+                         ids=lambda d: np.dtype(d).name)
+def test_constant_arithmetic_rounds_as_under_jax_jit(dtype):
+    """XLA's simplifier folds and reassociates float constants before its own fusion,
+    never inside one: fused by our passes, the ops would round as written. So
+    canonicalize rewrites them as XLA does, and jax.jit's bits come out: a uniform
+    sample's (u - 1) * (1 - tiny) + tiny (float16 gumbel: u - 1), chained constant
+    sums and products, and x + 0, which is x (-0 stays -0)."""
+    tiny = jnp.finfo(dtype).tiny
+
+    def program(np_, x):
+        span = np_.asarray(1, dtype) - np_.asarray(tiny, dtype)
+        return ((x - 1) * span + np_.asarray(tiny, dtype), (x + 0.1) + 0.2,
+                (x * 3.0) * 0.1, x + 0.0, (x - 0.3) - 0.7)
+
+    steps = min(jnp.finfo(dtype).nmant, 10)  # every float16 and bfloat16 in [1, 2)
+    uniform_bits = np.arange(2 ** steps) << (jnp.finfo(dtype).nmant - steps)
+    one = np.array(1, dtype).view(f"u{np.dtype(dtype).itemsize}")
+    x = np.concatenate([(one + uniform_bits.astype(one.dtype)).view(dtype),
+                        np.random.default_rng(0).normal(0, 3, 512).astype(dtype),
+                        np.array([-0.0, 0.0, np.inf, -np.inf], dtype)])
+    ours = tracehlo.jit(lambda x: program(tnp, x))(x)
+    theirs = jax.jit(lambda x: program(jnp, x))(x)
+    for k, (got, want) in enumerate(zip(ours, theirs)):
+        bits = f"u{np.dtype(dtype).itemsize}"
+        np.testing.assert_array_equal(np.asarray(got).view(bits), np.asarray(want).view(bits),
+                                      err_msg=f"output {k}")
 
 
 def test_report_records_every_decision():

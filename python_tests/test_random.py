@@ -325,39 +325,17 @@ def samplers(random, key, dtype):
     return out
 
 
-# Bits that depend on how XLA fuses, where our fusion passes differ from XLA's: XLA's
-# simplifier folds the constants of gumbel's uniform, (x - 1) * (1 - tiny) + tiny, to
-# x + (tiny - 1) outside fusions only, and in float16 1 - tiny and tiny - 1 round to
-# +-1: jax.jit computes x - 1 where we compute (x - 1) + tiny, different for small
-# x - 1 (in float32 and bfloat16 only at x = 1). Eagerly the samplers compile with
-# XLA's fusion and match exactly.
-FUSION_DEPENDENT = {np.float32: set(), np.float16: {"gumbel"}, jnp.bfloat16: set()}
-
-
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_samplers_under_jit(dtype):
+    """Every bit of jax.jit's, with our fusion passes: float16 gumbel included, whose
+    uniform, (u - 1) * (1 - tiny) + tiny, XLA's simplifier rewrites to u + (tiny - 1)
+    (= u - 1 in float16) before its fusion; canonicalize does the same before ours."""
     ours = tracehlo.jit(lambda k: samplers(tr, k, dtype))
     theirs = jax.jit(lambda k: samplers(jr, k, dtype))
     for seed in SEEDS:
         got, want = ours(tr.PRNGKey(seed)), theirs(jr.PRNGKey(seed))
         for name in got:
-            if name in FUSION_DEPENDENT[dtype]:  # a few ulps
-                np.testing.assert_allclose(np.asarray(got[name], np.float32),
-                                           np.asarray(want[name], np.float32),
-                                           rtol=8 * float(jnp.finfo(dtype).eps))
-            else:
-                assert_same(got[name], want[name])
-
-
-def test_fusion_dependent_samplers_with_xlas_fusion_are_bit_exact():
-    """The FUSION_DEPENDENT differences are the fusion's: with XLA's, every bit agrees."""
-    def fn(random, key):
-        return {name: sample for name, sample in samplers(random, key, np.float16).items()
-                if name in FUSION_DEPENDENT[np.float16]}
-    got = tracehlo.jit(lambda k: fn(tr, k), fusion="xla")(tr.PRNGKey(1))
-    want = jax.jit(lambda k: fn(jr, k))(jr.PRNGKey(1))
-    for name in got:
-        assert_same(got[name], want[name])
+            assert_same(got[name], want[name])
 
 
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)

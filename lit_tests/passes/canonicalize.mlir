@@ -203,3 +203,44 @@ func.func @sunk_compare_keeps_its_direction(%a: tensor<4xf32>, %b: tensor<4xf32>
   %r = stablehlo.reshape %c : (tensor<1x4xi1>) -> tensor<4xi1>
   return %r : tensor<4xi1>
 }
+
+// -----
+
+// Float arithmetic with constants, as XLA's simplifier rewrites it before its own
+// fusion (never inside one): scalar constants fold in the element type, x * 1 and
+// x + 0 are x, x - c is x + (-c), and (x + c1) + c2 is x + (c1 + c2) with c1 + c2
+// rounded to f16 (-1 + 6.1e-5 is -1: u - 1, as jax.jit computes float16 gumbel).
+// A broadcast constant on the left is not reassociated (XLA's pattern wants it on
+// the right), and integers keep their subtract.
+// CHECK-LABEL: func.func @constant_arithmetic
+// CHECK:      %[[M1:.*]] = stablehlo.constant dense<-1.000000e+00> : tensor<f16>
+// CHECK-NEXT: %[[M1B:.*]] = stablehlo.broadcast_in_dim %[[M1]], dims = []
+// CHECK-NEXT: %[[U:.*]] = stablehlo.add %arg0, %[[M1B]] : tensor<8xf16>
+// CHECK:      %[[L:.*]] = stablehlo.add %{{.*}}, %arg0 : tensor<8xf16>
+// CHECK-NEXT: %[[LL:.*]] = stablehlo.add %[[L]], %{{.*}} : tensor<8xf16>
+// CHECK:      %[[S:.*]] = stablehlo.constant dense<6.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[SX:.*]] = stablehlo.multiply %arg2, %[[S]] : tensor<f32>
+// CHECK:      %[[I:.*]] = stablehlo.subtract %arg1, %{{.*}} : tensor<8xi32>
+// CHECK-NEXT: return %[[U]], %[[LL]], %[[SX]], %[[I]]
+func.func @constant_arithmetic(%u: tensor<8xf16>, %i: tensor<8xi32>, %s: tensor<f32>) -> (tensor<8xf16>, tensor<8xf16>, tensor<f32>, tensor<8xi32>) {
+  %one = stablehlo.constant dense<1.0> : tensor<f16>
+  %tiny = stablehlo.constant dense<6.103520e-05> : tensor<f16>
+  %zero = stablehlo.constant dense<0.0> : tensor<8xf16>
+  %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f16>) -> tensor<8xf16>
+  %shifted = stablehlo.subtract %u, %ones : tensor<8xf16>
+  %span = stablehlo.subtract %one, %tiny : tensor<f16>
+  %spans = stablehlo.broadcast_in_dim %span, dims = [] : (tensor<f16>) -> tensor<8xf16>
+  %scaled = stablehlo.multiply %shifted, %spans : tensor<8xf16>
+  %tinys = stablehlo.broadcast_in_dim %tiny, dims = [] : (tensor<f16>) -> tensor<8xf16>
+  %uniform = stablehlo.add %scaled, %tinys : tensor<8xf16>
+  %kept = stablehlo.add %uniform, %zero : tensor<8xf16>
+  %left = stablehlo.add %tinys, %u : tensor<8xf16>
+  %left2 = stablehlo.add %left, %tinys : tensor<8xf16>
+  %two = stablehlo.constant dense<2.0> : tensor<f32>
+  %three = stablehlo.constant dense<3.0> : tensor<f32>
+  %s2 = stablehlo.multiply %two, %s : tensor<f32>
+  %s6 = stablehlo.multiply %s2, %three : tensor<f32>
+  %ci = stablehlo.constant dense<3> : tensor<8xi32>
+  %di = stablehlo.subtract %i, %ci : tensor<8xi32>
+  return %kept, %left2, %s6, %di : tensor<8xf16>, tensor<8xf16>, tensor<f32>, tensor<8xi32>
+}
