@@ -184,17 +184,19 @@ def test_weak_types_found_by_the_fuzzer():
     """As JAX's promote_dtypes: a weak operand joined with another is converted to the
     result's weak type, so where() of two weak bools is a strong bool; hypot of weak
     scalars stays weak; padding a 0-d array returns it; a pad value takes the array's
-    weak type (fuzz jit 576, 626, 663, 748)."""
+    weak type (fuzz jit 576, 626, 663, 748); the logical ops promote before they
+    compare with 0, so a 0-d int32 and a Python float give a weak bool (1154)."""
     def fn(m, x):
         return (m.where(x > 0, (x != x) > 0, (x == x) > 0), m.hypot(x[0] * 0.5, x[1] * 0.5),
                 m.hypot(3, x > 0), m.logical_not(3), m.reciprocal(m.pad(x[0] * 0.5, 1)),
-                m.pad(x * 0.5, 1, constant_values=np.float32(2)))
+                m.pad(x * 0.5, 1, constant_values=np.float32(2)), m.logical_or(x[0], 2.0),
+                m.logical_and(x, True), m.logical_xor(x[0] * 0.5, 0))
     x = i32(3)
     check(fn, x, eager=False)
     got = tracehlo.jit(lambda x: fn(tnp, x))(x)
     want = jax.eval_shape(lambda x: fn(jnp, x), x)
     assert [g.weak_type for g in got] == [w.weak_type for w in want] == [
-        False, True, False, True, True, True]
+        False, True, False, True, True, True, True, False, True]
 
 
 @pytest.mark.parametrize("name", ["floor", "ceil", "round", "trunc", "abs", "clip",

@@ -408,20 +408,21 @@ bitwise_not = invert
 
 
 def logical_and(x1, x2):
-    return lax.bitwise_and(*_promote(_to_bool(x1), _to_bool(x2)))
+    """Promoted first, then compared with 0, as in JAX: an int32 array and a Python
+    float give a weak bool."""
+    return lax.bitwise_and(*map(_to_bool, _promote(x1, x2)))
 
 
 def logical_or(x1, x2):
-    return lax.bitwise_or(*_promote(_to_bool(x1), _to_bool(x2)))
+    return lax.bitwise_or(*map(_to_bool, _promote(x1, x2)))
 
 
 def logical_xor(x1, x2):
-    return lax.bitwise_xor(*_promote(_to_bool(x1), _to_bool(x2)))
+    return lax.bitwise_xor(*map(_to_bool, _promote(x1, x2)))
 
 
 def logical_not(x):
-    (x,) = _promote(_to_bool(x))
-    return lax.bitwise_not(x)
+    return lax.bitwise_not(*map(_to_bool, _promote(x)))
 
 
 def isfinite(x):
