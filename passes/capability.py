@@ -132,7 +132,7 @@ def region_read_problem(op, outside: list[bool]) -> str | None:
     return None
 
 
-def shared_value_problem(producers: list[tuple]) -> str | None:
+def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> str | None:
     """Why XLA CPU's loop emitter aborts on a fusion whose ops are `producers`:
     (op, [what makes each operand: a fused op, or the ir.Value a fusion parameter
     holds]), in topological order. The emitter splits a fusion into functions
@@ -147,14 +147,16 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
     fusion. XLA's CSE runs first, so identical ops (same name, operands and
     attributes) count as one: two copies of a reverse, each read by a slice, are
     one reverse read by two (tracehlo.lax.associative_scan(reverse=True)). This
-    repeats the emitter's partitioning, users before producers."""
-    same = _identical_ops(producers)
+    repeats the emitter's partitioning, users before producers. `memo` keeps what
+    XLA's CSE compares per op between calls on an unchanged module."""
+    memo = {} if memo is None else memo
+    same = _identical_ops(producers, memo)
     readers: dict = {}
     bf16_parameters: dict = {}
     for op, made_by in producers:
         for p in made_by:
             if isinstance(p, ir.Value):
-                if opinfo.element_type(p.type) != "bf16":
+                if _parameter_element_type(p, memo) != "bf16":
                     continue
                 bf16_parameters[p] = p
             readers.setdefault(same(p), {})[same(op)] = op
@@ -191,7 +193,14 @@ def shared_value_problem(producers: list[tuple]) -> str | None:
     return None
 
 
-def _identical_ops(producers: list[tuple]):
+def _parameter_element_type(value: ir.Value, memo: dict) -> str:
+    key = ("element type", value)
+    if key not in memo:
+        memo[key] = opinfo.element_type(value.type)
+    return memo[key]
+
+
+def _identical_ops(producers: list[tuple], memo: dict):
     """A function from a fused op (or parameter value) to its key after XLA's CSE:
     ops without regions with the same name, attributes, result types and operand
     keys share one. Ops with regions keep their own (XLA's CSE also compares their
@@ -206,32 +215,42 @@ def _identical_ops(producers: list[tuple]):
             continue
         keys[operation] = numbers.setdefault(cse_key(operation, [
             keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else
-            parameter_key(p) for p in made_by]), len(numbers))
+            parameter_key(p, memo) for p in made_by], memo), len(numbers))
 
     def same(node):
         return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
     return same
 
 
-def parameter_key(value: ir.Value):
+def parameter_key(value: ir.Value, memo: dict | None = None):
     """A fusion parameter as XLA's CSE may come to see it. Block arguments stay distinct;
     values computed outside the fusion are keyed by their type alone, because XLA's
     simplifier can fold two of them into one constant that CSE then passes to the fusion
     as one parameter where we saw two (an argmax over a unit axis and a one-element
     argsort are both 0: a broadcast of each became one broadcast read through a reverse
     and directly, and XLA CPU aborted, fuzz jit 677). Conservative: it can refuse a
-    fusion XLA would have compiled."""
+    fusion XLA would have compiled. `memo` keeps the answer per value."""
+    if memo is not None:
+        if value not in memo:
+            memo[value] = parameter_key(value)
+        return memo[value]
     return value if isinstance(value.owner, ir.Block) else str(value.type)
 
 
-def cse_key(operation, operand_keys) -> tuple:
+def cse_key(operation, operand_keys, memo: dict | None = None) -> tuple:
     """What XLA's CSE compares of an op without regions: two ops with one key (the
-    keys of their operands given) are one op to it."""
-    return (operation.name, tuple(str(t) for t in operation.results.types),
-            tuple(operand_keys),
-            # by index: a NamedAttribute prints without downcasting its value (a complex
-            # dense attribute has no Python class to downcast to)
-            tuple(sorted(str(operation.attributes[i]) for i in range(len(operation.attributes)))))
+    keys of their operands given) are one op to it. `memo` keeps the op's own part
+    (name, result types, attributes: printing them is the cost) per op."""
+    own = memo.get(operation) if memo is not None else None
+    if own is None:
+        own = (operation.name, tuple(str(t) for t in operation.results.types),
+               # by index: a NamedAttribute prints without downcasting its value (a
+               # complex dense attribute has no Python class to downcast to)
+               tuple(sorted(str(operation.attributes[i])
+                            for i in range(len(operation.attributes)))))
+        if memo is not None:
+            memo[operation] = own
+    return (own[0], own[1], tuple(operand_keys), own[2])
 
 
 def in_region(op) -> bool:

@@ -46,8 +46,13 @@ class DataflowGraph:
         if block.owner.operation.name in opinfo.CONTROL_FLOW:
             self.unfusible = [why or opinfo.region_problem(op)
                               for why, op in zip(self.unfusible, self.nodes)]
-        # legality._outside_keys per node, computed when first asked
+        # legality._outside_keys and _fused_reads per node, computed when first asked
         self.outside_keys: dict[int, frozenset] = {}
+        self.fused_reads: dict[int, list] = {}
+        # what XLA's CSE compares of an op or a fusion parameter, by op or value
+        # (capability.cse_key, parameter_key): the fusion checks ask again for every
+        # candidate group; the IR does not change while a pass plans
+        self.cse_memo: dict = {}
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):

@@ -5,6 +5,8 @@ that reason, so a refused fusion is as explainable as a performed one.
 """
 from __future__ import annotations
 
+import collections
+
 from jaxlib.mlir import ir
 
 from . import opinfo
@@ -90,7 +92,8 @@ def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_o
             return reason
     if not backend.layout_sensitive_ops:
         reason = _layout_problem(graph, group) or (
-            len(group) > 1 and shared_value_problem(_fused_producers(graph, group)))
+            len(group) > 1 and shared_value_problem(_fused_producers(graph, group),
+                                                    graph.cse_memo))
         if reason:
             return reason
     if not backend.reduce_inside_loop and reduces and _reduce_feeds_group(graph, group):
@@ -125,7 +128,13 @@ class GrowingGroup:
         self.size = fused_size(graph, root)
         # members' readers outside the group: where a path that could come back leaves
         self.exits = set(graph.users[root])
-        self.outside_keys = set(_outside_keys(graph, root))
+        # XLA-CSE keys of the fused ops that read only values from outside the group
+        # (with their operands), per member: a joining op can be made one with a
+        # member by XLA's CSE only if its own key is among these
+        self.leaf_keys: collections.Counter = collections.Counter()
+        self.leaves: dict[int, list] = {}
+        self.has_fusion = False
+        self._count_leaves(root)
 
     def outputs_with(self, p: int) -> list:
         """The group's outputs once `p` joins as an owned member (an unread result of
@@ -170,23 +179,58 @@ class GrowingGroup:
                 return reason
         readers = [u for u in graph.users[p] if u in self.members]
         if not backend.layout_sensitive_ops:
+            # a chain needs no look at the whole group: only a node read twice in it
+            # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
+            # a bf16 input, can end an emitter function
+            look = (len(readers) > 1 or self.has_fusion
+                    or opinfo.name(graph.nodes[p]) == opinfo.FUSION
+                    or self._may_merge(p, readers)
+                    or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
+                           for v in graph.reads[p]))
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
-                # a chain needs no look at the whole group: only a node read twice
-                # in it (a fusion: by its insides; a copy of a member: after XLA's
-                # CSE makes them one), or a bf16 input, can end an emitter function
-                (len(readers) > 1 or any(opinfo.name(graph.nodes[n]) == opinfo.FUSION
-                                         for n in (p, *readers))
-                 or not self.outside_keys.isdisjoint(_outside_keys(graph, p))
-                 or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
-                        for v in graph.reads[p]))
-                and shared_value_problem(_fused_producers(graph, self.members)))
+                look and shared_value_problem(_fused_producers(graph, self.members),
+                                              graph.cse_memo))
             self.members.discard(p)
             if reason:
                 return reason
         if not backend.reduce_inside_loop and reduces_in(graph, p) and readers:
             return f"a reduce may only be a fusion root on {backend.name}"
         return None
+
+    def _may_merge(self, p: int, readers: list[int]) -> bool:
+        """Whether XLA's CSE may make `p` one op with a member once it joins. Keys
+        are built bottom-up, a value made in the group keyed by its maker's key and
+        one read from outside by parameter_key, never equal to an op's: so an op
+        reading only outside values can equal only a member that does too, with
+        the same key. Its readers' ops that read it stop being such members, and an
+        op reading a member is looked at whole."""
+        graph = self.graph
+        if any(graph.producer(v) in self.members for v in graph.reads[p]):
+            return True
+        results = set(graph.results(p))
+        leaving = collections.Counter(key for r in readers for key, outer in self.leaves[r]
+                                      if not results.isdisjoint(outer))
+        return any(self.leaf_keys[key] > leaving[key] for key in _outside_keys(graph, p))
+
+    def _count_leaves(self, p: int) -> None:
+        """Keeps leaf_keys up to date as `p` joins (p already a member)."""
+        graph, results = self.graph, set(self.graph.results(p))
+        for r in graph.users[p]:
+            if r in self.members and r != p:
+                kept, dropped = [], []
+                for entry in self.leaves[r]:
+                    (kept if results.isdisjoint(entry[1]) else dropped).append(entry)
+                self.leaf_keys.subtract(key for key, _ in dropped)
+                self.leaves[r] = kept
+        self.leaves[p] = [
+            (cse_key(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
+                     graph.cse_memo), tuple(outer))
+            for op, outer in _fused_reads(graph, p)
+            if all(v is not None and graph.producer(v) not in self.members for v in outer)
+            and not len(op.operation.regions)]
+        self.leaf_keys.update(key for key, _ in self.leaves[p])
+        self.has_fusion |= opinfo.name(graph.nodes[p]) == opinfo.FUSION
 
     def _comes_back(self, p: int) -> bool:
         """Whether a path from the group's exits reaches `p` (it would then both feed
@@ -217,19 +261,24 @@ class GrowingGroup:
         self.inputs.update((v, None) for v in self.graph.reads[p])
         self.reduces += len(reduces_in(self.graph, p))
         self.size += fused_size(self.graph, p)
-        self.outside_keys |= _outside_keys(self.graph, p)
+        self._count_leaves(p)
 
 
 def _fused_reads(graph: DataflowGraph, i: int) -> list:
     """(op, operands) for the ops member `i` puts in a fusion, each operand the
     value read from outside the member (None for one computed inside it)."""
-    op = graph.nodes[i]
-    if opinfo.name(op) != opinfo.FUSION:
-        return [(op, list(op.operation.operands))]
-    body = op.operation.regions[0].blocks[0]
-    outer = dict(zip(body.arguments, op.operation.operands))
-    return [(inner, [outer.get(v) for v in inner.operation.operands])
-            for inner in opinfo.fusion_body(op)]
+    reads = graph.fused_reads.get(i)
+    if reads is None:
+        op = graph.nodes[i]
+        if opinfo.name(op) != opinfo.FUSION:
+            reads = [(op, list(op.operation.operands))]
+        else:
+            body = op.operation.regions[0].blocks[0]
+            outer = dict(zip(body.arguments, op.operation.operands))
+            reads = [(inner, [outer.get(v) for v in inner.operation.operands])
+                     for inner in opinfo.fusion_body(op)]
+        graph.fused_reads[i] = reads
+    return reads
 
 
 def _outside_keys(graph: DataflowGraph, i: int) -> frozenset:
@@ -240,7 +289,8 @@ def _outside_keys(graph: DataflowGraph, i: int) -> frozenset:
     keys = graph.outside_keys.get(i)
     if keys is None:
         keys = graph.outside_keys[i] = frozenset(
-            cse_key(op.operation, [parameter_key(v) for v in outer])
+            cse_key(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
+                    graph.cse_memo)
             for op, outer in _fused_reads(graph, i)
             if all(v is not None for v in outer) and not len(op.operation.regions))
     return keys
