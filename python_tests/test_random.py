@@ -317,6 +317,9 @@ def samplers(random, key, dtype):
         range=random.uniform(key, (4, 16), dtype, -2., 3.),
         normal=random.normal(key, (64,), dtype), exponential=random.exponential(key, (64,), dtype),
         truncated_normal=random.truncated_normal(key, -1., 2., (64,), dtype),
+        truncated_between=random.truncated_normal(  # per-column bounds: x / c in dtype
+            key, np.array([-1.0, -0.5, 0.2, -3.0], dtype), np.array([2.0, 0.5, 1.5, -1.0], dtype),
+            (16, 4), dtype),
         bernoulli=random.bernoulli(key, np.array(0.3, dtype), (64,)),
         gumbel=random.gumbel(key, (64,), dtype), categorical=random.categorical(key, logits))
     if dtype == np.float32:
