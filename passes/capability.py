@@ -190,6 +190,45 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
                         "lacks inside our fusions (aborts)")
         else:
             ids[key] = (ids[same(users[0])][0], next(fresh))
+    return reduce_cone_problem(producers)
+
+
+def reduce_cone_problem(producers: list[tuple]) -> str | None:
+    """A reduce read inside the fusion (not only its root) whose operand is computed
+    through a broadcast or other data movement of a value computed in the fusion,
+    while a parameter read in that computation is also read elsewhere in the
+    fusion: XLA CPU's loop emitter asks for the moved value's layout, which it
+    lacks, and aborts ("has_layout()", fuzz jit 1902: a sum of
+    broadcast(x) + broadcast(convert(y)), then sum - broadcast(x)). Measured with
+    subprocess probes: without the shared parameter, or with the reduce as the
+    root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
+    would have compiled."""
+    made = {op.operation: made_by for op, made_by in producers}
+    readers: dict = {}
+    for op, made_by in producers:
+        for p in made_by:
+            readers.setdefault(p if isinstance(p, ir.Value) else p.operation,
+                               set()).add(op.operation)
+    for op, made_by in producers:
+        reduce = op.operation
+        if reduce.name != opinfo.REDUCE or not readers.get(reduce):
+            continue
+        cone, todo = set(), [p.operation for p in made_by if not isinstance(p, ir.Value)]
+        while todo:
+            o = todo.pop()
+            if o not in cone and o in made:
+                cone.add(o)
+                todo += [p.operation for p in made[o] if not isinstance(p, ir.Value)]
+        if not any(o.name in opinfo.CHEAP_SHAPE and any(
+                not isinstance(p, ir.Value) and p.operation.name != "stablehlo.constant"
+                for p in made[o]) for o in cone):
+            continue
+        inside = cone | {reduce}
+        if any(r not in inside for o in inside for p in made[o] if isinstance(p, ir.Value)
+               for r in readers[p]):
+            return ("a reduce read inside the fusion whose operand moves a value computed "
+                    "in it, with a parameter it reads also read elsewhere in the fusion: "
+                    "XLA CPU's loop emitter needs a layout it lacks (aborts)")
     return None
 
 

@@ -182,7 +182,7 @@ class GrowingGroup:
             # a chain needs no look at the whole group: only a node read twice in it
             # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
             # a bf16 input, can end an emitter function
-            look = (len(readers) > 1 or self.has_fusion
+            look = (len(readers) > 1 or self.has_fusion or reduces
                     or opinfo.name(graph.nodes[p]) == opinfo.FUSION
                     or self._may_merge(p, readers)
                     or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"

@@ -73,6 +73,37 @@ module {{
   }}
 }}"""
 
+def reduce_in_loop_moving(shared: bool) -> str:
+    """A sum of broadcast(p) + broadcast(negate(q)), read inside the fusion, then
+    minus a broadcast of p (shared) or of a constant (fuzz jit 1902)."""
+    last = ("%11 = stablehlo.broadcast_in_dim %p1, dims = [0, 1, 2] : (tensor<2x1x1xf32>) -> tensor<2x1x2xf32>"
+            if shared else "%c11 = stablehlo.constant dense<1.0> : tensor<f32>\n"
+            "      %11 = stablehlo.broadcast_in_dim %c11, dims = [] : (tensor<f32>) -> tensor<2x1x2xf32>")
+    return f"""
+module {{
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<2x1x2xf32> {{
+    %s0 = stablehlo.slice %a [0:2, 0:1] : (tensor<4x8xf32>) -> tensor<2x1xf32>
+    %p = stablehlo.reshape %s0 : (tensor<2x1xf32>) -> tensor<2x1x1xf32>
+    %q = stablehlo.slice %a [2:4, 0:1] : (tensor<4x8xf32>) -> tensor<2x1xf32>
+    %0 = "mhlo.fusion"(%p, %q) ({{
+    ^bb0(%p1: tensor<2x1x1xf32>, %q1: tensor<2x1xf32>):
+      %4 = stablehlo.broadcast_in_dim %p1, dims = [0, 1, 2] : (tensor<2x1x1xf32>) -> tensor<2x2x1xf32>
+      %5 = stablehlo.negate %q1 : tensor<2x1xf32>
+      %6 = stablehlo.broadcast_in_dim %5, dims = [1, 2] : (tensor<2x1xf32>) -> tensor<2x2x1xf32>
+      %7 = stablehlo.add %4, %6 : tensor<2x2x1xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<f32>
+      %8 = stablehlo.reduce(%7 init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<2x2x1xf32>, tensor<f32>) -> tensor<2xf32>
+      %9 = stablehlo.abs %8 : tensor<2xf32>
+      %10 = stablehlo.broadcast_in_dim %9, dims = [2] : (tensor<2xf32>) -> tensor<2x1x2xf32>
+      {last}
+      %12 = stablehlo.subtract %10, %11 : tensor<2x1x2xf32>
+      stablehlo.return %12 : tensor<2x1x2xf32>
+    }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<2x1x1xf32>, tensor<2x1xf32>) -> tensor<2x1x2xf32>
+    return %0 : tensor<2x1x2xf32>
+  }}
+}}"""
+
+
 PROGRAMS = {
     "loop_with_reduce": program("kLoop", REDUCE_SUM, "tensor<4xf32>", 1),
     "input_fusion": program("kInput", REDUCE_SUM, "tensor<4xf32>", 1),
@@ -308,6 +339,8 @@ module {
     return %0 : tensor<4x11xbf16>
   }
 }""",
+    "reduce_in_loop_moving_computed_shared_parameter": reduce_in_loop_moving(True),
+    "reduce_in_loop_moving_computed": reduce_in_loop_moving(False),
     # XLA's simplifier moves the reverse past what it takes for a binary op with a
     # constant operand, rebuilding it with the opcode `fusion` (fuzz hlo-opt 453, 917)
     "binary_with_constant_read_by_reverse": """
@@ -353,6 +386,8 @@ EXPECTED = {
     "while_body_broadcasts_of_parameter_and_constant": ("runs", True),
     "binary_with_constant_read_by_reverse": ("aborts", False),
     "bf16_constant_read_by_two_pads": ("aborts", False),
+    "reduce_in_loop_moving_computed_shared_parameter": ("aborts", False),
+    "reduce_in_loop_moving_computed": ("runs", True),
 }
 
 RUNNER = textwrap.dedent("""
