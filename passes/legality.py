@@ -134,6 +134,9 @@ class GrowingGroup:
         self.leaf_keys: collections.Counter = collections.Counter()
         self.leaves: dict[int, list] = {}
         self.has_fusion = False
+        # a reduce that members read (one joined as a producer): capability's
+        # reduce_cone_problem looks at the whole group then; a root reduce needs not
+        self.read_reduce = False
         self._count_leaves(root)
 
     def outputs_with(self, p: int) -> list:
@@ -182,7 +185,8 @@ class GrowingGroup:
             # a chain needs no look at the whole group: only a node read twice in it
             # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
             # a bf16 input, can end an emitter function
-            look = (len(readers) > 1 or self.has_fusion or reduces
+            look = (len(readers) > 1 or self.has_fusion or self.read_reduce
+                    or reduces_in(graph, p)
                     or opinfo.name(graph.nodes[p]) == opinfo.FUSION
                     or self._may_merge(p, readers)
                     or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
@@ -260,6 +264,7 @@ class GrowingGroup:
             self.inputs.pop(r, None)
         self.inputs.update((v, None) for v in self.graph.reads[p])
         self.reduces += len(reduces_in(self.graph, p))
+        self.read_reduce |= bool(reduces_in(self.graph, p))
         self.size += fused_size(self.graph, p)
         self._count_leaves(p)
 

@@ -68,7 +68,18 @@ def scaled_chain(n: int) -> str:
             + f"\n  return %v{n} : {t}\n}}")
 
 
-@pytest.mark.parametrize("program", [chain, scaled_chain])
+def summed_chain(n: int) -> str:
+    """chain(n), then its sum: the reduce is the fusion's root, read by nothing in it."""
+    t = "tensor<16xf32>"
+    body = chain(n).split("\n")[1:-2]
+    return (f"func.func public @main(%v0: {t}) -> tensor<f32> {{\n" + "\n".join(body)
+            + "\n  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+            + f"  %s = stablehlo.reduce(%v{n} init: %z) applies stablehlo.add across "
+            + f"dimensions = [0] : ({t}, tensor<f32>) -> tensor<f32>\n"
+            + "  return %s : tensor<f32>\n}")
+
+
+@pytest.mark.parametrize("program", [chain, scaled_chain, summed_chain])
 def test_chains_need_no_whole_group_checks(program, monkeypatch):
     """The whole-group emitter check (shared_value_problem) runs only when a joining
     op could end an emitter function: read twice in the group, or made one with a
