@@ -244,7 +244,7 @@ def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Va
 
 
 # XLA's simplifier rewrites float arithmetic with constants before its fusion, and
-# never inside a fusion: fused, our ops would keep the rounding jax.jit's lose.
+# never inside a fusion: fused, our ops would keep the rounding that JAX's jit loses.
 CONSTANT_ARITHMETIC = {"stablehlo.add": float.__add__, "stablehlo.subtract": float.__sub__,
                        "stablehlo.multiply": float.__mul__}
 
@@ -255,7 +255,7 @@ def _simplify_constant_arithmetic(op) -> None:
     constants, x - c -> x + (-c), (x + c1) + c2 -> x + (c1 + c2) and
     (x * c1) * c2 -> x * (c1 * c2), the constants combined in the element type.
     These round differently from the ops as written (float16 gumbel's
-    (u - 1) * (1 - tiny) + tiny is u + (tiny - 1) = u - 1 under jax.jit). Operand
+    (u - 1) * (1 - tiny) + tiny is u + (tiny - 1) = u - 1 under JAX's jit). Operand
     order matters where XLA's patterns say so: a broadcast constant on the right
     only, a scalar one on either side (XLA moves it right). XLA CPU computes bf16
     arithmetic as f32 ops between converts, which its patterns do not see through:

@@ -37,21 +37,27 @@ def ladder(n: int) -> str:
             + "\n".join(body) + "\n" + sort + f"  return %s#0 : {t}\n}}")
 
 
-@pytest.mark.parametrize("program", [chain, ladder])
-def test_legality_queries_grow_linearly(program, monkeypatch):
+def calls_per_size(monkeypatch, function: str, program, sizes) -> list[int]:
+    """How often legality calls `function` while the passes fuse program(n), per n."""
     calls = {"n": 0}
-    node_problem = legality.node_problem
+    original = getattr(legality, function)
 
     def counted(*args, **kwargs):
         calls["n"] += 1
-        return node_problem(*args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(legality, "node_problem", counted)
+    monkeypatch.setattr(legality, function, counted)
     counts = []
-    for n in (50, 100, 200):
+    for n in sizes:
         calls["n"] = 0
-        passes.fuse(program(n))
+        assert passes.fuse(program(n)).count("mhlo.fusion") >= 1
         counts.append(calls["n"])
+    return counts
+
+
+@pytest.mark.parametrize("program", [chain, ladder])
+def test_legality_queries_grow_linearly(program, monkeypatch):
+    counts = calls_per_size(monkeypatch, "node_problem", program, (50, 100, 200))
     assert counts[0] > 0
     assert counts[2] <= 2.3 * counts[1] and counts[1] <= 2.3 * counts[0], counts
 
@@ -87,19 +93,7 @@ def test_chains_need_no_whole_group_checks(program, monkeypatch):
     every key the group ever held (a link reading the previous one has the key of the
     link before it, outside values being keyed by type) ran it at each step: 1000
     ops, 25 s."""
-    calls = {"n": 0}
-    whole_group = legality.shared_value_problem
-
-    def counted(*args, **kwargs):
-        calls["n"] += 1
-        return whole_group(*args, **kwargs)
-
-    monkeypatch.setattr(legality, "shared_value_problem", counted)
-    counts = []
-    for n in (50, 200):
-        calls["n"] = 0
-        assert passes.fuse(program(n)).count("mhlo.fusion") == 1
-        counts.append(calls["n"])
+    counts = calls_per_size(monkeypatch, "shared_value_problem", program, (50, 200))
     assert counts[1] == counts[0] <= 2, counts
 
 
