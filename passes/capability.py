@@ -203,6 +203,8 @@ def reduce_cone_problem(producers: list[tuple]) -> str | None:
     subprocess probes: without the shared parameter, or with the reduce as the
     root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
     would have compiled."""
+    if not any(op.operation.name == opinfo.REDUCE for op, _ in producers):
+        return None
     made = {op.operation: made_by for op, made_by in producers}
     readers: dict = {}
     for op, made_by in producers:
