@@ -228,14 +228,13 @@ def _multiply_by_reciprocal(divide) -> None:
 
 
 def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Value:
-    """A scalar constant broadcast to `result_type`, as JAX writes constants: a
+    """A float scalar constant broadcast to `result_type`, as JAX writes constants: a
     fusion takes the broadcast in, and XLA's simplifier matches it as one constant.
     Creates ops at the current insertion point."""
     scalar = ir.RankedTensorType.get([], element)
-    attr = (ir.FloatAttr.get(element, number) if isinstance(element, ir.FloatType)
-            else ir.IntegerAttr.get(element, int(number)))
     value = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-        "value": ir.DenseElementsAttr.get_splat(scalar, attr)}).results[0]
+        "value": ir.DenseElementsAttr.get_splat(
+            scalar, ir.FloatAttr.get(element, number))}).results[0]
     if ir.RankedTensorType(result_type).rank:
         value = ir.Operation.create(
             "stablehlo.broadcast_in_dim", results=[result_type], operands=[value],
