@@ -106,7 +106,7 @@ def _is_op(maker) -> bool:
 
 # What XLA's HLO counts as elementwise (HloInstruction::IsOpElementwise); a
 # bitcast_convert between widths is not, so none counts here.
-_HLO_ELEMENTWISE = (opinfo.CHEAP_ELEMENTWISE | opinfo.EXPENSIVE_ELEMENTWISE) - {
+HLO_ELEMENTWISE = (opinfo.CHEAP_ELEMENTWISE | opinfo.EXPENSIVE_ELEMENTWISE) - {
     "stablehlo.bitcast_convert"}
 
 
@@ -120,7 +120,7 @@ def region_read_problem(op, outside: list[bool]) -> str | None:
     whether the fusion reads operand k from outside."""
     operands = op.operation.operands
     shape = ir.RankedTensorType(op.operation.results[0].type).shape
-    if opinfo.name(op) in _HLO_ELEMENTWISE and all(
+    if opinfo.name(op) in HLO_ELEMENTWISE and all(
             ir.RankedTensorType(v.type).shape == shape for v in operands):
         return None
     for v, out in zip(operands, outside):
@@ -173,7 +173,7 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
         n_users = len(users) if len(results) == 1 else len(
             {k for u in users for k, r in enumerate(results) if r in list(u.operation.operands)})
         elementwise = len(results) == 1 and all(
-            opinfo.name(u) in _HLO_ELEMENTWISE for u in users)
+            opinfo.name(u) in HLO_ELEMENTWISE for u in users)
         if users and len(user_ids) == 1 and elementwise:
             ids[key] = user_ids.pop()
         elif not users or n_users > 1:
@@ -314,7 +314,7 @@ def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
 def body_producers(fusion) -> list[tuple]:
     """shared_value_problem's view of an mhlo.fusion's body: a parameter is the value
     the fusion reads from outside (what XLA's CSE compares)."""
-    outer = fusion.operation.operands
+    outer = list(fusion.operation.operands)
     return [(op, [outer[v.arg_number] if isinstance(v.owner, ir.Block) else v.owner
                   for v in op.operation.operands]) for op in opinfo.fusion_body(fusion)]
 
@@ -428,7 +428,7 @@ def reversed_binary_problems(fusions: list) -> dict[int, str]:
     unit axis that its constant folder makes 0. So such a fusion is undone wherever a
     reverse reads it, after XLA inlines calls (read through func.call and return)."""
     binary = [k for k, f in enumerate(fusions) if len(f.operands) == 2 and len(f.results) == 1
-              and all(opinfo.name(op) in _HLO_ELEMENTWISE for op in opinfo.fusion_body(f))]
+              and all(opinfo.name(op) in HLO_ELEMENTWISE for op in opinfo.fusion_body(f))]
     if not binary:
         return {}
     module = fusions[0].operation

@@ -9,7 +9,7 @@ from jaxlib.mlir import ir
 
 from .capability import Backend
 from .graph import DataflowGraph, blocks
-from .report import FusionReport
+from .report import Decision, FusionReport
 from .rewrite import Group, apply
 
 
@@ -113,6 +113,6 @@ class FusionPass(Pass):
     def record(self, ctx: PassContext, graph: DataflowGraph, nodes, reason: str | None,
                why_fused: str = "") -> bool:
         """Record a decision on `nodes`; True when `reason` (why not) is None."""
-        ctx.report.record(self.name, reason is None, [graph.nodes[i] for i in nodes],
-                          reason or why_fused)
+        ctx.report.add(Decision(self.name, reason is None,
+                                tuple(graph.describe(i) for i in nodes), reason or why_fused))
         return reason is None

@@ -14,6 +14,7 @@ from collections import deque
 from jaxlib.mlir import ir
 
 from . import opinfo
+from .report import describe
 
 
 class DataflowGraph:
@@ -27,7 +28,11 @@ class DataflowGraph:
         self.terminator = all_ops[-1]
         self.nodes = all_ops[:-1]
         self.index = {op.operation: i for i, op in enumerate(self.nodes)}
+        self.names = [op.operation.name for op in self.nodes]  # asked often
         self._results = [tuple(op.operation.results) for op in self.nodes]  # asked often
+        # the node making each value (a block argument or an outer value: none);
+        # a dict, as asking the bindings for a value's owner is slow
+        self._producer = {r: i for i, results in enumerate(self._results) for r in results}
         # values a node reads, in first-use order, without repeats
         self.reads: list[list[ir.Value]] = [reads_of(op) for op in self.nodes]
         self.value_users: dict[ir.Value, list[int]] = {}
@@ -43,16 +48,19 @@ class DataflowGraph:
                 self.users[p].append(i)
         # why each node may join no fusion (None: it may), asked often: kept
         self.unfusible = [opinfo.unfusible_reason(op) for op in self.nodes]
-        if block.owner.operation.name in opinfo.CONTROL_FLOW:
+        # whether the block is a while, case or if region (capability.in_region)
+        self.in_region = block.owner.operation.name in opinfo.CONTROL_FLOW
+        if self.in_region:
             self.unfusible = [why or opinfo.region_problem(op)
                               for why, op in zip(self.unfusible, self.nodes)]
-        # legality._outside_keys and _fused_reads per node, computed when first asked
-        self.outside_keys: dict[int, frozenset] = {}
+        # legality._outside_entries and _fused_reads per node, computed when first asked
+        self.outside_entries: dict[int, list] = {}
         self.fused_reads: dict[int, list] = {}
         # what XLA's CSE compares of an op or a fusion parameter, by op or value
         # (capability.cse_key, parameter_key): the fusion checks ask again for every
         # candidate group; the IR does not change while a pass plans
         self.cse_memo: dict = {}
+        self._described: dict[int, str] = {}
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
@@ -72,17 +80,21 @@ class DataflowGraph:
         p = self.producer(value)
         return value in self.constant_args if p is None else self.constant[p]
 
+    def describe(self, i: int) -> str:
+        """report.describe of node `i`, kept: every decision of a growing fusion
+        names its root."""
+        if i not in self._described:
+            self._described[i] = describe(self.nodes[i])
+        return self._described[i]
+
     def __len__(self) -> int:
         return len(self.nodes)
 
     def name(self, i: int) -> str:
-        return self.nodes[i].operation.name
+        return self.names[i]
 
     def producer(self, value: ir.Value) -> int | None:
-        owner = value.owner
-        if isinstance(owner, ir.Block):
-            return None
-        return self.index.get(owner.operation)
+        return self._producer.get(value)
 
     def results(self, i: int) -> tuple[ir.Value, ...]:
         return self._results[i]

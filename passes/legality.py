@@ -10,23 +10,21 @@ import collections
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (Backend, cse_key, in_region, parameter_key, reduce_root,
-                         region_read_problem, select_problem, shared_value_problem,
-                         unread_outputs_problem)
+from .capability import (HLO_ELEMENTWISE, Backend, cse_key, parameter_key,
+                         reduce_root, region_read_problem, select_problem,
+                         shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
 
 
 def reduces_in(graph: DataflowGraph, i: int) -> list:
-    op = graph.nodes[i]
-    if opinfo.name(op) == opinfo.FUSION:
-        return [o for o in opinfo.fusion_body(op) if opinfo.name(o) == opinfo.REDUCE]
-    return [op] if opinfo.name(op) == opinfo.REDUCE else []
+    if graph.name(i) == opinfo.FUSION:
+        return [o for o in opinfo.fusion_body(graph.nodes[i]) if opinfo.name(o) == opinfo.REDUCE]
+    return [graph.nodes[i]] if graph.name(i) == opinfo.REDUCE else []
 
 
 def fused_size(graph: DataflowGraph, i: int) -> int:
     """How many ops node `i` puts in a fusion."""
-    op = graph.nodes[i]
-    return len(opinfo.fusion_body(op)) if opinfo.name(op) == opinfo.FUSION else 1
+    return len(opinfo.fusion_body(graph.nodes[i])) if graph.name(i) == opinfo.FUSION else 1
 
 
 def _size_problem(size: int, backend: Backend) -> str | None:
@@ -38,17 +36,16 @@ def _size_problem(size: int, backend: Backend) -> str | None:
 
 def node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
     """Why node `i` can join no fusion on `backend`."""
-    op = graph.nodes[i]
-    if opinfo.name(op) == opinfo.FUSION:
+    if graph.name(i) == opinfo.FUSION:
         return None
     if i in graph.reserved:
         return graph.reserved[i]
-    if graph.constant[i] and (opinfo.name(op) in opinfo.CHEAP_ELEMENTWISE
-                              or opinfo.name(op) in opinfo.EXPENSIVE_ELEMENTWISE):
+    if graph.constant[i] and (graph.name(i) in opinfo.CHEAP_ELEMENTWISE
+                              or graph.name(i) in opinfo.EXPENSIVE_ELEMENTWISE):
         # fused, XLA folds it inside the fusion, then maybe the op reading it
         # (a select on a constant predicate), leaving a fused parameter unread
         return "arithmetic on constants: left to XLA's constant folding"
-    return backend.problem_given(op, graph.unfusible[i])
+    return backend.problem_given(graph.nodes[i], graph.unfusible[i])
 
 
 def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_operands: int,
@@ -137,6 +134,17 @@ class GrowingGroup:
         # a reduce that members read (one joined as a producer): capability's
         # reduce_cone_problem looks at the whole group then; a root reduce needs not
         self.read_reduce = False
+        # members in the root's emitter function at its index map: each read only by
+        # elementwise members of it. XLA's CSE making two of them one op changes no
+        # function, so such a merge needs no whole-group check (a chain's broadcast
+        # constants: each copy is one with the last, and a 1000-op chain checked the
+        # whole group at every third link). A member's function follows from its
+        # readers, all members when it joins: None once an op reads a member, a
+        # fusion joins, or a merge outside it may move functions.
+        self.root_function: set[int] | None = {root}
+        # leaf keys held by members outside the root function (see leaf_keys)
+        self.other_leaf_keys: collections.Counter = collections.Counter()
+        self._merge_verdict: tuple = (None, False)
         self._count_leaves(root)
 
     def outputs_with(self, p: int) -> list:
@@ -187,8 +195,8 @@ class GrowingGroup:
             # a bf16 input, can end an emitter function
             look = (len(readers) > 1 or self.has_fusion or self.read_reduce
                     or reduces_in(graph, p)
-                    or opinfo.name(graph.nodes[p]) == opinfo.FUSION
-                    or self._may_merge(p, readers)
+                    or graph.name(p) == opinfo.FUSION
+                    or self._merge_problem(p, readers)
                     or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
                            for v in graph.reads[p]))
             self.members.add(p)  # as a member, for a moment
@@ -201,6 +209,26 @@ class GrowingGroup:
         if not backend.reduce_inside_loop and reduces_in(graph, p) and readers:
             return f"a reduce may only be a fusion root on {backend.name}"
         return None
+
+    def _merge_problem(self, p: int, readers: list[int]) -> bool:
+        """Whether `p` joining may be made one with a member by XLA's CSE in a way
+        that could move an emitter function. Asked by problem and again by add, of
+        the same members: the answer is kept for that many members."""
+        state = (p, len(self.members))
+        if self._merge_verdict[0] != state:
+            self._merge_verdict = (state, self._may_merge(p, readers) and not (
+                self._in_root_function(p, readers)
+                and not any(self.other_leaf_keys[key] for key in _outside_keys(self.graph, p))))
+        return self._merge_verdict[1]
+
+    def _in_root_function(self, p: int, readers: list[int]) -> bool:
+        """Whether `p`, joining now, lands in the root's emitter function."""
+        graph, known = self.graph, self.root_function
+        return (known is not None and bool(readers) and len(graph.results(p)) == 1
+                and graph.name(p) != opinfo.FUSION
+                and not any(graph.producer(v) in self.members for v in graph.reads[p])
+                and all(r in known and graph.name(r) in HLO_ELEMENTWISE
+                        for r in readers))
 
     def _may_merge(self, p: int, readers: list[int]) -> bool:
         """Whether XLA's CSE may make `p` one op with a member once it joins. Keys
@@ -226,15 +254,15 @@ class GrowingGroup:
                 for entry in self.leaves[r]:
                     (kept if results.isdisjoint(entry[1]) else dropped).append(entry)
                 self.leaf_keys.subtract(key for key, _ in dropped)
+                if self.root_function is not None and r not in self.root_function:
+                    self.other_leaf_keys.subtract(key for key, _ in dropped)
                 self.leaves[r] = kept
-        self.leaves[p] = [
-            (cse_key(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
-                     graph.cse_memo), tuple(outer))
-            for op, outer in _fused_reads(graph, p)
-            if all(v is not None and graph.producer(v) not in self.members for v in outer)
-            and not len(op.operation.regions)]
+        self.leaves[p] = [(key, outer) for key, outer in _outside_entries(graph, p)
+                          if all(graph.producer(v) not in self.members for v in outer)]
         self.leaf_keys.update(key for key, _ in self.leaves[p])
-        self.has_fusion |= opinfo.name(graph.nodes[p]) == opinfo.FUSION
+        if self.root_function is not None and p not in self.root_function:
+            self.other_leaf_keys.update(key for key, _ in self.leaves[p])
+        self.has_fusion |= graph.name(p) == opinfo.FUSION
 
     def _comes_back(self, p: int) -> bool:
         """Whether a path from the group's exits reaches `p` (it would then both feed
@@ -253,6 +281,13 @@ class GrowingGroup:
         return False
 
     def add(self, p: int, owned: bool) -> None:
+        if self.root_function is not None:
+            readers = [u for u in self.graph.users[p] if u in self.members]
+            if (self.graph.name(p) == opinfo.FUSION
+                    or self._merge_problem(p, readers)):
+                self.root_function = None
+            elif self._in_root_function(p, readers):
+                self.root_function.add(p)
         if owned:
             self.outputs = self.outputs_with(p)
             self.owned.add(p)
@@ -286,19 +321,23 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
     return reads
 
 
-def _outside_keys(graph: DataflowGraph, i: int) -> frozenset:
-    """XLA-CSE keys of the ops member `i` fuses that read only values from outside
-    it. Two identical ops join a fusion one at a time, their identical producers
-    too, the last ones reading the same values: comparing these keys finds them.
-    Kept per node: every group node `i` may join asks again."""
-    keys = graph.outside_keys.get(i)
-    if keys is None:
-        keys = graph.outside_keys[i] = frozenset(
-            cse_key(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
-                    graph.cse_memo)
+def _outside_entries(graph: DataflowGraph, i: int) -> list[tuple]:
+    """(XLA-CSE key, operands) of the ops member `i` fuses that read only values
+    from outside it. Two identical ops join a fusion one at a time, their identical
+    producers too, the last ones reading the same values: comparing these keys
+    finds them. Kept per node: every group node `i` may join asks again."""
+    entries = graph.outside_entries.get(i)
+    if entries is None:
+        entries = graph.outside_entries[i] = [
+            (cse_key(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
+                     graph.cse_memo), tuple(outer))
             for op, outer in _fused_reads(graph, i)
-            if all(v is not None for v in outer) and not len(op.operation.regions))
-    return keys
+            if all(v is not None for v in outer) and not len(op.operation.regions)]
+    return entries
+
+
+def _outside_keys(graph: DataflowGraph, i: int) -> set:
+    return {key for key, _ in _outside_entries(graph, i)}
 
 
 def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
@@ -335,7 +374,7 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
     """Layout problems of `nodes` (default: all) as members of `group`."""
     made_by = None
     for i in group if nodes is None else nodes:
-        region = in_region(graph.nodes[i])
+        region = graph.in_region
         for op, operands in _fused_reads(graph, i):
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None

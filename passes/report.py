@@ -56,7 +56,9 @@ class FusionReport:
     fallback: str | None = None
 
     def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
-        decision = Decision(pass_name, fused, tuple(describe(op) for op in ops), reason)
+        self.add(Decision(pass_name, fused, tuple(describe(op) for op in ops), reason))
+
+    def add(self, decision: Decision) -> None:
         if decision not in self._seen:  # passes iterate to a fixed point: say it once
             self._seen.add(decision)
             self.decisions.append(decision)
