@@ -52,7 +52,7 @@ class Compiled:
         t0 = time.perf_counter()
         self.stablehlo = lower_graph(self.ir, locations=True, module_name=f"jit_{fn_name(fn)}",
                                      donated=donated_leaves(sig, args, donate_argnums),
-                                     loc=fn_location(fn))
+                                     loc=fn_location(fn), platform=runtime.platform(backend))
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
         self.fused, self._report, passes_off = None, None, ()

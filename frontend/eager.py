@@ -48,8 +48,8 @@ def _compile(key, prim, in_types, params, out_types):
             with staging(prim.name) as trace:
                 outs = bind(prim, [trace.new_input(t.strong()) for t in in_types], params)
                 graph = trace.build(outs if prim.multiple_results else [outs])
-            exe = runtime.compile(lower_graph(graph, locations=False),
-                                  [(t.shape, t.dtype, t.weak) for t in out_types])
+            text = lower_graph(graph, locations=False, platform=runtime.platform())
+            exe = runtime.compile(text, [(t.shape, t.dtype, t.weak) for t in out_types])
             _executables[key] = exe
     return exe
 

@@ -56,10 +56,12 @@ def mlir_loc(loc: Location | None) -> str:
 
 class _Module:
     """The functions of one StableHLO module: @main, then one private function per
-    called Graph."""
+    called Graph. `platform` is the PJRT platform ('cpu', 'cuda', ...) the module is
+    compiled for: a few rules lower as JAX does there (cholesky: LAPACK on CPU)."""
 
-    def __init__(self, locations: bool):
+    def __init__(self, locations: bool, platform: str):
         self.locations = locations
+        self.platform = platform
         self.functions: list[str] = []
         self.symbols: dict = {}  # id(Graph) -> symbol
         self.graphs: list = []   # keeps each Graph (and so its id) alive while lowering
@@ -85,6 +87,7 @@ class LoweringContext:
     def __init__(self, module: _Module):
         self.module = module
         self.locations = module.locations
+        self.platform = module.platform
         self.lines: list[str] = []
         self.indent = "    "
         self.loc: Location | None = None
@@ -167,13 +170,14 @@ class LoweringContext:
 
 
 def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = None,
-                donated=(), loc: Location | None = None) -> str:
+                donated=(), loc: Location | None = None, platform: str = "cpu") -> str:
     """The StableHLO module for `graph` as its public @main function. Inputs whose
     index is in `donated` are marked buffer donors: XLA may reuse them for outputs.
     `loc` (the user's def line) is the location of the module, the function, its
     arguments and return: without one, MLIR's parser gives them its own ("-":line:col
-    of this text), which fused modules would print."""
-    module = _Module(locations)
+    of this text), which fused modules would print. `platform` is the one the module
+    will be compiled for (runtime.platform of the backend)."""
+    module = _Module(locations, platform)
     main = _function_text(module, graph, "main", "public", donated, loc)
     name = module_name or graph.name
     return "\n".join([

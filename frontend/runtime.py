@@ -50,9 +50,15 @@ def device(backend: str | None = None):
         raise ValueError(f"backend {backend!r} is not available here: {e}") from None
 
 
+def platform(backend: str | None = None) -> str:
+    """The PJRT platform of `backend`'s device ('cpu', 'gpu', ...): what the lowering
+    targets where a primitive lowers per platform."""
+    return device(backend).platform
+
+
 def fusion_backend(backend: str | None = None) -> str:
     """The capability model our fusion passes use for this backend: 'cpu' or 'gpu'."""
-    return "cpu" if device(backend).platform == "cpu" else "gpu"
+    return "cpu" if platform(backend) == "cpu" else "gpu"
 
 
 @functools.lru_cache(maxsize=None)
