@@ -137,12 +137,22 @@ class Executable:
         return self.loaded.get_compiled_memory_stats()
 
 
+@functools.lru_cache(maxsize=None)
+def _load_lapack():
+    """jaxlib's LAPACK kernels call SciPy's LAPACK through pointers set here, once (JAX
+    sets them when it lowers such a call): run unset, they crash the process."""
+    from jaxlib.cpu import _lapack
+    _lapack.initialize()
+
+
 def compile(stablehlo_text: str, out_types, backend: str | None = None,
             xla_fusion: bool = True, passes_off=()) -> Executable:
     """Compile StableHLO text for one device. `out_types` is [(shape, dtype[, weak])]
     of the results (weak: a weakly typed jax.Array, as JAX returns for Python-scalar
     math); `passes_off` names further XLA passes to switch off for this compile."""
     dev = device(backend)
+    if dev.platform == "cpu" and "lapack_" in stablehlo_text:  # a custom call's target
+        _load_lapack()
     opts = compile_options(stablehlo_text, dev.platform, xla_fusion, passes_off)
     try:
         loaded = dev.client.compile_and_load(

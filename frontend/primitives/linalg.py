@@ -8,6 +8,7 @@ from .. import dtypes
 from ..batching import axis_size, batch_at, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
+from ..lowering import tensor_type
 from . import define
 from .elementwise import add, conj, eq, ge, le, lower_conj, mul, neg, select, sub
 from .shape_ops import broadcasted_iota, transpose
@@ -123,19 +124,65 @@ def dot(lhs, rhs):
     return dot_general(lhs, rhs, (((type_of(lhs).ndim - 1,), (0,)), ((), ())))
 
 
-# cholesky: the lower-triangular factor L of x = L Lᴴ, over the last two axes. What
-# stablehlo.cholesky leaves above the diagonal is unspecified (the wrapper zeroes it) and
-# a matrix that is not positive definite gives NaNs. XLA expands the op into HLO loops,
-# where JAX's CPU lowering calls LAPACK's potrf: the factors agree to rounding, not bits.
+# cholesky: the lower-triangular factor L of x = L Lᴴ, over the last two axes. What it
+# leaves above the diagonal is unspecified (the wrapper zeroes it) and a matrix that is
+# not positive definite gives NaNs. On CPU it lowers as JAX's does there, to LAPACK's
+# potrf, so factors (and multivariate normals) are JAX's bit for bit; elsewhere, and for
+# f16/bf16 (which JAX's CPU lowering refuses), to stablehlo.cholesky, which XLA expands
+# into HLO loops that agree with potrf to rounding only.
 def _cholesky_shape(x):
     if x.ndim < 2 or x.shape[-1] != x.shape[-2] or not dtypes.is_inexact(x.dtype):
         raise TypeError(f"cholesky needs square float or complex matrices (..., n, n), got {x}")
     return ArrayType(x.shape, x.dtype, x.weak)
 
 
+_LAPACK_POTRF = {dtypes.float32: "lapack_spotrf_ffi", dtypes.float64: "lapack_dpotrf_ffi",
+                 dtypes.complex64: "lapack_cpotrf_ffi", dtypes.complex128: "lapack_zpotrf_ffi"}
+
+
+def _layout(minor_to_major) -> str:
+    """A custom call's operand or result layout: its dimensions, minor to major."""
+    dims = ", ".join(map(str, minor_to_major))
+    return f"dense<{f'[{dims}]' if dims else ''}> : tensor<{len(minor_to_major)}xindex>"
+
+
 def _cholesky_lowering(ctx, eqn, x):
     t = eqn.outputs[0].type
-    return ctx.generic("stablehlo.cholesky", [x], [t], [t], {"lower": "true"})
+    target = _LAPACK_POTRF.get(t.dtype) if ctx.platform == "cpu" else None
+    if target is None:
+        return ctx.generic("stablehlo.cholesky", [x], [t], [t], {"lower": "true"})
+    return _lapack_cholesky(ctx, target, x, t)
+
+
+def _lapack_cholesky(ctx, target, x, t):
+    """JAX's CPU lowering: XLA's FFI call of potrf on the lower triangle (uplo 'L') of
+    column-major matrices, factoring in place, with a status per matrix; a matrix whose
+    status is not 0 (not positive definite) becomes NaNs. Its upper triangle keeps x's."""
+    batch = t.shape[:-2]
+    status_type = ArrayType(batch, dtypes.int32)
+    rank = len(t.shape)
+    column_major = _layout((rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1)))
+    # api_version 1 with a dictionary mhlo.backend_config: a typed FFI call, as JAX's
+    # module spells it (XLA imports it as API_VERSION_TYPED_FFI)
+    factor, status = ctx.generic("stablehlo.custom_call", [x], [t], [t, status_type], {
+        "api_version": "1 : i32", "backend_config": '""', "call_target_name": f'"{target}"',
+        "operand_layouts": f"[{column_major}]",
+        "result_layouts": f"[{column_major}, {_layout(range(len(batch) - 1, -1, -1))}]",
+        "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = "
+                                  "[0], operand_index = 0, operand_tuple_indices = []>]",
+        "mhlo.backend_config": f"{{uplo = {ord('L')} : ui8}}",
+        "mhlo.frontend_attributes": f'{{num_batch_dims = "{len(batch)}"}}'})
+    ok_type = ArrayType(batch, dtypes.bool_)
+    ok = ctx.op(f"stablehlo.compare EQ, {status}, {ctx.constant(0, dtypes.int32, batch)}, "
+                f"SIGNED : ({tensor_type(status_type)}, {tensor_type(status_type)}) -> "
+                f"{tensor_type(ok_type)}")
+    ok = ctx.broadcast(ok, ok_type, t, range(len(batch)))
+    nan = ctx.constant(complex("nan+nanj") if dtypes.is_complex(t.dtype) else float("nan"),
+                       t.dtype)
+    nan = ctx.broadcast(nan, ArrayType((), t.dtype), t)
+    pred_type = ArrayType(t.shape, dtypes.bool_)
+    return ctx.op(f"stablehlo.select {ok}, {factor}, {nan} : ({tensor_type(pred_type)}, "
+                  f"{tensor_type(t)}, {tensor_type(t)}) -> {tensor_type(t)}")
 
 
 def _cholesky_batch(values, dims):
