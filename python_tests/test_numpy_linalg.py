@@ -1,6 +1,10 @@
 """tracehlo.numpy contractions (dot, matmul, vdot, inner, outer, tensordot, einsum)
 linalg.norm and the gradients of linalg.cholesky against NumPy / jax.numpy, eager and
 jitted."""
+import subprocess
+import sys
+import textwrap
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -149,6 +153,27 @@ def test_cholesky_gradients_equal_jax():
                                    err_msg=str(kwargs))
     np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(loss(tnp)))(cov), want, rtol=1e-4,
                                atol=1e-5)
+
+
+def test_cholesky_runs_before_jax_loads_lapack():
+    """A fresh process whose first LAPACK call is ours: the runtime loads SciPy's LAPACK
+    for jaxlib's kernels (unloaded, the custom call crashed the process)."""
+    code = textwrap.dedent("""
+        import numpy as np, tracehlo.numpy as tnp
+        print(np.asarray(tnp.linalg.cholesky(4 * np.eye(2))).tolist())
+    """)
+    child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr[-2000:]
+    assert child.stdout.split() == ["[[2.0,", "0.0],", "[0.0,", "2.0]]"]
+
+
+def test_cholesky_fuses_around_lapack():
+    """Our passes keep the CPU custom call unfused and XLA compiles what they emit."""
+    m = f32(2, 3, 3)
+    cov = m @ np.swapaxes(m, -1, -2) + 3 * np.eye(3, dtype=np.float32)
+    compiled = tracehlo.compile(lambda c: tnp.linalg.cholesky(c) * 2.0, (cov,))
+    assert "lapack_spotrf_ffi" in compiled.fused
+    np.testing.assert_array_equal(compiled(cov), jnp.linalg.cholesky(cov) * 2.0)
 
 
 def test_lax_linalg_is_jaxs():
