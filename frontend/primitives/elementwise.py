@@ -343,17 +343,18 @@ exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_low
 exp2 = _nary(exp2_p)
 
 
-# erf_inv of f32, and of f16 and bf16 computed in f32, is Giles' single-precision
-# polynomial with the constants and the multiply-adds that chlo.erf_inv legalizes to in
-# jaxlib's XLA (StableHLO's ChloLegalizeToStablehlo, materializeErfInvF32): as plain
-# StableHLO our passes fuse it into its neighbours' kernel, where XLA contracts the
-# multiply-adds into FMAs as in JAX's jitted program, bit for bit (normal samples); left
-# as chlo, XLA expanded it into one kernel per op, unfused and uncontracted. chlo
-# selects each coefficient between the two branches' (w < 5 or not); we evaluate both
-# branches' polynomials and select once, the same arithmetic per element, because a
-# fused select reads its on_true operand from outside the fusion (passes/capability.py)
-# and nine coefficient selects were nine materialized broadcasts. f64 stays
-# chlo.erf_inv, a three-branch polynomial.
+# erf_inv is the polynomial chlo.erf_inv legalizes to in jaxlib's XLA (StableHLO's
+# ChloLegalizeToStablehlo, erfInv32 and erfInv64): Giles' single-precision one for f32,
+# and for f16 and bf16 computed in f32, his double-precision one for f64, with chlo's
+# constants and multiply-adds. As plain StableHLO our passes fuse it into its
+# neighbours' kernel, where XLA contracts the multiply-adds into FMAs as in JAX's jitted
+# program, bit for bit (normal samples); left as chlo, XLA expanded it into one kernel
+# per op, unfused and uncontracted. chlo selects each coefficient between the
+# branches' (f32: w < 5 or not; f64: w < 6.25, w < 16 or not, the shorter polynomials
+# skipping the last steps); we evaluate each branch's polynomial and select once, the
+# same arithmetic per element, because a fused select reads its on_true operand from
+# outside the fusion (passes/capability.py) and the coefficient selects were as many
+# materialized broadcasts.
 _ERF_INV_W_SMALL = 5.0  # w = -log1p(-x*x) below it: polynomial in w - 2.5, else sqrt(w) - 3
 _ERF_INV_F32 = [  # coefficients (w small, w large), highest degree first
     (2.81022636e-08, -0.000200214257), (3.43273939e-07, 0.000100950558),
@@ -361,13 +362,36 @@ _ERF_INV_F32 = [  # coefficients (w small, w large), highest degree first
     (0.00021858087, 0.00573950773), (-0.00125372503, -0.0076224613),
     (-0.00417768164, 0.00943887047), (0.246640727, 1.00167406),
     (1.50140941, 2.83297682)]
+# f64 coefficients, highest degree first: w < 6.25 (a polynomial in w - 3.125), w < 16
+# (in sqrt(w) - 3.25), else (in sqrt(w) - 5)
+_ERF_INV_F64 = (
+    [-3.6444120640178196996e-21, -1.685059138182016589e-19, 1.2858480715256400167e-18,
+     1.115787767802518096e-17, -1.333171662854620906e-16, 2.0972767875968561637e-17,
+     6.6376381343583238325e-15, -4.0545662729752068639e-14, -8.1519341976054721522e-14,
+     2.6335093153082322977e-12, -1.2975133253453532498e-11, -5.4154120542946279317e-11,
+     1.051212273321532285e-09, -4.1126339803469836976e-09, -2.9070369957882005086e-08,
+     4.2347877827932403518e-07, -1.3654692000834678645e-06, -1.3882523362786468719e-05,
+     0.0001867342080340571352, -0.00074070253416626697512, -0.0060336708714301490533,
+     0.24015818242558961693, 1.6536545626831027356],
+    [2.2137376921775787049e-09, 9.0756561938885390979e-08, -2.7517406297064545428e-07,
+     1.8239629214389227755e-08, 1.5027403968909827627e-06, -4.013867526981545969e-06,
+     2.9234449089955446044e-06, 1.2475304481671778723e-05, -4.7318229009055733981e-05,
+     6.8284851459573175448e-05, 2.4031110387097893999e-05, -0.0003550375203628474796,
+     0.00095328937973738049703, -0.0016882755560235047313, 0.0024914420961078508066,
+     -0.0037512085075692412107, 0.005370914553590063617, 1.0052589676941592334,
+     3.0838856104922207635],
+    [-2.7109920616438573243e-11, -2.5556418169965252055e-10, 1.5076572693500548083e-09,
+     -3.7894654401267369937e-09, 7.6157012080783393804e-09, -1.4960026627149240478e-08,
+     2.9147953450901080826e-08, -6.7711997758452339498e-08, 2.2900482228026654717e-07,
+     -9.9298272942317002539e-07, 4.5260625972231537039e-06, -1.9681778105531670567e-05,
+     7.5995277030017761139e-05, -0.00021503011930044477347, -0.00013871931833623122026,
+     1.0103004648645343977, 4.8499064014085844221])
 
 
 def _erf_inv_lowering(ctx, eqn, x):
     out = eqn.outputs[0].type
-    if out.dtype == dtypes.float64:
-        return ctx.op(f'"chlo.erf_inv"({x}) : {_signature([out], out)}')
-    t = ArrayType(out.shape, dtypes.float32)
+    t = ArrayType(out.shape, dtypes.float64 if out.dtype == dtypes.float64
+                  else dtypes.float32)
     tt, b = tensor_type(t), ArrayType(out.shape, dtypes.bool_)
     if out.dtype != t.dtype:
         x = ctx.op(f"stablehlo.convert {x} : {_signature([out], t)}")
@@ -395,10 +419,18 @@ def _erf_inv_lowering(ctx, eqn, x):
     at_pole = compare("EQ", op("abs", x), 1.0)
     infinite = op("multiply", x, const(np.inf))
     w = op("negate", op("log_plus_one", op("multiply", x, op("negate", x))))
-    small = compare("LT", w, _ERF_INV_W_SMALL)
-    lo, hi = zip(*_ERF_INV_F32)
-    p = select(small, horner(lo, op("subtract", w, const(2.5))),
-               horner(hi, op("subtract", op("sqrt", w), const(3.0))))
+    if t.dtype == dtypes.float64:
+        small, medium = compare("LT", w, 6.25), compare("LT", w, 16.0)
+        lo, mid, hi = _ERF_INV_F64
+        root = op("sqrt", w)
+        p = select(small, horner(lo, op("subtract", w, const(3.125))),
+                   select(medium, horner(mid, op("subtract", root, const(3.25))),
+                          horner(hi, op("subtract", root, const(5.0)))))
+    else:
+        small = compare("LT", w, _ERF_INV_W_SMALL)
+        lo, hi = zip(*_ERF_INV_F32)
+        p = select(small, horner(lo, op("subtract", w, const(2.5))),
+                   horner(hi, op("subtract", op("sqrt", w), const(3.0))))
     y = select(at_pole, infinite, op("multiply", p, x))
     if out.dtype != t.dtype:
         y = ctx.op(f"stablehlo.convert {y} : {_signature([t], out)}")
