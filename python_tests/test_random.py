@@ -357,13 +357,18 @@ def test_samplers_under_jit(dtype):
             assert_same(got[name], want[name])
 
 
-@pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
-def test_erf_inv_is_xlas_bit_for_bit(dtype):
+@pytest.mark.parametrize("dtype", FLOATS + [np.float64], ids=lambda d: np.dtype(d).name)
+def test_erf_inv_is_xlas_bit_for_bit(dtype, request):
     """erf_inv, the normal samplers' core, lowers to the polynomial XLA expands
-    chlo.erf_inv into (f16 and bf16 in f32), fused with its neighbours: every bit of
-    jax.jit's, at the poles and at -0 too; NaN outside [-1, 1] and at NaN (whose
-    payload bits XLA does not promise)."""
-    x = np.concatenate([np.linspace(-1, 1, 999), [-0.0, -1.5, 2.0, np.nan]]).astype(dtype)
+    chlo.erf_inv into (f16 and bf16 in f32; f64 under x64, each of its three branches
+    reached near the poles), fused with its neighbours: every bit of jax.jit's, at the
+    poles and at -0 too; NaN outside [-1, 1] and at NaN (whose payload bits XLA does not
+    promise)."""
+    if dtype == np.float64:
+        request.getfixturevalue("x64")
+    near = 1 - np.logspace(-16, -1, 200)  # w = -log1p(-x*x) from 1.7 to 36
+    x = np.concatenate([np.linspace(-1, 1, 999), near, -near,
+                        [-0.0, -1.5, 2.0, np.nan]]).astype(dtype)
     ours = np.asarray(tracehlo.jit(lambda x: tracehlo.lax.erf_inv(x) * 2 + 1)(x))
     theirs = np.asarray(jax.jit(lambda x: jax.lax.erf_inv(x) * 2 + 1)(x))
     assert_same(ours[:-3], theirs[:-3])
@@ -374,29 +379,31 @@ def test_erf_inv_is_xlas_bit_for_bit(dtype):
 
 def test_x64(x64):
     cov = covariances(2, n=4, dtype=np.float64)
+    # No batched cov with more samples: our einsum orders that batched dot's operands
+    # unlike JAX's, and its f64 sums differ in the last bit.
+    mvn_args = [(np.arange(4.0), cov[0]), (np.arange(4.0), cov[0], (3, 2)), (np.zeros(4), cov)]
+
+    def normals(random, k):  # erf_inv's f64 polynomial in each; LAPACK's dpotrf, as JAX's
+        return [random.normal(k, (64,)), random.exponential(k, (64,)),
+                random.truncated_normal(k, -1.0, 1.0, (64,))] + [
+                    random.multivariate_normal(k, *args) for args in mvn_args]
+
+    jitted = [tracehlo.jit(lambda k: normals(tr, k)),
+              tracehlo.jit(lambda k: normals(tr, k), fusion="xla")]
+    theirs = jax.jit(lambda k: normals(jr, k))
     for seed in [0, 2**40 + 7, -2**40]:
         k, jk = keys(seed)
         assert_same(k, jk)
         assert_same(tr.uniform(k, (3, 4)), jr.uniform(jk, (3, 4)))  # f64 by default
-        assert_same(tr.normal(k, (7,)), jr.normal(jk, (7,)))
-        assert_same(tr.exponential(k, (7,)), jr.exponential(jk, (7,)))
-        assert_same(tr.truncated_normal(k, -1.0, 1.0, (7,)),
-                    jr.truncated_normal(jk, -1.0, 1.0, (7,)))
         assert_same(tr.randint(k, (9,), -2**40, 2**40), jr.randint(jk, (9,), -2**40, 2**40))
         assert_same(tr.bits(k, (5,)), jr.bits(jk, (5,)))  # uint64
         assert_same(tr.uniform(k, (5,), np.float32), jr.uniform(jk, (5,), np.float32))
         assert_same(tr.gamma(k, ALPHAS), jr.gamma(jk, ALPHAS))
         assert_same(tr.beta(k, ALPHAS, 2.0), jr.beta(jk, ALPHAS, 2.0))
-        # LAPACK's dpotrf, as JAX's. Under jit with XLA's fusion: f64 normals under our
-        # passes are not jax.jit's (chlo.erf_inv's expansion contracts differently). No
-        # batched cov with more samples: our einsum orders that batched dot's operands
-        # unlike JAX's, and its f64 sums differ in the last bit.
-        for args in [(np.arange(4.0), cov[0]), (np.arange(4.0), cov[0], (3, 2)),
-                     (np.zeros(4), cov)]:
-            want = jr.multivariate_normal(jk, *args)
-            assert_same(tr.multivariate_normal(k, *args), want)
-            assert_same(tracehlo.jit(lambda k: tr.multivariate_normal(k, *args),
-                                     fusion="xla")(k), want)
+        for got, want in [(normals(tr, k), normals(jr, jk))] + [
+                (f(k), theirs(jk)) for f in jitted]:
+            for g, w in zip(got, want, strict=True):
+                assert_same(g, w)
     assert_same(tnp.linalg.cholesky(cov), jnp.linalg.cholesky(cov))
     assert_same(tracehlo.jit(tnp.linalg.cholesky)(cov), jnp.linalg.cholesky(cov))
     both = lambda random, k: (random.uniform(k, (6,)), random.randint(k, (6,), 0, 2**40))
