@@ -92,6 +92,32 @@ def test_einsum_int():
     check(lambda m, a, b: m.einsum("ij,jk->ik", a, b), i32(2, 3), i32(3, 2))
 
 
+# two operands: jax.numpy.einsum's one dot_general (its operand order and axis orders,
+# size-1 axes squeezed rather than broadcast), so its sums run in the same order
+EINSUM_PAIRS = [
+    ("...ij,...j->...i", [(2, 7, 7), (5, 2, 7)]),  # multivariate_normal's
+    ("...ij,...jk->...ik", [(2, 1, 5, 30), (3, 30, 4)]),
+    ("bij,bjk->bik", [(1, 9, 17), (3, 17, 5)]),
+    ("ij,j->i", [(6, 1), (9,)]),
+    ("ij,jk->ik", [(3, 1), (20, 4)]),
+    ("ijk,ikl->jl", [(7, 5, 6), (7, 6, 3)]),
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
+def test_two_operand_einsum_is_jaxs_bit_for_bit(dtype, request):
+    if dtype == np.float64:
+        request.getfixturevalue("x64")
+    rng = np.random.default_rng(0)
+    for spec, shapes in EINSUM_PAIRS:
+        ops = [rng.normal(size=s).astype(dtype) for s in shapes]
+        fn = lambda m: lambda *ops: m.einsum(spec, *ops)
+        for got, want in [(fn(tnp)(*ops), fn(jnp)(*ops)),
+                          (tracehlo.jit(fn(tnp))(*ops), jax.jit(fn(jnp))(*ops))]:
+            np.testing.assert_array_equal(np.asarray(got).view(np.uint8),
+                                          np.asarray(want).view(np.uint8), err_msg=spec)
+
+
 NORMS = [
     ("default", {}, (2, 3)),
     ("vector", {}, (4,)),

@@ -379,9 +379,8 @@ def test_erf_inv_is_xlas_bit_for_bit(dtype, request):
 
 def test_x64(x64):
     cov = covariances(2, n=4, dtype=np.float64)
-    # No batched cov with more samples: our einsum orders that batched dot's operands
-    # unlike JAX's, and its f64 sums differ in the last bit.
-    mvn_args = [(np.arange(4.0), cov[0]), (np.arange(4.0), cov[0], (3, 2)), (np.zeros(4), cov)]
+    mvn_args = [(np.arange(4.0), cov[0]), (np.arange(4.0), cov[0], (3, 2)), (np.zeros(4), cov),
+                (np.zeros(4), cov, (5, 2)), (np.arange(4.0), cov, (7, 1, 2))]
 
     def normals(random, k):  # erf_inv's f64 polynomial in each; LAPACK's dpotrf, as JAX's
         return [random.normal(k, (64,)), random.exponential(k, (64,)),

@@ -113,7 +113,8 @@ def tensordot(a, b, axes=2):
 
 
 def einsum(subscripts, *operands, optimize=False, precision=None):
-    """Contract operands left to right with dot_general (no contraction-order search)."""
+    """Contract operands left to right with dot_general (no contraction-order search);
+    two operands as jax.numpy.einsum contracts them."""
     operands = _promote_no_broadcast([_operand(o) for o in operands])
     inputs, output = _parse_einsum(subscripts, [ndim(o) for o in operands])
     sizes = {}  # a label's size; size-1 axes broadcast (as ... axes do in NumPy)
@@ -124,8 +125,11 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
                 raise ValueError(at_user_line(
                     f"einsum: size mismatch for label {c!r}: {m} != {n}"))
             sizes[c] = builtins.max(m, n)
-    operands = [broadcast_to(op, tuple(sizes[c] for c in spec))
-                for spec, op in zip(inputs, operands)]
+    if len(operands) == 2:
+        inputs, operands = _drop_singletons(inputs, operands)
+    else:
+        operands = [broadcast_to(op, tuple(sizes[c] for c in spec))
+                    for spec, op in zip(inputs, operands)]
     counts = {}
     for spec in inputs:
         for c in spec:
@@ -148,6 +152,9 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
         keep = set(output) | {c for c, k in counts.items() if k > 0}
         batch = [c for c in spec if c in ospec and c in keep]
         contract = [c for c in spec if c in ospec and c not in keep]
+        if len(ops) == 2:  # jax.numpy.einsum's one dot, so its sums run in the same order
+            op, spec, other, ospec, batch, contract = _jax_pair(
+                op, spec, other, ospec, batch, contract, output)
         dims = (((tuple(spec.index(c) for c in contract), tuple(ospec.index(c) for c in contract)),
                  (tuple(spec.index(c) for c in batch), tuple(ospec.index(c) for c in batch))))
         op = _dot_general(op, other, dims, "einsum")
@@ -160,6 +167,31 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
         op = lax.reduce_sum(op, extra)
         spec = "".join(c for c in spec if c in output)
     return lax.transpose(op, [spec.index(c) for c in output])
+
+
+def _drop_singletons(inputs, operands):
+    """Two operands as jax.numpy.einsum takes them: a size-1 axis whose label the other
+    operand has longer is squeezed out rather than broadcast, the label left to the
+    other (a free axis of its, or summed alone)."""
+    specs, ops = [], []
+    for k, (spec, op) in enumerate(zip(inputs, operands)):
+        ospec, oshape = inputs[1 - k], _shape(operands[1 - k])
+        drop = [i for i, (c, n) in enumerate(zip(spec, _shape(op)))
+                if n == 1 and c in ospec and oshape[ospec.index(c)] != 1]
+        specs.append("".join(c for i, c in enumerate(spec) if i not in drop))
+        ops.append(squeeze(op, tuple(drop)) if drop else op)
+    return specs, ops
+
+
+def _jax_pair(op, spec, other, ospec, batch, contract, output):
+    """Two operands as jax.numpy.einsum contracts them: batch labels in the output's
+    order, contracted ones sorted, and the second operand first (opt_einsum's pair comes
+    last first) unless the first operand first leaves the output's order."""
+    batch, contract = [c for c in output if c in batch], sorted(contract)
+    rest = lambda s: "".join(c for c in s if c not in batch and c not in contract)
+    if "".join(batch) + rest(spec) + rest(ospec) != output:
+        op, spec, other, ospec = other, ospec, op, spec
+    return op, spec, other, ospec, batch, contract
 
 
 def _parse_einsum(subscripts, ranks):
