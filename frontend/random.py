@@ -993,9 +993,9 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 # ---------------------------------------------------------------- multivariate normal
 
 def _multivariate_normal_body(data, mean, cov, shape, dtype):
-    """mean + L z for cov = L Lᴴ and z standard normal. On CPU the factor is LAPACK's,
-    as JAX's, so the samples are JAX's bit for bit, but in f64 for a batched cov under a
-    larger sample batch: our einsum orders that batched dot's operands unlike JAX's."""
+    """mean + L z for cov = L Lᴴ and z standard normal. On CPU the factor is LAPACK's
+    and the product einsum's one dot_general, as JAX's: the samples are JAX's bit for
+    bit."""
     z = _normal_body(data, shape + _tnp.shape(mean)[-1:], dtype)
     return _tnp.add(mean, _tnp.einsum("...ij,...j->...i", _cholesky(cov), z))
 
