@@ -114,7 +114,7 @@ def tensordot(a, b, axes=2):
 
 def einsum(subscripts, *operands, optimize=False, precision=None):
     """Contract operands left to right with dot_general (no contraction-order search);
-    two operands as jax.numpy.einsum contracts them."""
+    two operands as JAX's numpy einsum contracts them."""
     operands = _promote_no_broadcast([_operand(o) for o in operands])
     inputs, output = _parse_einsum(subscripts, [ndim(o) for o in operands])
     sizes = {}  # a label's size; size-1 axes broadcast (as ... axes do in NumPy)
@@ -152,7 +152,7 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
         keep = set(output) | {c for c, k in counts.items() if k > 0}
         batch = [c for c in spec if c in ospec and c in keep]
         contract = [c for c in spec if c in ospec and c not in keep]
-        if len(ops) == 2:  # jax.numpy.einsum's one dot, so its sums run in the same order
+        if len(ops) == 2:  # JAX's numpy einsum's one dot, so its sums run in the same order
             op, spec, other, ospec, batch, contract = _jax_pair(
                 op, spec, other, ospec, batch, contract, output)
         dims = (((tuple(spec.index(c) for c in contract), tuple(ospec.index(c) for c in contract)),
@@ -170,7 +170,7 @@ def einsum(subscripts, *operands, optimize=False, precision=None):
 
 
 def _drop_singletons(inputs, operands):
-    """Two operands as jax.numpy.einsum takes them: a size-1 axis whose label the other
+    """Two operands as JAX's numpy einsum takes them: a size-1 axis whose label the other
     operand has longer is squeezed out rather than broadcast, the label left to the
     other (a free axis of its, or summed alone)."""
     specs, ops = [], []
@@ -184,7 +184,7 @@ def _drop_singletons(inputs, operands):
 
 
 def _jax_pair(op, spec, other, ospec, batch, contract, output):
-    """Two operands as jax.numpy.einsum contracts them: batch labels in the output's
+    """Two operands as JAX's numpy einsum contracts them: batch labels in the output's
     order, contracted ones sorted, and the second operand first (opt_einsum's pair comes
     last first) unless the first operand first leaves the output's order."""
     batch, contract = [c for c in output if c in batch], sorted(contract)
