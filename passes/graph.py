@@ -27,7 +27,6 @@ class DataflowGraph:
         all_ops = list(self.block.operations)
         self.terminator = all_ops[-1]
         self.nodes = all_ops[:-1]
-        self.index = {op.operation: i for i, op in enumerate(self.nodes)}
         self.names = [op.operation.name for op in self.nodes]  # asked often
         self._results = [tuple(op.operation.results) for op in self.nodes]  # asked often
         # the node making each value (a block argument or an outer value: none);

@@ -374,7 +374,6 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
     """Layout problems of `nodes` (default: all) as members of `group`."""
     made_by = None
     for i in group if nodes is None else nodes:
-        region = graph.in_region
         for op, operands in _fused_reads(graph, i):
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None
@@ -383,7 +382,7 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
                 makers = [None if out else v.owner if o is None else made_by(o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]
             reason = select_problem(op, outside, makers) or (
-                region_read_problem(op, outside) if region else None)
+                region_read_problem(op, outside) if graph.in_region else None)
             if reason:
                 return reason
     return None
