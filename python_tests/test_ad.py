@@ -542,6 +542,23 @@ def test_gradients_equal_jax(name, make, args):
     _assert_trees_close(tracehlo.jit(tracehlo.grad(make(tnp)))(*args), expected)
 
 
+def test_max_and_min_gradients_split_ties_as_jax_does():
+    """Ties share a max's (min's) derivative: JAX divides the cotangent (tangent) by
+    the tie count, not the indicator, and so must we for the same bits."""
+    x = np.array([[1., 5., 5., 5.], [2., 2., 0., 1.], [3., 3., 3., 3.]], np.float32)
+    w = np.array([0.7, 0.3, 0.1], np.float32)
+    for reduce in ("max", "min"):
+        def f(np_, x):
+            return np_.sum(getattr(np_, reduce)(x, axis=1) * w)
+        expected = jax.grad(lambda x: f(jnp, x))(x)
+        np.testing.assert_array_equal(tracehlo.grad(lambda x: f(tnp, x))(x), expected)
+        np.testing.assert_array_equal(tracehlo.jit(tracehlo.grad(lambda x: f(tnp, x)))(x),
+                                      jax.jit(jax.grad(lambda x: f(jnp, x)))(x))
+        _, tangent = tracehlo.jvp(lambda x: getattr(tnp, reduce)(x, axis=1), (x,), (x * w[:, None],))
+        _, jax_tangent = jax.jvp(lambda x: getattr(jnp, reduce)(x, axis=1), (x,), (x * w[:, None],))
+        np.testing.assert_array_equal(tangent, jax_tangent)
+
+
 def test_grad_of_jit_and_jvp_of_jit():
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     f = tracehlo.jit(lambda x: tnp.sum(tnp.sin(x) * x))

@@ -121,10 +121,17 @@ def _expand(y, x, axes):
     return broadcast_in_dim(y, t.shape, [d for d in range(t.ndim) if d not in axes])
 
 
-def _chosen(x, out, axes):
-    """Where x holds the reduced max (min), divided by how many do (ties share)."""
+def _hits(x, out, axes):
+    """1 where x holds the reduced max (min), else 0, and how many do per output:
+    ties share the derivative. JAX's rule, in its order of operations (the tangent
+    or cotangent divided by the count, not the indicator), so gradients round alike."""
     hits = convert_element_type(eq(x, _expand(out, x, axes)), type_of(x).dtype)
-    return div(hits, _expand(reduce_sum(hits, axes), x, axes))
+    return hits, reduce_sum(hits, axes)
+
+
+def _chooser_vjp(ct, x, out, axes):
+    hits, counts = _hits(x, out, axes)
+    return [mul(_expand(div(ct, counts), x, axes), hits)]
 
 
 def _product_of_others(x, axes):
@@ -157,20 +164,19 @@ reduce_prod_p, reduce_prod = _reduce(
 reduce_max_p, reduce_max = _reduce(
     "max", _any,
     jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_max, xs[0], ts[0], axes),
-    vjp=lambda cts, xs, outs, *, axes: [mul(_expand(cts[0], xs[0], axes),
-                                            _chosen(xs[0], outs[0], axes))])
+    vjp=lambda cts, xs, outs, *, axes: _chooser_vjp(cts[0], xs[0], outs[0], axes))
 reduce_min_p, reduce_min = _reduce(
     "min", _any,
     jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_min, xs[0], ts[0], axes),
-    vjp=lambda cts, xs, outs, *, axes: [mul(_expand(cts[0], xs[0], axes),
-                                            _chosen(xs[0], outs[0], axes))])
+    vjp=lambda cts, xs, outs, *, axes: _chooser_vjp(cts[0], xs[0], outs[0], axes))
 reduce_and_p, reduce_and = _reduce("and", _intbool, keeps_weak=False, jvp=ad.zero_jvp)
 reduce_or_p, reduce_or = _reduce("or", _intbool, keeps_weak=False, jvp=ad.zero_jvp)
 
 
 def _chooser_jvp(reduce, x, t, axes):
     out = reduce(x, axes)
-    return [out], [reduce_sum(mul(t, _chosen(x, out, axes)), axes)]
+    hits, counts = _hits(x, out, axes)
+    return [out], [div(reduce_sum(mul(t, hits), axes), counts)]
 
 
 def _argminmax(kind):
