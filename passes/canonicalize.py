@@ -25,7 +25,7 @@ class Canonicalize(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for _, block in blocks(module):
+            for _, block in blocks(module, ctx.functions):
                 canonicalize_block(block)
 
 

@@ -509,7 +509,8 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
                                     for v in opinfo.fusion_roots(fusion)):
         return "kInput fusion without a reduce root"
     body = op.regions[0].blocks[0]
-    size = len(opinfo.fusion_body(fusion))
+    fused = opinfo.fusion_body(fusion)
+    size = len(fused)
     if backend.max_fused_ops is not None and size > backend.max_fused_ops:
         return f"{size} fused ops exceed XLA {backend.name}'s bound of {backend.max_fused_ops}"
     if not backend.layout_sensitive_ops:
@@ -517,7 +518,7 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
         if reason:
             return reason
     region = in_region(fusion)
-    for inner in opinfo.fusion_body(fusion):
+    for inner in fused:
         outside = [isinstance(v.owner, ir.Block) and v.owner == body
                    for v in inner.operation.operands]
         reason = backend.op_problem(inner)

@@ -20,6 +20,9 @@ class PassContext:
     # function name -> arguments every call passes a constant (graph.constant_arguments);
     # fusing leaves call operands as they are, so one analysis serves every pass
     constant_args: dict[str, frozenset[int]]
+    # graph.functions(module): fusion passes never add, erase or move a call, so the
+    # pass manager finds them again only after other passes (a walk of every op)
+    functions: list | None = None  # None: found by each pass
 
 
 @dataclass(frozen=True)
@@ -91,7 +94,7 @@ class FusionPass(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for name, block in blocks(module):
+            for name, block in blocks(module, ctx.functions):
                 # a function's own arguments may be constants at every call
                 constants = (ctx.constant_args[name] if block.owner.operation.name == "func.func"
                              else frozenset())

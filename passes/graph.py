@@ -45,13 +45,10 @@ class DataflowGraph:
         for i, producers in enumerate(self.operands):
             for p in producers:
                 self.users[p].append(i)
-        # why each node may join no fusion (None: it may), asked often: kept
-        self.unfusible = [opinfo.unfusible_reason(op) for op in self.nodes]
+        # why each node may join no fusion (unfusible(i)), kept once asked
+        self._unfusible: dict[int, str | None] = {}
         # whether the block is a while, case or if region (capability.in_region)
         self.in_region = block.owner.operation.name in opinfo.CONTROL_FLOW
-        if self.in_region:
-            self.unfusible = [why or opinfo.region_problem(op)
-                              for why, op in zip(self.unfusible, self.nodes)]
         # legality._outside_entries and _fused_reads per node, computed when first asked
         self.outside_entries: dict[int, list] = {}
         self.fused_reads: dict[int, list] = {}
@@ -60,12 +57,13 @@ class DataflowGraph:
         # candidate group; the IR does not change while a pass plans
         self.cse_memo: dict = {}
         self._described: dict[int, str] = {}
+        self._bodies: dict[int, list] = {}
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
             self.constant.append(op.operation.name == "stablehlo.constant" or (
-                bool(self.reads[i]) and self.unfusible[i] is None
-                and all(self.is_constant(v) for v in self.reads[i])))
+                bool(self.reads[i]) and all(self.is_constant(v) for v in self.reads[i])
+                and self.unfusible(i) is None))
         # ops between the same two side-effecting ops share an epoch; fusion never
         # groups ops of different epochs, so effects keep their place in the order
         self.epoch, epoch = [], 0
@@ -78,6 +76,22 @@ class DataflowGraph:
     def is_constant(self, value: ir.Value) -> bool:
         p = self.producer(value)
         return value in self.constant_args if p is None else self.constant[p]
+
+    def fusion_body(self, i: int) -> list:
+        """opinfo.fusion_body of fusion node `i`, kept: the legality checks ask for
+        it with every group the node may join."""
+        body = self._bodies.get(i)
+        if body is None:
+            body = self._bodies[i] = opinfo.fusion_body(self.nodes[i])
+        return body
+
+    def unfusible(self, i: int) -> str | None:
+        """Why node `i` may join no fusion (None: it may)."""
+        if i not in self._unfusible:
+            op = self.nodes[i]
+            why = opinfo.unfusible_reason(op)
+            self._unfusible[i] = why or (opinfo.region_problem(op) if self.in_region else None)
+        return self._unfusible[i]
 
     def describe(self, i: int) -> str:
         """report.describe of node `i`, kept: every decision of a growing fusion
@@ -191,12 +205,12 @@ def functions(module: ir.Module) -> list:
             if name not in in_region and len(op.regions[0].blocks) == 1]
 
 
-def blocks(module: ir.Module):
+def blocks(module: ir.Module, funcs: list | None = None):
     """(function name, block) for each block the passes fuse: the body of each of
-    functions(module), then the blocks of the while, case and if regions inside
+    `funcs` (default: functions(module)), then the blocks of the while, case and if regions inside
     it, at any depth (measured: XLA CPU compiles a fusion inside a while body).
     Lazy: a block's nested blocks are found after the caller has rewritten it."""
-    for func in functions(module):
+    for func in functions(module) if funcs is None else funcs:
         name = func.attributes["sym_name"].value
         body = func.regions[0].blocks[0]
         yield name, body

@@ -18,13 +18,13 @@ from .graph import DataflowGraph
 
 def reduces_in(graph: DataflowGraph, i: int) -> list:
     if graph.name(i) == opinfo.FUSION:
-        return [o for o in opinfo.fusion_body(graph.nodes[i]) if opinfo.name(o) == opinfo.REDUCE]
+        return [o for o in graph.fusion_body(i) if opinfo.name(o) == opinfo.REDUCE]
     return [graph.nodes[i]] if graph.name(i) == opinfo.REDUCE else []
 
 
 def fused_size(graph: DataflowGraph, i: int) -> int:
     """How many ops node `i` puts in a fusion."""
-    return len(opinfo.fusion_body(graph.nodes[i])) if graph.name(i) == opinfo.FUSION else 1
+    return len(graph.fusion_body(i)) if graph.name(i) == opinfo.FUSION else 1
 
 
 def _size_problem(size: int, backend: Backend) -> str | None:
@@ -45,7 +45,7 @@ def node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
         # fused, XLA folds it inside the fusion, then maybe the op reading it
         # (a select on a constant predicate), leaving a fused parameter unread
         return "arithmetic on constants: left to XLA's constant folding"
-    return backend.problem_given(graph.nodes[i], graph.unfusible[i])
+    return backend.problem_given(graph.nodes[i], graph.unfusible(i))
 
 
 def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_operands: int,
@@ -316,7 +316,7 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
             body = op.operation.regions[0].blocks[0]
             outer = dict(zip(body.arguments, op.operation.operands))
             reads = [(inner, [outer.get(v) for v in inner.operation.operands])
-                     for inner in opinfo.fusion_body(op)]
+                     for inner in graph.fusion_body(i)]
         graph.fused_reads[i] = reads
     return reads
 

@@ -11,10 +11,9 @@ from . import opinfo
 from .backends import check_backend, get_backend
 from .canonicalize import Canonicalize
 from .capability import Backend, all_fusions
-from .cost import group_bytes
 from .fusion_merger import FusionMerger
-from .framework import Pass, PassContext
-from .graph import DataflowGraph, blocks, constant_arguments
+from .framework import FusionPass, Pass, PassContext
+from .graph import blocks, constant_arguments, functions
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .producer_consumer_fusion import ProducerConsumerFusion
@@ -88,14 +87,18 @@ class PassManager:
     def run(self, module: ir.Module) -> FusionReport:
         with module.context:
             constant_args = constant_arguments(module)
-        ctx = PassContext(self.backend, FusionReport(self.backend.name), constant_args)
+            ctx = PassContext(self.backend, FusionReport(self.backend.name), constant_args,
+                              functions(module))
         for p in self.passes:
             p.run(module, ctx)
+            if not isinstance(p, FusionPass):  # it may have erased a call
+                with module.context:
+                    ctx.functions = functions(module)
             verify(module, f"<after {p.name}>")
             if self.after_pass:
                 self.after_pass(p.name, module)
         unfuse_what_import_folds(module, ctx)
-        ctx.report.fusions = describe_fusions(module)
+        ctx.report.fusions = describe_fusions(module, ctx.functions)
         return ctx.report
 
 
@@ -110,13 +113,13 @@ def unfuse_what_import_folds(module: ir.Module, ctx: PassContext) -> None:
             unfuse(fusions[k])
 
 
-def describe_fusions(module: ir.Module) -> list[FusionInfo]:
-    """Each mhlo.fusion with its ops, locations, kind and modelled bytes saved."""
+def describe_fusions(module: ir.Module, funcs: list | None = None) -> list[FusionInfo]:
+    """Each mhlo.fusion with its ops, locations, kind and modelled bytes saved
+    (`funcs`: graph.functions(module), if known)."""
     infos = []
     with module.context:
-        for name, block in blocks(module):
-            graph = DataflowGraph(block)
-            for i, op in enumerate(graph.nodes):
+        for name, block in blocks(module, funcs):
+            for op in block.operations:
                 if opinfo.name(op) != opinfo.FUSION:
                     continue
                 body = opinfo.fusion_body(op)
@@ -127,15 +130,19 @@ def describe_fusions(module: ir.Module) -> list[FusionInfo]:
                     kind=kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">"),
                     ops=tuple(opinfo.name(o) for o in body),
                     locations=tuple(dict.fromkeys(short_loc(o) for o in body)),
-                    bytes_saved=unfused - group_bytes(graph, {i})))
+                    bytes_saved=unfused - _op_bytes(op, written_only=True)))
     return infos
 
 
-def _op_bytes(op) -> int:
-    """Bytes `op` would move as its own kernel."""
+def _op_bytes(op, written_only: bool = False) -> int:
+    """Bytes `op` would move as its own kernel: cost.group_bytes of it alone, which
+    counts only the results something reads (`written_only`; XLA drops the others,
+    unless they leave a multi-result op)."""
     operation = op.operation
+    results = operation.results
     return (sum(opinfo.type_bytes(v.type) for v in dict.fromkeys(operation.operands))
-            + sum(opinfo.type_bytes(r.type) for r in operation.results))
+            + sum(opinfo.type_bytes(r.type) for r in results
+                  if not written_only or len(results) > 1 or next(iter(r.uses), None) is not None))
 
 
 @dataclass
@@ -154,7 +161,7 @@ def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
     module = parse(stablehlo_text)
     manager = PassManager(pipeline, backend, after_pass)
     report = manager.run(module)
-    check_backend(module, backend)
+    check_backend(module, backend, imports_checked=True)
     return FusionResult(to_text(module, debug_info=True), report,
                         manager.backend.xla_passes_off(module))
 
