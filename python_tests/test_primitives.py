@@ -211,9 +211,9 @@ EXEMPT = {"pjit": "a call: its params hold a sub-Graph, not sampled operand type
           **{name: "control flow: its params hold sub-Graphs, not sampled operand types "
                    "(test_control_flow.py runs it against Python references and JAX)"
              for name in ("cond", "while", "scan")},
-          "cholesky": "sampled operands are not positive definite, and what it leaves above "
-                      "the factor's diagonal is unspecified (jax.lax's is the input's); "
-                      "test_random.py runs tnp.linalg.cholesky against jnp.linalg.cholesky"}
+          "cholesky": "sampled operands are not positive definite, so every factor is NaN; "
+                      "test_random.py runs it (on CPU LAPACK's potrf, as JAX's) against "
+                      "jnp.linalg.cholesky bit for bit, lower and upper, and on non-PD input"}
 
 
 def _spec_dtype(spec, dtype):
