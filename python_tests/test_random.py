@@ -333,6 +333,8 @@ def samplers(random, key, dtype):
         range=random.uniform(key, (4, 16), dtype, -2., 3.),
         normal=random.normal(key, (64,), dtype), exponential=random.exponential(key, (64,), dtype),
         truncated_normal=random.truncated_normal(key, -1., 2., (64,), dtype),
+        # -1.5 / sqrt(2): XLA folds the quotient (one ulp from -1.5 * (1 / sqrt(2)))
+        truncated_folded=random.truncated_normal(key, -1.5, 0.5, (64,), dtype),
         truncated_between=random.truncated_normal(  # per-column bounds: x / c in dtype
             key, np.array([-1.0, -0.5, 0.2, -3.0], dtype), np.array([2.0, 0.5, 1.5, -1.0], dtype),
             (16, 4), dtype),
