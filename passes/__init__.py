@@ -2,11 +2,11 @@
 
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
-        The default pipeline (canonicalize, instruction-fusion, fusion-merger,
-        sibling-fusion, producer-consumer-fusion) for `backend` ("cpu", "gpu", or a
-        Backend of one's own: every `backend` argument takes either); returns the
-        fused module as text with every source location kept, checked with
-        check_backend so XLA can compile it.
+        The default pipeline (inline-region-calls, canonicalize,
+        instruction-fusion, fusion-merger, sibling-fusion, producer-consumer-fusion)
+        for `backend` ("cpu", "gpu", or a Backend of one's own: every `backend`
+        argument takes either); returns the fused module as text with every source
+        location kept, checked with check_backend so XLA can compile it.
     fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
                      after_pass=None) -> FusionResult(text, report, xla_passes_off)
         The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,
@@ -35,17 +35,20 @@ XLA folds (it would leave a fused parameter unread); no multi-result bf16 reduce
 and none with an unread result among three or more; no fused bf16 select; no
 fused value (a bf16 parameter included) read by several ops that XLA CPU's loop
 emitter would split into functions (the function result needs a layout ops inside
-our fusions lack); no fusions in functions called from a loop or branch body. A module holding a
+our fusions lack); no fusions in functions called from a loop or branch body (the
+inline-region-calls pass first inlines those calls, as XLA does, so their ops fuse
+in the body); no broadcast widening a unit dim in a fusion there. A module holding a
 fusion of elementwise ops only is compiled without XLA's reshape-mover
 (FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
 is left to it (library.py).
 
-The canonicalize pass first folds idempotent op(x, x), makes zero-element values
-constants and erases dead code, as XLA would after us. Last, each fusion is
-converted as XLA's import converts it (xla_import.py): one its folders would leave
-with an unread parameter is undone, and check_backend refuses it. Ops the passes
-do not know (CHLO, calls, control flow, custom calls, other dialects) are left
+The inline-region-calls pass first replaces each call inside a while, case or if
+region by its callee's body, as XLA's call inliner would. Canonicalize then folds
+idempotent op(x, x), makes zero-element values constants and erases dead code, as
+XLA would after us. Last, each fusion is converted as XLA's import converts it
+(xla_import.py): one its folders would leave with an unread parameter is undone,
+and check_backend refuses it. Ops the passes do not know (CHLO, calls, control flow, custom calls, other dialects) are left
 alone, never fused.
 
 Backends: the framework, the passes and the pass manager ask a Backend (its limits,
@@ -60,8 +63,8 @@ cost (bytes, flops, launches), capability (the Backend: limits, hooks, and the
 per-fusion check), backends (the backends by name, check_backend), library (what
 XLA CPU's library kernels take), xla_import (what XLA's import folds in a fusion),
 rewrite (groups -> mhlo.fusion), framework (pass base classes and their typed
-options), one module per pass (canonicalize and the four fusions), pipeline (pass
-manager, fuse), report, mlir_io.
+options), one module per pass (region_calls, canonicalize and the four fusions),
+pipeline (pass manager, fuse), report, mlir_io.
 
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.
 """

@@ -25,14 +25,20 @@ class Canonicalize(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for _, block in blocks(module, ctx.functions):
-                canonicalize_block(block)
+            for name, block in blocks(module, ctx.functions):
+                func = block.owner.operation
+                constants = ({func.regions[0].blocks[0].arguments[k]
+                              for k in ctx.constant_args.get(name, ())}
+                             if func.name == "func.func" else set())
+                canonicalize_block(block, constants)
 
 
-def canonicalize_block(block: ir.Block) -> None:
+def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
+    """`constant_args`: the block arguments every call passes a constant."""
+    folded: dict = {}
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.divide":
-            _multiply_by_reciprocal(op)
+            _multiply_by_reciprocal(op, lambda x: _constant_to_xla(x, constant_args, folded))
         _empty_to_constant(op)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) in CONSTANT_ARITHMETIC:
@@ -193,19 +199,41 @@ def _empty_to_constant(op) -> None:
     result.replace_all_uses_with(empty.results[0])
 
 
-def _multiply_by_reciprocal(divide) -> None:
+def _constant_to_xla(value, constant_args, memo: dict) -> bool:
+    """Whether XLA folds `value` to a constant once it has inlined the calls: a
+    constant, an argument every call passes a constant, or an op we know computing
+    from such values alone (as graph.DataflowGraph.is_constant)."""
+    if value not in memo:
+        op = value.owner
+        if isinstance(op, ir.Block):
+            memo[value] = value in constant_args
+        else:
+            memo[value] = opinfo.name(op) == "stablehlo.constant" or (
+                opinfo.name(op) in opinfo.KNOWN and opinfo.name(op) != opinfo.FUSION
+                and len(op.operands) > 0
+                and all(_constant_to_xla(v, constant_args, memo) for v in op.operands))
+    return memo[value]
+
+
+def _multiply_by_reciprocal(divide, is_constant) -> None:
     """x / broadcast(b) -> x * broadcast(1 / b) for b smaller than x, and x / c ->
     x * (1 / c) for a c XLA folds to a constant (a constant, or a convert of one), as
     XLA's simplifier does; then convert(p) / 0 is select(p, inf, 0), 0 where p is
     false (fuzzer, jit seed 2073: a bool divided by a converted false). f32/f64 only:
     in bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide
-    (found by the fuzzer)."""
+    (found by the fuzzer). x / c stays where XLA folds x to a constant too
+    (`is_constant(x)`): its simplifier leaves it, and it folds the quotient, correctly
+    rounded (truncated_normal's bound / sqrt(2) after XLA inlines the call: -1.5 /
+    sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); jax.jit's samples follow the
+    quotient). x / broadcast(b) it rewrites for a constant x too (array bounds)."""
     x, divisor = divide.operation.operands
     spread = divisor.owner
     if (isinstance(spread, ir.Block)
             or str(ir.RankedTensorType(x.type).element_type) not in ("f32", "f64")):
         return
     if _folded_constant(divisor):
+        if is_constant(x):
+            return
         spread, b = None, divisor
     elif spread.name == "stablehlo.broadcast_in_dim":
         b = spread.operands[0]

@@ -60,10 +60,28 @@ def region_problem(op) -> str | None:
     """Why `op` may not be fused inside a while, case or if region. XLA CPU lays out
     such a fusion's parameters and root only, and a reduce reads its operand through
     a layout (measured, test_passes_capability.py: a fused reduce in a while body or
-    condition aborts, "has_layout()", as a root too), so it stays out."""
+    condition aborts, "has_layout()", as a root too), so it stays out. So does a
+    broadcast_in_dim that widens a unit dim (1x1 -> 1x3): HLO's broadcast cannot, so
+    XLA's import makes it a reshape dropping that dim, then a broadcast, both inside
+    the fusion, and the broadcast reads the reshape through a layout it lacks there
+    (measured: aborts, "has_layout() u32[1]", where XLA CPU emits a small loop as a
+    nested computation; found in the corpus's random_gamma_float64_3 once the
+    Threefry calls in its loop body were inlined)."""
     if name(op) == REDUCE:
         return "a reduce inside a while/case/if region needs layouts XLA gives no fused op there"
+    if name(op) == "stablehlo.broadcast_in_dim" and widens_unit_dim(op):
+        return ("a broadcast_in_dim widening a unit dim inside a while/case/if region: XLA "
+                "imports it as a reshape and a broadcast, which need layouts there")
     return None
+
+
+def widens_unit_dim(broadcast) -> bool:
+    """Whether a broadcast_in_dim maps an operand dim of size 1 to a larger one."""
+    operation = broadcast.operation
+    before = ir.RankedTensorType(operation.operands[0].type).shape
+    after = ir.RankedTensorType(operation.results[0].type).shape
+    return any(before[k] == 1 and after[d] != 1
+               for k, d in enumerate(operation.attributes["broadcast_dimensions"]))
 
 
 def name(op) -> str:

@@ -17,15 +17,16 @@ from .graph import blocks, constant_arguments, functions
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .producer_consumer_fusion import ProducerConsumerFusion
+from .region_calls import InlineRegionCalls
 from .report import FusionInfo, FusionReport, short_loc
 from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
 
 PASSES: dict[str, type[Pass]] = {
-    cls.name: cls for cls in (Canonicalize, InstructionFusion, FusionMerger, SiblingFusion,
-                              ProducerConsumerFusion)}
-DEFAULT_PIPELINE = ("canonicalize,instruction-fusion,fusion-merger,sibling-fusion,"
-                    "producer-consumer-fusion")
+    cls.name: cls for cls in (InlineRegionCalls, Canonicalize, InstructionFusion, FusionMerger,
+                              SiblingFusion, ProducerConsumerFusion)}
+DEFAULT_PIPELINE = ("inline-region-calls,canonicalize,instruction-fusion,fusion-merger,"
+                    "sibling-fusion,producer-consumer-fusion")
 
 
 def parse_pipeline(pipeline: str) -> list[Pass]:

@@ -104,6 +104,38 @@ module {{
 }}"""
 
 
+def broadcast_in_loop(widening):
+    """A while body whose fusion broadcasts a column of the loop value, sliced outside
+    the fusion: as 4x1 (widening its unit dim) or reshaped to 4 first."""
+    column, dims = ("tensor<4x1xf32>", "[0, 1]") if widening else ("tensor<4xf32>", "[0]")
+    reshape = "" if widening else """
+      %c = stablehlo.reshape %s : (tensor<4x1xf32>) -> tensor<4xf32>"""
+    return f"""
+module {{
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {{
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %r:2 = stablehlo.while(%i = %c0, %v = %a) : tensor<i32>, tensor<4x8xf32>
+     cond {{
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    }} do {{
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i2 = stablehlo.add %i, %one : tensor<i32>
+      %s = stablehlo.slice %v [0:4, 0:1] : (tensor<4x8xf32>) -> tensor<4x1xf32>{reshape}
+      %f = "mhlo.fusion"(%v, %{"s" if widening else "c"}) ({{
+      ^bb0(%x: tensor<4x8xf32>, %p: {column}):
+        %b = stablehlo.broadcast_in_dim %p, dims = {dims} : ({column}) -> tensor<4x8xf32>
+        %m = stablehlo.multiply %b, %x : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>
+      }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<4x8xf32>, {column}) -> tensor<4x8xf32>
+      stablehlo.return %i2, %f : tensor<i32>, tensor<4x8xf32>
+    }}
+    return %r#1 : tensor<4x8xf32>
+  }}
+}}"""
+
+
 PROGRAMS = {
     "loop_with_reduce": program("kLoop", REDUCE_SUM, "tensor<4xf32>", 1),
     "input_fusion": program("kInput", REDUCE_SUM, "tensor<4xf32>", 1),
@@ -341,6 +373,11 @@ module {
 }""",
     "reduce_in_loop_moving_computed_shared_parameter": reduce_in_loop_moving(True),
     "reduce_in_loop_moving_computed": reduce_in_loop_moving(False),
+    # a broadcast_in_dim widening a unit dim is a reshape + broadcast to HLO, both
+    # fused: in a loop body the reshape has no layout (random_gamma_float64_3 once its
+    # Threefry calls were inlined); the column reshaped outside the fusion runs
+    "while_body_broadcast_widening_unit_dim": broadcast_in_loop(True),
+    "while_body_broadcast_of_reshaped_parameter": broadcast_in_loop(False),
     # XLA's simplifier moves the reverse past what it takes for a binary op with a
     # constant operand, rebuilding it with the opcode `fusion` (fuzz hlo-opt 453, 917)
     "binary_with_constant_read_by_reverse": """
@@ -388,6 +425,8 @@ EXPECTED = {
     "bf16_constant_read_by_two_pads": ("aborts", False),
     "reduce_in_loop_moving_computed_shared_parameter": ("aborts", False),
     "reduce_in_loop_moving_computed": ("runs", True),
+    "while_body_broadcast_widening_unit_dim": ("aborts", False),
+    "while_body_broadcast_of_reshaped_parameter": ("runs", True),
 }
 
 RUNNER = textwrap.dedent("""

@@ -44,9 +44,9 @@ def test_options_from_python_are_type_checked():
             merger(**{"max-operands": wrong})
 
 
-def test_default_pipeline_canonicalizes_first():
+def test_default_pipeline_inlines_region_calls_and_canonicalizes_before_fusing():
     assert passes.DEFAULT_PIPELINE.split(",") == [
-        "canonicalize", "instruction-fusion", "fusion-merger", "sibling-fusion",
+        "inline-region-calls", "canonicalize", "instruction-fusion", "fusion-merger", "sibling-fusion",
         "producer-consumer-fusion"]
     seen = []
     passes.PassManager(after_pass=lambda name, module: seen.append(
@@ -57,8 +57,8 @@ def test_default_pipeline_canonicalizes_first():
         "  %n = stablehlo.negate %e : tensor<4xf32>\n"
         "  return %n : tensor<4xf32>\n}"))
     assert [name for name, _ in seen] == passes.DEFAULT_PIPELINE.split(",")
-    assert "maximum" not in seen[0][1] and "mhlo.fusion" not in seen[0][1]
-    assert "mhlo.fusion" in seen[1][1]
+    assert "maximum" not in seen[1][1] and "mhlo.fusion" not in seen[1][1]
+    assert "mhlo.fusion" in seen[2][1]
 
 
 def test_every_pass_has_a_summary_and_documented_options():

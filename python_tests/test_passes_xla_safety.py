@@ -276,3 +276,55 @@ def test_a_reversed_fusion_of_a_self_compare_compiles():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["[[-1,", "-5]]"]
+
+
+# The corpus's random_gamma_float64_3 in small: a loop body calls a function that
+# adds a 1x1 key word to a 1x3 counter (Threefry). Inlined into the body
+# (inline-region-calls), the broadcast widening the unit dim joined a fusion there;
+# XLA imports it as a reshape and a broadcast, and XLA CPU aborted on the reshape's
+# missing layout ("has_layout() u32[1]"). It stays out of the fusion now.
+KEY_ADD_IN_LOOP_CALL = """
+func.func public @main(%key: tensor<1x1xui32>, %x: tensor<1x3xui32>) -> tensor<1x3xui32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i64>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i64>, tensor<1x3xui32>
+   cond {
+    %n = stablehlo.constant dense<5> : tensor<i64>
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i64>
+    %i2 = stablehlo.add %i, %one : tensor<i64>
+    %y = func.call @round(%v, %key) : (tensor<1x3xui32>, tensor<1x1xui32>) -> tensor<1x3xui32>
+    stablehlo.return %i2, %y : tensor<i64>, tensor<1x3xui32>
+  }
+  return %r#1 : tensor<1x3xui32>
+}
+func.func private @round(%v: tensor<1x3xui32>, %k: tensor<1x1xui32>) -> tensor<1x3xui32> {
+  %b = stablehlo.broadcast_in_dim %k, dims = [0, 1] : (tensor<1x1xui32>) -> tensor<1x3xui32>
+  %s = stablehlo.add %v, %b : tensor<1x3xui32>
+  %m = stablehlo.multiply %s, %s : tensor<1x3xui32>
+  return %m : tensor<1x3xui32>
+}"""
+
+RUN_KEY_ADD = textwrap.dedent("""
+    import sys, numpy as np
+    from tracehlo import passes, runtime
+    result = passes.fuse_with_report(sys.stdin.read())
+    assert "func.call" not in result.text and '"mhlo.fusion"' in result.text
+    exe = runtime.compile(result.text, [((1, 3), np.uint32)], xla_fusion=False,
+                          passes_off=result.xla_passes_off)
+    key, x = np.array([[7]], np.uint32), np.array([[1, 2, 3]], np.uint32)
+    print(np.asarray(exe([runtime.to_device(key, exe.device),
+                          runtime.to_device(x, exe.device)])[0]).tolist())
+""")
+
+
+def test_a_key_added_in_a_loop_body_call_compiles_fused():
+    proc = subprocess.run([sys.executable, "-c", RUN_KEY_ADD], input=KEY_ADD_IN_LOOP_CALL,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    want = np.array([[1, 2, 3]], np.uint32)
+    with np.errstate(over="ignore"):
+        for _ in range(5):
+            want = (want + np.uint32(7)) * (want + np.uint32(7))
+    assert proc.stdout.strip() == str(want.tolist())

@@ -114,18 +114,46 @@ def test_keys_flow_through_scan():
     want = random_walk(jr, jax.lax, jr.PRNGKey(3))
     for got, expected in zip(random_walk(tr, tracehlo.lax, tr.PRNGKey(3)), want):
         assert_same(got, expected)
-    # in one program the normals' rounding is fusion dependent: the normal is a call
-    # in the scan's body, whose callee our passes leave unfused (graph.functions), so
-    # its multiply-adds are not contracted as in jax.jit's kernels
+    # in one program too, with our passes: the normal is a call in the scan's body,
+    # which they inline (passes/region_calls.py) and fuse as XLA fuses jax.jit's
     walk = lambda k: random_walk(tr, tracehlo.lax, k)
-    for got, expected in zip(tracehlo.jit(walk, fusion="xla")(tr.PRNGKey(3)), want):
-        assert_same(got, expected)
-    for got, expected in zip(tracehlo.jit(walk)(tr.PRNGKey(3)), want):
-        np.testing.assert_allclose(got, expected, rtol=1e-6)
+    theirs = jax.jit(lambda k: random_walk(jr, jax.lax, k))
+    for fusion in ("tracehlo", "xla"):
+        ours = tracehlo.jit(walk, fusion=fusion)
+        for seed in range(6):
+            for got, expected in zip(ours(tr.PRNGKey(seed)), theirs(jr.PRNGKey(seed))):
+                assert_same(got, expected)
     (k, x), (jk, jx) = key_chain(tr, tracehlo.lax, tr.key(5)), key_chain(jr, jax.lax, jr.key(5))
     assert isinstance(k, tr.PRNGKeyArray)
     assert_same(tr.key_data(k), jr.key_data(jk))
     assert_same(x, jx)
+
+
+def scan_draws(random, lax, key, dtype):
+    """A scan drawing from each float sampler in its body, a normal walk carried."""
+    def step(x, k):
+        ks = random.split(k, 4)
+        x = x + random.normal(ks[0], (3,), dtype)
+        low = np.array([-1.5, 0.0, -3.0], dtype)
+        return x, (x, random.uniform(ks[1], (3,), dtype),
+                   random.truncated_normal(ks[2], -1.5, 0.5, (3,), dtype),
+                   random.truncated_normal(ks[2], low, 2.0, (3,), dtype),
+                   random.exponential(ks[3], (3,), dtype))
+    return lax.scan(step, np.zeros(3, dtype), random.split(key, 5))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: np.dtype(d).name)
+def test_samplers_in_a_scan_under_jit(dtype, request):
+    """Every bit of jax.jit's with our passes, where the samplers are calls in a loop
+    body (inlined and fused there, as XLA does); f64 under x64."""
+    if dtype == np.float64:
+        request.getfixturevalue("x64")
+    ours = tracehlo.jit(lambda k: scan_draws(tr, tracehlo.lax, k, dtype))
+    theirs = jax.jit(lambda k: scan_draws(jr, jax.lax, k, dtype))
+    for seed in range(6):
+        got, want = ours(tr.PRNGKey(seed)), theirs(jr.PRNGKey(seed))
+        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            assert_same(g, w)
 
 
 def test_vmap_over_typed_keys():
@@ -333,6 +361,8 @@ def samplers(random, key, dtype):
         range=random.uniform(key, (4, 16), dtype, -2., 3.),
         normal=random.normal(key, (64,), dtype), exponential=random.exponential(key, (64,), dtype),
         truncated_normal=random.truncated_normal(key, -1., 2., (64,), dtype),
+        # -1.5 / sqrt(2): XLA folds the quotient (one ulp from -1.5 * (1 / sqrt(2)))
+        truncated_folded=random.truncated_normal(key, -1.5, 0.5, (64,), dtype),
         truncated_between=random.truncated_normal(  # per-column bounds: x / c in dtype
             key, np.array([-1.0, -0.5, 0.2, -3.0], dtype), np.array([2.0, 0.5, 1.5, -1.0], dtype),
             (16, 4), dtype),

@@ -119,3 +119,37 @@ func.func @broadcast_reads_a_parameter_in_a_region(%a: tensor<3xf32>) -> tensor<
   }
   return %r#1 : tensor<3xf32>
 }
+
+// -----
+
+// A broadcast_in_dim widening a unit dim (4x1 -> 4x8) is a reshape and a broadcast
+// to XLA, which in a region lack layouts inside a fusion: it stays out, and the
+// fusion reads it as a parameter. Widening nothing (4 -> 4x8), it joins.
+// CHECK-LABEL: func.func @broadcast_widening_a_unit_dim_in_a_region
+// CHECK: do {
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %{{.*}}, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: "mhlo.fusion"(%arg2, %{{.*}}, %[[B]])
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: stablehlo.broadcast_in_dim %{{.*}}, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: stablehlo.multiply
+// CHECK-NEXT: stablehlo.add
+// CHECK-NEXT: stablehlo.return
+// WHY: a broadcast_in_dim widening a unit dim inside a while/case/if region
+func.func @broadcast_widening_a_unit_dim_in_a_region(%a: tensor<4x8xf32>, %col: tensor<4x1xf32>, %row: tensor<4xf32>) -> tensor<4x8xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %a) : tensor<i32>, tensor<4x8xf32>
+   cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %wide = stablehlo.broadcast_in_dim %col, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x8xf32>
+    %rows = stablehlo.broadcast_in_dim %row, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+    %m = stablehlo.multiply %v, %rows : tensor<4x8xf32>
+    %s = stablehlo.add %m, %wide : tensor<4x8xf32>
+    stablehlo.return %next, %s : tensor<i32>, tensor<4x8xf32>
+  }
+  return %r#1 : tensor<4x8xf32>
+}
