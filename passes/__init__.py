@@ -2,7 +2,7 @@
 
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
-        The default pipeline (inline-region-calls, canonicalize,
+        The default pipeline (inline-region-calls, canonicalize, tree-reductions,
         instruction-fusion, fusion-merger, sibling-fusion, producer-consumer-fusion)
         for `backend` ("cpu", "gpu", or a Backend of one's own: every `backend`
         argument takes either); returns the fused module as text with every source
@@ -46,16 +46,18 @@ is left to it (library.py).
 The inline-region-calls pass first replaces each call inside a while, case or if
 region by its callee's body, as XLA's call inliner would. Canonicalize then folds
 idempotent op(x, x), makes zero-element values constants and erases dead code, as
-XLA would after us. Last, each fusion is converted as XLA's import converts it
+XLA would after us. Tree-reductions splits a long float sum into partial sums as
+XLA CPU does before its fusion (a fused sum would add up in another order). Last,
+each fusion is converted as XLA's import converts it
 (xla_import.py): one its folders would leave with an unread parameter is undone,
 and check_backend refuses it. Ops the passes do not know (CHLO, calls, control flow, custom calls, other dialects) are left
 alone, never fused.
 
 Backends: the framework, the passes and the pass manager ask a Backend (its limits,
 and hooks for what XLA does after us: reserved_nodes, leave_unfused,
-import_problems, xla_passes_off) and never which backend it is. The hooks'
+tree_reduction_window, import_problems, xla_passes_off) and never which backend it is. The hooks'
 defaults are XLA's on any device; XlaCpu overrides the ones for its library
-kernels. A new target is a new Backend (an entry in backends.BACKENDS, or passed
+kernels and its tree reductions. A new target is a new Backend (an entry in backends.BACKENDS, or passed
 as `backend`).
 
 Modules: graph (dataflow view), opinfo (what each op is), legality (XLA's rules),
@@ -63,7 +65,8 @@ cost (bytes, flops, launches), capability (the Backend: limits, hooks, and the
 per-fusion check), backends (the backends by name, check_backend), library (what
 XLA CPU's library kernels take), xla_import (what XLA's import folds in a fusion),
 rewrite (groups -> mhlo.fusion), framework (pass base classes and their typed
-options), one module per pass (region_calls, canonicalize and the four fusions),
+options), one module per pass (region_calls, canonicalize, tree_reductions and the four
+fusions),
 pipeline (pass manager, fuse), report, mlir_io.
 
 The command line `hlo-opt` (tools/hlo_opt.py) is a thin layer over the same calls.

@@ -404,6 +404,11 @@ class Backend:
         left to the backend's own kernels, or None to fuse it."""
         return None
 
+    def tree_reduction_window(self, op) -> int | None:
+        """The window XLA splits this reduce into partial reductions with before its
+        fusion (tree_reductions.py), or None where it does not."""
+        return None
+
     def import_problems(self, fusions: list) -> dict[int, str]:
         """Index into `fusions` -> why XLA's import, or the simplifier it runs first,
         breaks that fusion: the import folds ops inside fusion regions (xla_import.py),

@@ -183,12 +183,13 @@ def unfusible_reason(op) -> str | None:
         return f"XLA folds {n} of identical operands"
     if any(num_elements(t) == 0 for t in types):
         return f"{n} has a zero-element tensor"  # XLA folds it, leaving unused fused parameters
-    if n == REDUCE and not _plain_reducer(op):
+    if n == REDUCE and not plain_reducer(op):
         return "reduce body uses values from outside or non-StableHLO ops"
     return None
 
 
-def _plain_reducer(op) -> bool:
+def plain_reducer(op) -> bool:
+    """Whether a reduce's body reads its own arguments only, with StableHLO ops."""
     body = op.operation.regions[0].blocks[0]
     args = set(body.arguments)
     inner = list(body.operations)

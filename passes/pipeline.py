@@ -21,12 +21,13 @@ from .region_calls import InlineRegionCalls
 from .report import FusionInfo, FusionReport, short_loc
 from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
+from .tree_reductions import TreeReductions
 
 PASSES: dict[str, type[Pass]] = {
-    cls.name: cls for cls in (InlineRegionCalls, Canonicalize, InstructionFusion, FusionMerger,
-                              SiblingFusion, ProducerConsumerFusion)}
-DEFAULT_PIPELINE = ("inline-region-calls,canonicalize,instruction-fusion,fusion-merger,"
-                    "sibling-fusion,producer-consumer-fusion")
+    cls.name: cls for cls in (InlineRegionCalls, Canonicalize, TreeReductions, InstructionFusion,
+                              FusionMerger, SiblingFusion, ProducerConsumerFusion)}
+DEFAULT_PIPELINE = ("inline-region-calls,canonicalize,tree-reductions,instruction-fusion,"
+                    "fusion-merger,sibling-fusion,producer-consumer-fusion")
 
 
 def parse_pipeline(pipeline: str) -> list[Pass]:

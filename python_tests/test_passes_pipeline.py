@@ -46,8 +46,8 @@ def test_options_from_python_are_type_checked():
 
 def test_default_pipeline_inlines_region_calls_and_canonicalizes_before_fusing():
     assert passes.DEFAULT_PIPELINE.split(",") == [
-        "inline-region-calls", "canonicalize", "instruction-fusion", "fusion-merger", "sibling-fusion",
-        "producer-consumer-fusion"]
+        "inline-region-calls", "canonicalize", "tree-reductions", "instruction-fusion",
+        "fusion-merger", "sibling-fusion", "producer-consumer-fusion"]
     seen = []
     passes.PassManager(after_pass=lambda name, module: seen.append(
         (name, passes.to_text(module)))).run(passes.parse(
@@ -58,7 +58,8 @@ def test_default_pipeline_inlines_region_calls_and_canonicalizes_before_fusing()
         "  return %n : tensor<4xf32>\n}"))
     assert [name for name, _ in seen] == passes.DEFAULT_PIPELINE.split(",")
     assert "maximum" not in seen[1][1] and "mhlo.fusion" not in seen[1][1]
-    assert "mhlo.fusion" in seen[2][1]
+    assert seen[2][1] == seen[1][1]  # no long sum to split
+    assert "mhlo.fusion" in seen[3][1]
 
 
 def test_every_pass_has_a_summary_and_documented_options():

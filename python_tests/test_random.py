@@ -265,11 +265,15 @@ def test_gamma_family_eagerly(dtype):
 
 def test_gamma_family_under_jit():
     """Inside one program, with our fusion passes, the samples are JAX's bit for bit too.
-    gamma and beta only: loggamma and dirichlet are the same loops, and each costs XLA
-    seconds."""
+    gamma and beta, and a dirichlet over 40 categories, whose normalising sum XLA adds
+    up as a tree (passes/library.py tree_reductions): loggamma is the same loop, and
+    each loop costs XLA seconds."""
+    alphas = np.linspace(0.05, 8.0, 40, dtype=np.float32)
+
     def family(random, k):
-        return {name: v for name, v in gamma_family(random, k, np.float32).items()
-                if name in ("gamma", "beta")}
+        return {**{name: v for name, v in gamma_family(random, k, np.float32).items()
+                   if name in ("gamma", "beta")},
+                "dirichlet": random.dirichlet(k, alphas, (2,))}
     theirs = jax.jit(lambda k: family(jr, k))
     ours = tracehlo.jit(lambda k: family(tr, k))
     for seed in SEEDS[:3]:
