@@ -36,6 +36,8 @@ class XlaCpu(Backend):
         if not order_dependent(op) or library_reduce(op):
             return None
         shape = op.operation.operands[0].type.shape
+        if 0 in shape:  # nothing to add up
+            return None
         if any(shape[d] > TREE_WINDOW for d in op.attributes["dimensions"]):
             return TREE_WINDOW
         return None

@@ -53,22 +53,18 @@ def split_reduce(reduce, window: int):
     element = ir.RankedTensorType(operand.type).element_type
     ip = ir.InsertionPoint(operation)
     with operation.location:
-        return _split(operation, operand, init, sizes, padding, partials, element, ip)
-
-
-def _split(operation, operand, init, sizes, padding, partials, element, ip):
-    windowed = ir.Operation.create(
-        "stablehlo.reduce_window", results=[ir.RankedTensorType.get(partials, element)],
-        operands=[operand, init], regions=1, ip=ip, loc=operation.location, attributes={
-            "window_dimensions": ir.DenseI64ArrayAttr.get(sizes),
-            "window_strides": ir.DenseI64ArrayAttr.get(sizes),
-            "padding": ir.DenseElementsAttr.get(np.array(padding, np.int64))})
-    _copy_reducer(operation, windowed)
-    final = ir.Operation.create(
-        "stablehlo.reduce", results=[operation.results[0].type],
-        operands=[windowed.results[0], init], regions=1, ip=ip, loc=operation.location,
-        attributes={"dimensions": operation.attributes["dimensions"]})
-    _copy_reducer(operation, final)
+        windowed = ir.Operation.create(
+            "stablehlo.reduce_window", results=[ir.RankedTensorType.get(partials, element)],
+            operands=[operand, init], regions=1, ip=ip, attributes={
+                "window_dimensions": ir.DenseI64ArrayAttr.get(sizes),
+                "window_strides": ir.DenseI64ArrayAttr.get(sizes),
+                "padding": ir.DenseElementsAttr.get(np.array(padding, np.int64))})
+        _copy_reducer(operation, windowed)
+        final = ir.Operation.create(
+            "stablehlo.reduce", results=[operation.results[0].type],
+            operands=[windowed.results[0], init], regions=1, ip=ip,
+            attributes={"dimensions": operation.attributes["dimensions"]})
+        _copy_reducer(operation, final)
     operation.results[0].replace_all_uses_with(final.results[0])
     operation.erase()
     return final

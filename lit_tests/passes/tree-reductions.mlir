@@ -80,3 +80,15 @@ func.func @unsplit(%a: tensor<3x32xf64>, %b: tensor<3x40xf32>, %c: tensor<3x40xi
   %sd = stablehlo.reduce(%d init: %z32) applies stablehlo.add across dimensions = [0] : (tensor<4096xf32>, tensor<f32>) -> tensor<f32>
   return %sa, %mb, %sc, %sd : tensor<3xf64>, tensor<3xf32>, tensor<3xi32>, tensor<f32>
 }
+
+// -----
+
+// Nothing to add up in an empty value: it stays (and XLA folds it).
+// CHECK-LABEL: func.func @empty
+// CHECK-NOT: reduce_window
+// CHECK: stablehlo.reduce
+func.func @empty(%x: tensor<0x40xf32>) -> tensor<f32> {
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [0, 1] : (tensor<0x40xf32>, tensor<f32>) -> tensor<f32>
+  return %s : tensor<f32>
+}
