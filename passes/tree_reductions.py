@@ -21,6 +21,7 @@ import numpy as np
 from . import opinfo
 from .framework import Pass, PassContext
 from .graph import blocks
+from .rewrite import clone_into
 
 
 class TreeReductions(Pass):
@@ -78,11 +79,7 @@ def _copy_reducer(source, target) -> None:
     mapping = dict(zip(body.arguments, block.arguments))
     ip = ir.InsertionPoint(block)
     for op in body.operations:
-        new = op.operation.clone(ip=ip)
-        for k, v in enumerate(op.operation.operands):
-            if v in mapping:
-                new.operands[k] = mapping[v]
-        mapping.update(zip(op.operation.results, new.results))
+        clone_into(op, mapping, ip)
 
 
 def order_dependent(reduce) -> bool:

@@ -35,7 +35,8 @@ def program(kind, body, types, n):
                          arity="" if n == 1 else f":{n}")
 
 
-# a while loop running 3 times whose body is one fusion of `body` (reads %x)
+# a while loop running 3 times whose body computes `outside`, then one fusion of
+# `body` reading `operands` as `params` (by default the loop value, as %x)
 WHILE = """
 module {{
   func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {{
@@ -47,15 +48,21 @@ module {{
       stablehlo.return %lt : tensor<i1>
     }} do {{
       %one = stablehlo.constant dense<1> : tensor<i32>
-      %i2 = stablehlo.add %i, %one : tensor<i32>
-      %f = "mhlo.fusion"(%v) ({{
-      ^bb0(%x: tensor<4x8xf32>):{body}
-      }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+      %i2 = stablehlo.add %i, %one : tensor<i32>{outside}
+      %f = "mhlo.fusion"({operands}) ({{
+      ^bb0({params}):{body}
+      }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : ({types}) -> tensor<4x8xf32>
       stablehlo.return %i2, %f : tensor<i32>, tensor<4x8xf32>
     }}
     return %r#1 : tensor<4x8xf32>
   }}
 }}"""
+
+
+def while_fusion(body, outside="", operands="%v", params="%x: tensor<4x8xf32>",
+                 types="tensor<4x8xf32>"):
+    return WHILE.format(body=body, outside=outside, operands=operands, params=params,
+                        types=types)
 
 # select(%q, -x, select(p, x, -x)): on_true computed in the fusion, %q made by `predicate`
 SELECT = """
@@ -110,30 +117,13 @@ def broadcast_in_loop(widening):
     column, dims = ("tensor<4x1xf32>", "[0, 1]") if widening else ("tensor<4xf32>", "[0]")
     reshape = "" if widening else """
       %c = stablehlo.reshape %s : (tensor<4x1xf32>) -> tensor<4xf32>"""
-    return f"""
-module {{
-  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {{
-    %c0 = stablehlo.constant dense<0> : tensor<i32>
-    %r:2 = stablehlo.while(%i = %c0, %v = %a) : tensor<i32>, tensor<4x8xf32>
-     cond {{
-      %n = stablehlo.constant dense<3> : tensor<i32>
-      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
-      stablehlo.return %lt : tensor<i1>
-    }} do {{
-      %one = stablehlo.constant dense<1> : tensor<i32>
-      %i2 = stablehlo.add %i, %one : tensor<i32>
-      %s = stablehlo.slice %v [0:4, 0:1] : (tensor<4x8xf32>) -> tensor<4x1xf32>{reshape}
-      %f = "mhlo.fusion"(%v, %{"s" if widening else "c"}) ({{
-      ^bb0(%x: tensor<4x8xf32>, %p: {column}):
+    return while_fusion(f"""
         %b = stablehlo.broadcast_in_dim %p, dims = {dims} : ({column}) -> tensor<4x8xf32>
         %m = stablehlo.multiply %b, %x : tensor<4x8xf32>
-        stablehlo.return %m : tensor<4x8xf32>
-      }}) {{fusion_kind = #mhlo<fusion_kind kLoop>}} : (tensor<4x8xf32>, {column}) -> tensor<4x8xf32>
-      stablehlo.return %i2, %f : tensor<i32>, tensor<4x8xf32>
-    }}
-    return %r#1 : tensor<4x8xf32>
-  }}
-}}"""
+        stablehlo.return %m : tensor<4x8xf32>""", outside="""
+      %s = stablehlo.slice %v [0:4, 0:1] : (tensor<4x8xf32>) -> tensor<4x1xf32>""" + reshape,
+        operands=f"%v, %{'s' if widening else 'c'}", params=f"%x: tensor<4x8xf32>, %p: {column}",
+        types=f"tensor<4x8xf32>, {column}")
 
 
 PROGRAMS = {
@@ -310,12 +300,12 @@ module {
 }""",
     # a fusion inside a while body compiles; one holding a reduce has no layouts for
     # the reduce's operand there (aborts, root or not: a vmapped while_loop's test)
-    "while_body_elementwise": WHILE.format(body="""
+    "while_body_elementwise": while_fusion("""
         %e = stablehlo.exponential %x : tensor<4x8xf32>
         %t = stablehlo.tanh %e : tensor<4x8xf32>
         %m = stablehlo.multiply %t, %x : tensor<4x8xf32>
         stablehlo.return %m : tensor<4x8xf32>"""),
-    "while_body_reduce": WHILE.format(body="""
+    "while_body_reduce": while_fusion("""
         %z = stablehlo.constant dense<0.0> : tensor<f32>
         %s = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [1] : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
         %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
@@ -323,19 +313,19 @@ module {
     # there only parameters, constants and the root have layouts: a broadcast or a
     # reverse of a value computed in the fusion aborts (an RNN scaling its step by
     # its counter: benchmarks/control_flow.py), of a parameter or a constant it runs
-    "while_body_broadcast_of_computed": WHILE.format(body="""
+    "while_body_broadcast_of_computed": while_fusion("""
         %s = stablehlo.slice %x [0:1, 0:1] : (tensor<4x8xf32>) -> tensor<1x1xf32>
         %r = stablehlo.reshape %s : (tensor<1x1xf32>) -> tensor<f32>
         %n = stablehlo.negate %r : tensor<f32>
         %b = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
         %m = stablehlo.add %b, %x : tensor<4x8xf32>
         stablehlo.return %m : tensor<4x8xf32>"""),
-    "while_body_reverse_of_computed": WHILE.format(body="""
+    "while_body_reverse_of_computed": while_fusion("""
         %t = stablehlo.tanh %x : tensor<4x8xf32>
         %r = stablehlo.reverse %t, dims = [1] : tensor<4x8xf32>
         %m = stablehlo.add %r, %x : tensor<4x8xf32>
         stablehlo.return %m : tensor<4x8xf32>"""),
-    "while_body_broadcasts_of_parameter_and_constant": WHILE.format(body="""
+    "while_body_broadcasts_of_parameter_and_constant": while_fusion("""
         %c = stablehlo.constant dense<2.0> : tensor<f32>
         %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
         %r = stablehlo.reverse %x, dims = [1] : tensor<4x8xf32>
