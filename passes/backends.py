@@ -30,8 +30,8 @@ class XlaCpu(Backend):
 
     def tree_reduction_window(self, op) -> int | None:
         """XLA CPU's TreeReductionRewriter splits every reduce over a dimension longer
-        than 32; only an order-dependent one is split here, and not an f32 sum its
-        library takes whole (measured, jaxlib 0.10.2: 33 elements are split, 32 not,
+        than 32; only an order-dependent one is split here, and not a sum its library
+        takes whole (measured, jaxlib 0.10.2: 33 elements are split, 32 not,
         in f16, bf16, f32 and f64; f32 and f64 sums of 4096 and more are YNNPACK's)."""
         if not order_dependent(op) or library_reduce(op):
             return None

@@ -224,7 +224,7 @@ def _multiply_by_reciprocal(divide, is_constant) -> None:
     (found by the fuzzer). x / c stays where XLA folds x to a constant too
     (`is_constant(x)`): its simplifier leaves it, and it folds the quotient, correctly
     rounded (truncated_normal's bound / sqrt(2) after XLA inlines the call: -1.5 /
-    sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); jax.jit's samples follow the
+    sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); JAX's jitted samples follow the
     quotient). x / broadcast(b) it rewrites for a constant x too (array bounds)."""
     x, divisor = divide.operation.operands
     spread = divisor.owner

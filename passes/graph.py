@@ -207,8 +207,8 @@ def functions(module: ir.Module) -> list:
 
 def blocks(module: ir.Module, funcs: list | None = None):
     """(function name, block) for each block the passes fuse: the body of each of
-    `funcs` (default: functions(module)), then the blocks of the while, case and if regions inside
-    it, at any depth (measured: XLA CPU compiles a fusion inside a while body).
+    `funcs` (default: functions(module)), then the blocks of the while, case and if
+    regions inside it, at any depth (measured: XLA CPU compiles a fusion inside a while body).
     Lazy: a block's nested blocks are found after the caller has rewritten it."""
     for func in functions(module) if funcs is None else funcs:
         name = func.attributes["sym_name"].value

@@ -4,11 +4,11 @@ by a copy of its callee's body, as XLA's CallInliner does before its fusion.
 JAX lowers a sampler drawn in a scan body as a call there. XLA inlines it and
 fuses its ops with the body's; our passes cannot fuse the callee itself (XLA's loop
 analysis inlines it and trips over fusions in it, graph.functions), so it ran op by
-op and LLVM did not contract its multiply-adds as in jax.jit's kernels: a normal
-drawn in a scan lost jax.jit's last bits. Inlined, its ops are fused in the region
+op and LLVM did not contract its multiply-adds as in JAX's jitted kernels: a normal
+drawn in a scan lost the last bits of JAX's jitted samples. Inlined, its ops are fused in the region
 as XLA would fuse them there (a broadcast widening a unit dim stays out of fusions
 there: opinfo.region_problem). Calls outside regions stay: fused apart, truncated
-normal with array bounds keeps jax.jit's bits, and inlined in an earlier attempt it
+normal with array bounds keeps JAX's jitted bits, and inlined in an earlier attempt it
 did not. A private function no op refers to any more is erased; a recursive call is
 left.
 """

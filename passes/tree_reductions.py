@@ -6,7 +6,7 @@ reduce_window of 32-element windows (the dimension padded evenly with the init
 value to a multiple of 32), then a reduce of the partial results, split again
 while one is longer than 32. It rewrites computations that are not fusions only,
 so a reduce inside one of our fusions would sum in order and round otherwise
-than under jax.jit (a dirichlet over 40 categories, an f64 sum of 40 numbers).
+than under JAX's jit (a dirichlet over 40 categories, an f64 sum of 40 numbers).
 Split here, first, the reduce_window stays its own kernel, as in XLA's plan, and
 the short reduce of partial sums fuses with what reads it, as XLA fuses it. Which
 reduces split is the backend's answer (Backend.tree_reduction_window): a max, a
