@@ -2,7 +2,7 @@
 
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
-        The default pipeline (inline-region-calls, canonicalize, tree-reductions,
+        The default pipeline (inline-calls, canonicalize, tree-reductions,
         instruction-fusion, fusion-merger, sibling-fusion, producer-consumer-fusion)
         for `backend` ("cpu", "gpu", or a Backend of one's own: every `backend`
         argument takes either); returns the fused module as text with every source
@@ -36,15 +36,16 @@ and none with an unread result among three or more; no fused bf16 select; no
 fused value (a bf16 parameter included) read by several ops that XLA CPU's loop
 emitter would split into functions (the function result needs a layout ops inside
 our fusions lack); no fusions in functions called from a loop or branch body (the
-inline-region-calls pass first inlines those calls, as XLA does, so their ops fuse
-in the body); no broadcast widening a unit dim in a fusion there. A module holding a
+inline-calls pass first inlines every call, as XLA does, so their ops fuse in the
+body); no broadcast widening a unit dim in a fusion there. A module holding a
 fusion of elementwise ops only is compiled without XLA's reshape-mover
 (FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
 is left to it (library.py).
 
-The inline-region-calls pass first replaces each call inside a while, case or if
-region by its callee's body, as XLA's call inliner would. Canonicalize then folds
+The inline-calls pass first replaces each call by its callee's body, as XLA's call
+inliner would (a constant argument passes through an identity call, so that XLA
+folds what the callee computes from it as it would through the call). Canonicalize then folds
 idempotent op(x, x), makes zero-element values constants and erases dead code, as
 XLA would after us. Tree-reductions splits a long float sum into partial sums as
 XLA CPU does before its fusion (a fused sum would add up in another order). Last,
@@ -65,7 +66,7 @@ cost (bytes, flops, launches), capability (the Backend: limits, hooks, and the
 per-fusion check), backends (the backends by name, check_backend), library (what
 XLA CPU's library kernels take), xla_import (what XLA's import folds in a fusion),
 rewrite (groups -> mhlo.fusion), framework (pass base classes and their typed
-options), one module per pass (region_calls, canonicalize, tree_reductions and the four
+options), one module per pass (inline_calls, canonicalize, tree_reductions and the four
 fusions),
 pipeline (pass manager, fuse), report, mlir_io.
 

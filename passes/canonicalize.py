@@ -17,7 +17,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from . import opinfo
 from .framework import Pass, PassContext
-from .graph import blocks
+from .graph import blocks, folds_to_constant
 
 
 class Canonicalize(Pass):
@@ -38,7 +38,7 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
     folded: dict = {}
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.divide":
-            _multiply_by_reciprocal(op, lambda x: _constant_to_xla(x, constant_args, folded))
+            _multiply_by_reciprocal(op, lambda x: folds_to_constant(x, constant_args, folded))
         _empty_to_constant(op)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) in CONSTANT_ARITHMETIC:
@@ -197,22 +197,6 @@ def _empty_to_constant(op) -> None:
         empty = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
             "value": ir.Attribute.parse(f"dense<> : {result.type}")})
     result.replace_all_uses_with(empty.results[0])
-
-
-def _constant_to_xla(value, constant_args, memo: dict) -> bool:
-    """Whether XLA folds `value` to a constant once it has inlined the calls: a
-    constant, an argument every call passes a constant, or an op we know computing
-    from such values alone (as graph.DataflowGraph.is_constant)."""
-    if value not in memo:
-        op = value.owner
-        if isinstance(op, ir.Block):
-            memo[value] = value in constant_args
-        else:
-            memo[value] = opinfo.name(op) == "stablehlo.constant" or (
-                opinfo.name(op) in opinfo.KNOWN and opinfo.name(op) != opinfo.FUSION
-                and len(op.operands) > 0
-                and all(_constant_to_xla(v, constant_args, memo) for v in op.operands))
-    return memo[value]
 
 
 def _multiply_by_reciprocal(divide, is_constant) -> None:

@@ -63,7 +63,7 @@ class DataflowGraph:
         for i, op in enumerate(self.nodes):
             self.constant.append(op.operation.name == "stablehlo.constant" or (
                 bool(self.reads[i]) and all(self.is_constant(v) for v in self.reads[i])
-                and self.unfusible(i) is None))
+                and (self.unfusible(i) is None or opinfo.constant_argument(op))))
         # ops between the same two side-effecting ops share an epoch; fusion never
         # groups ops of different epochs, so effects keep their place in the order
         self.epoch, epoch = [], 0
@@ -225,6 +225,28 @@ def _region_blocks(block: ir.Block):
                 for inner in region.blocks:
                     yield inner
                     yield from _region_blocks(inner)
+
+
+def folds_to_constant(value: ir.Value, constant_args, memo: dict,
+                      through_calls: bool = True) -> bool:
+    """Whether XLA folds `value` to a constant once it has inlined the calls: a
+    constant, an argument in `constant_args` (the block arguments every call passes a
+    constant), or an op we know computing from such values alone (as
+    DataflowGraph.is_constant), passed through an identity call of inline_calls or
+    not. `through_calls` False: what XLA's import sees as constant before it inlines.
+    `memo` keeps the answers (one memo per `through_calls`)."""
+    if value not in memo:
+        op = value.owner
+        if isinstance(op, ir.Block):
+            memo[value] = value in constant_args
+        else:
+            memo[value] = opinfo.name(op) == "stablehlo.constant" or (
+                len(op.operands) > 0
+                and (opinfo.name(op) in opinfo.KNOWN and opinfo.name(op) != opinfo.FUSION
+                     or through_calls and opinfo.constant_argument(op))
+                and all(folds_to_constant(v, constant_args, memo, through_calls)
+                        for v in op.operands))
+    return memo[value]
 
 
 def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:

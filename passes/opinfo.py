@@ -43,6 +43,8 @@ CONTROL_FLOW = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if"})
 
 REDUCE = "stablehlo.reduce"
 FUSION = "mhlo.fusion"
+# the identity functions inline_calls passes constant arguments through
+CONSTANT_ARGUMENT = "constant_argument_"
 
 # Kept as their own kernels whatever the backend: library calls, control flow,
 # effects, and ops whose emitters want their own loop nest.
@@ -86,6 +88,12 @@ def widens_unit_dim(broadcast) -> bool:
 
 def name(op) -> str:
     return op.operation.name
+
+
+def constant_argument(op) -> bool:
+    """A call of an identity function of inline_calls: a constant, once XLA inlines it."""
+    return (op.operation.name == "func.call"
+            and op.attributes["callee"].value.startswith(CONSTANT_ARGUMENT))
 
 
 def is_side_effecting(op) -> bool:

@@ -17,16 +17,16 @@ from .graph import blocks, constant_arguments, functions
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .producer_consumer_fusion import ProducerConsumerFusion
-from .region_calls import InlineRegionCalls
+from .inline_calls import InlineCalls
 from .report import FusionInfo, FusionReport, short_loc
 from .rewrite import unfuse
 from .sibling_fusion import SiblingFusion
 from .tree_reductions import TreeReductions
 
 PASSES: dict[str, type[Pass]] = {
-    cls.name: cls for cls in (InlineRegionCalls, Canonicalize, TreeReductions, InstructionFusion,
+    cls.name: cls for cls in (InlineCalls, Canonicalize, TreeReductions, InstructionFusion,
                               FusionMerger, SiblingFusion, ProducerConsumerFusion)}
-DEFAULT_PIPELINE = ("inline-region-calls,canonicalize,tree-reductions,instruction-fusion,"
+DEFAULT_PIPELINE = ("inline-calls,canonicalize,tree-reductions,instruction-fusion,"
                     "fusion-merger,sibling-fusion,producer-consumer-fusion")
 
 

@@ -44,9 +44,9 @@ def test_options_from_python_are_type_checked():
             merger(**{"max-operands": wrong})
 
 
-def test_default_pipeline_inlines_region_calls_and_canonicalizes_before_fusing():
+def test_default_pipeline_inlines_calls_and_canonicalizes_before_fusing():
     assert passes.DEFAULT_PIPELINE.split(",") == [
-        "inline-region-calls", "canonicalize", "tree-reductions", "instruction-fusion",
+        "inline-calls", "canonicalize", "tree-reductions", "instruction-fusion",
         "fusion-merger", "sibling-fusion", "producer-consumer-fusion"]
     seen = []
     passes.PassManager(after_pass=lambda name, module: seen.append(

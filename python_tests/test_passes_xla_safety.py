@@ -280,7 +280,7 @@ def test_a_reversed_fusion_of_a_self_compare_compiles():
 
 # The corpus's random_gamma_float64_3 in small: a loop body calls a function that
 # adds a 1x1 key word to a 1x3 counter (Threefry). Inlined into the body
-# (inline-region-calls), the broadcast widening the unit dim joined a fusion there;
+# (inline-calls), the broadcast widening the unit dim joined a fusion there;
 # XLA imports it as a reshape and a broadcast, and XLA CPU aborted on the reshape's
 # missing layout ("has_layout() u32[1]"). It stays out of the fusion now.
 KEY_ADD_IN_LOOP_CALL = """

@@ -5,7 +5,7 @@
 # hlo-dump prints our IR, the StableHLO, the module after our fusion passes and
 # XLA's optimized HLO of a function.
 # RUN: hlo-dump %S/../../examples/mlp.py -f softmax --stage ir --no-locations --print-after-all --explain | FileCheck %s --check-prefix=PASSES
-# PASSES: // ----- softmax: after inline-region-calls: 0 fusions (was 0), 0 candidates fused, 0 rejected -----
+# PASSES: // ----- softmax: after inline-calls: 0 fusions (was 0), 0 candidates fused, 0 rejected -----
 # PASSES: // ----- softmax: after canonicalize: 0 fusions (was 0), 0 candidates fused, 0 rejected -----
 # PASSES: // ----- softmax: after instruction-fusion: {{[0-9]+}} fusions (was 0), {{[0-9]+}} candidates fused, {{[0-9]+}} rejected -----
 # PASSES: // ----- softmax: after fusion-merger:

@@ -4,8 +4,8 @@
 // RUN: not hlo-opt %s --pass-pipeline='fusion-merger{max-operands=two}' 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not hlo-opt %s --pass-pipeline='canonicalize{max-operands=2}' 2>&1 | FileCheck %s --check-prefix=NONE
 
-// CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: inline-region-calls,canonicalize,tree-reductions,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
-// CHECK-NEXT:   inline-region-calls        replace each func.call inside a while, case or if region by a copy of its callee's body{{.*}}
+// CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: inline-calls,canonicalize,tree-reductions,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
+// CHECK-NEXT:   inline-calls        replace each func.call by a copy of its callee's body, as XLA's CallInliner does before its fusion{{.*}}
 // CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), convert(bool) * y to a select, empty values to constants, a dot_general of unit contractions to a multiply, unit free dimensions out of a dot_general, and erase dead code{{.*}}
 // CHECK-NEXT:   tree-reductions            split a long float sum into a reduce_window of partial sums and a reduce of those{{.*}}
 // CHECK-NEXT:   instruction-fusion         pull producers into their consumers{{.*}}

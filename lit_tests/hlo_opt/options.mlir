@@ -6,7 +6,7 @@
 // hlo-dump's old spellings of the same flags:
 // RUN: hlo-opt %s --fuse --explain --print-after-all 2>&1 >/dev/null | FileCheck %s --check-prefixes=ALL,REPORT
 
-// ALL: // -----// IR Dump After inline-region-calls //----- //
+// ALL: // -----// IR Dump After inline-calls //----- //
 // ALL: // -----// IR Dump After canonicalize //----- //
 // ALL-NOT: mhlo.fusion
 // ALL: // -----// IR Dump After instruction-fusion //----- //
@@ -15,7 +15,7 @@
 // ALL: // -----// IR Dump After producer-consumer-fusion //----- //
 // ALL: func.func @softmax
 
-// ONE-NOT: IR Dump After {{inline-region-calls|canonicalize|instruction-fusion}}
+// ONE-NOT: IR Dump After {{inline-calls|canonicalize|instruction-fusion}}
 // ONE: // -----// IR Dump After fusion-merger //----- //
 // ONE-NOT: IR Dump After
 

@@ -255,15 +255,17 @@ func.func @copies_of_a_convert_are_one_to_xla(%x: tensor<ui8>) -> tensor<2xi1> {
 
 // -----
 
-// XLA inlines calls, folds x != x to a splat (so does canonicalize), and moves the
-// reverse in @flip past the fusion as if it were one divide, rebuilding it with the
-// opcode `fusion` (aborts; fuzzer, hlo-opt seeds 917, 1160): a fusion of two
-// operands that a reverse reads, here through a call, is undone.
-// CHECK-LABEL: func.func private @floor_divide
-// CHECK-NOT: mhlo.fusion
+// XLA inlines calls, folds x != x to a splat (so does canonicalize), and would move
+// the reverse in @flip past a fusion of the divide's two operands as if it were one
+// divide, rebuilding it with the opcode `fusion` (aborts; fuzzer, hlo-opt seeds 917,
+// 1160). Inlined first, as XLA inlines, the reverse joins the divide's fusion; with
+// the calls kept, that fusion is undone (xla-import-reverse.mlir).
+// CHECK-LABEL: func.func public @main
+// CHECK: stablehlo.convert
+// CHECK: "mhlo.fusion"
 // CHECK: stablehlo.divide
-// CHECK: return
-// WHY: [xla-import] not fused: stablehlo.convert {{.*}} + stablehlo.divide {{.*}}: two operands, read by a reverse: XLA's simplifier takes the fusion for a binary op when it moves the reverse past it (aborts)
+// CHECK-NEXT: stablehlo.reverse
+// CHECK-NOT: func.func private
 func.func public @main(%x: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
   %c = stablehlo.compare NE, %x, %x, UNSIGNED : (tensor<1x1x2xui32>, tensor<1x1x2xui32>) -> tensor<1x1x2xi1>
   %0 = call @floor_divide(%x, %c) : (tensor<1x1x2xui32>, tensor<1x1x2xi1>) -> tensor<1x1x2xui32>
