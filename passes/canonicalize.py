@@ -199,13 +199,19 @@ def _empty_to_constant(op) -> None:
     result.replace_all_uses_with(empty.results[0])
 
 
+# where XLA's simplifier makes a divide a multiply by the reciprocal, in the element
+# type (measured: f16 too, dirichlet's softmax; complex too, normal's complex samples
+# (re + i im) / sqrt(2)). Not bf16: XLA CPU computes it in f32, the reciprocal too.
+_RECIPROCAL_TYPES = ("f16", "f32", "f64", "complex<f32>", "complex<f64>")
+
+
 def _multiply_by_reciprocal(divide, is_constant) -> None:
     """x / broadcast(b) -> x * broadcast(1 / b) for b smaller than x, and x / c ->
     x * (1 / c) for a c XLA folds to a constant (a constant, or a convert of one), as
     XLA's simplifier does; then convert(p) / 0 is select(p, inf, 0), 0 where p is
-    false (fuzzer, jit seed 2073: a bool divided by a converted false). f32/f64 only:
-    in bf16/f16 a rounded 1 / b changes the quotient where XLA keeps the divide
-    (found by the fuzzer). x / c stays where XLA folds x to a constant too
+    false (fuzzer, jit seed 2073: a bool divided by a converted false). Not in bf16
+    (_RECIPROCAL_TYPES: a bf16 reciprocal changed quotients, found by the fuzzer).
+    x / c stays where XLA folds x to a constant too
     (`is_constant(x)`): its simplifier leaves it, and it folds the quotient, correctly
     rounded (truncated_normal's bound / sqrt(2) after XLA inlines the call: -1.5 /
     sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); JAX's jitted samples follow the
@@ -213,7 +219,7 @@ def _multiply_by_reciprocal(divide, is_constant) -> None:
     x, divisor = divide.operation.operands
     spread = divisor.owner
     if (isinstance(spread, ir.Block)
-            or str(ir.RankedTensorType(x.type).element_type) not in ("f32", "f64")):
+            or str(ir.RankedTensorType(x.type).element_type) not in _RECIPROCAL_TYPES):
         return
     if _folded_constant(divisor):
         if is_constant(x):
@@ -240,13 +246,19 @@ def _multiply_by_reciprocal(divide, is_constant) -> None:
 
 
 def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Value:
-    """A float scalar constant broadcast to `result_type`, as JAX writes constants: a
-    fusion takes the broadcast in, and XLA's simplifier matches it as one constant.
-    Creates ops at the current insertion point."""
+    """A float (or complex, real part `number`) scalar constant broadcast to
+    `result_type`, as JAX writes constants: a fusion takes the broadcast in, and XLA's
+    simplifier matches it as one constant. Creates ops at the current insertion point."""
     scalar = ir.RankedTensorType.get([], element)
-    value = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-        "value": ir.DenseElementsAttr.get_splat(
-            scalar, ir.FloatAttr.get(element, number))}).results[0]
+    if isinstance(element, ir.ComplexType):  # parsed whole: Python has no complex attribute
+        constant = ir.Operation.parse(f'"stablehlo.constant"() {{value = dense<({number!r}, '
+                                      f'0.0)> : {scalar}}} : () -> {scalar}')
+        ir.InsertionPoint.current.insert(constant)
+        value = constant.results[0]
+    else:
+        value = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+            "value": ir.DenseElementsAttr.get_splat(
+                scalar, ir.FloatAttr.get(element, number))}).results[0]
     if ir.RankedTensorType(result_type).rank:
         value = ir.Operation.create(
             "stablehlo.broadcast_in_dim", results=[result_type], operands=[value],

@@ -375,9 +375,12 @@ def samplers(random, key, dtype):
             (16, 4), dtype),
         bernoulli=random.bernoulli(key, np.array(0.3, dtype), (64,)),
         gumbel=random.gumbel(key, (64,), dtype), categorical=random.categorical(key, logits))
-    if dtype == np.float32:
+    if dtype == np.float32:  # complex: (re + i im) / sqrt(2), a multiply under jax.jit
         out.update(randint=random.randint(key, (64,), -5, 300), split=random.split(key, 3),
-                   permutation=random.permutation(key, 33), choice=random.choice(key, 10, (5,)))
+                   permutation=random.permutation(key, 33), choice=random.choice(key, 10, (5,)),
+                   complex_normal=random.normal(key, (64,), np.complex64))
+    if dtype == np.float16:  # softmax's divide a multiply by the f16 reciprocal
+        out.update(dirichlet=random.dirichlet(key, np.array([0.3, 1.0, 2.5], dtype), (16,), dtype))
     return out
 
 

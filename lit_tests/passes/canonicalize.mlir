@@ -65,6 +65,28 @@ func.func @dead_code(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// In f16 and complex types XLA's simplifier makes the same multiply, the reciprocal
+// rounded in the element type (measured: dirichlet's f16 softmax, normal's complex
+// samples over sqrt(2)).
+// CHECK-LABEL: func.func @divide_f16_and_complex
+// CHECK:      %[[RH:.*]] = stablehlo.divide %{{.*}}, %arg1 : tensor<4xf16>
+// CHECK-NEXT: %[[BH:.*]] = stablehlo.broadcast_in_dim %[[RH]], dims = [0] : (tensor<4xf16>) -> tensor<4x3xf16>
+// CHECK-NEXT: stablehlo.multiply %arg0, %[[BH]] : tensor<4x3xf16>
+// CHECK:      %[[ONE:.*]] = stablehlo.constant dense<(1.000000e+00,0.000000e+00)> : tensor<complex<f32>>
+// CHECK-NEXT: %[[RC:.*]] = stablehlo.divide %[[ONE]], %{{.*}} : tensor<complex<f32>>
+// CHECK-NEXT: %[[BC:.*]] = stablehlo.broadcast_in_dim %[[RC]], dims = [] : (tensor<complex<f32>>) -> tensor<8xcomplex<f32>>
+// CHECK-NEXT: stablehlo.multiply %arg2, %[[BC]] : tensor<8xcomplex<f32>>
+func.func @divide_f16_and_complex(%x: tensor<4x3xf16>, %s: tensor<4xf16>, %z: tensor<8xcomplex<f32>>) -> (tensor<4x3xf16>, tensor<8xcomplex<f32>>) {
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf16>) -> tensor<4x3xf16>
+  %d = stablehlo.divide %x, %sb : tensor<4x3xf16>
+  %c = stablehlo.constant dense<(1.41421354, 0.0)> : tensor<complex<f32>>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<complex<f32>>) -> tensor<8xcomplex<f32>>
+  %dz = stablehlo.divide %z, %cb : tensor<8xcomplex<f32>>
+  return %d, %dz : tensor<4x3xf16>, tensor<8xcomplex<f32>>
+}
+
+// -----
+
 // A divide by what XLA folds to a constant (here a converted false, 0.0) is a
 // multiply by its reciprocal, and a converted bool times y a select: a bool
 // divided by a converted false is 0 where the bool is false, as under jax.jit
