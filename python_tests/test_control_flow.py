@@ -297,3 +297,40 @@ def test_associative_scan_matches_jax_bit_for_bit():
         lambda p, q: (p[0] * q[0], jax.lax.max(p[1], q[1])), (x, x), reverse=True, axis=1))(x)
     for got, w in zip(pairs, want):
         np.testing.assert_array_equal(got, w)
+
+
+def _assert_trees_close(got, want, rtol=1e-6):
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=rtol)
+
+
+def test_branches_and_bodies_may_return_closed_over_values_unchanged():
+    """A branch or loop body returning an outer traced value as is (not computed from it)
+    takes it as an input all the same, as JAX's constvars: under jit, grad and vmap."""
+    xs = np.arange(3, dtype=np.float32)
+
+    def f(L, a, b, i):
+        return [L.cond(a > 0, lambda: a, lambda: a * 2),
+                L.switch(i, [lambda: a, lambda: b * 2]),
+                L.cond(a > 0, lambda v: b, lambda v: v * 2, a),
+                L.scan(lambda c, t: (c + t, a), np.float32(0), xs),
+                L.scan(lambda c, t: (b, c * t), a, xs),
+                L.fori_loop(0, 3, lambda j, c: a, np.float32(0)),
+                L.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, a), (0, b)),
+                L.map(lambda t: b, xs)]
+    args = np.float32(1.5), np.float32(-2), np.int32(0)
+    _assert_trees_close(tracehlo.jit(lambda *a: f(lax, *a))(*args),
+                        jax.jit(lambda *a: f(jax.lax, *a))(*args))
+
+    def g(L, a):
+        return L.cond(a > 0, lambda: a * 3, lambda: a)
+    for a in (np.float32(0.5), np.float32(-0.5)):
+        np.testing.assert_allclose(tracehlo.grad(lambda a: g(lax, a))(a),
+                                   jax.grad(lambda a: g(jax.lax, a))(a))
+
+    def h(L, p, a):
+        return L.cond(p, lambda: (a, 1.0), lambda: (a, 2.0))
+    ps, a = np.array([True, False]), np.array([1, 2], np.float32)
+    _assert_trees_close(tracehlo.vmap(lambda p, a: h(lax, p, a))(ps, a),
+                        jax.vmap(lambda p, a: h(jax.lax, p, a))(ps, a))
