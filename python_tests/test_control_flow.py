@@ -309,6 +309,7 @@ def test_associative_scan_matches_jax_bit_for_bit():
 def _assert_trees_close(got, want, rtol=1e-6):
     assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
     for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert np.shape(a) == np.shape(b)
         np.testing.assert_allclose(a, b, rtol=rtol)
 
 
@@ -362,3 +363,20 @@ def test_weakly_typed_initial_carry_is_promoted_as_in_jax():
                     lambda L: L.while_loop(lambda c: c[0] < 2,
                                            lambda c: (c[0] + 1.5, c[1] + xs), (0, 1))]:
         _raises_like_jax(lambda: refused(lax), lambda: refused(jax.lax))
+
+
+def test_zero_length_scan_returns_the_init_carry_and_empty_ys():
+    """A scan of no steps lowers to no loop: its step's 1-row slice of an empty xs would
+    not compile."""
+    e = np.zeros((0, 3), np.float32)
+
+    def f(L, w, e):
+        return (L.scan(lambda c, t: (c + (t * w).sum(), t * w), w, e, reverse=True),
+                L.map(lambda t: t * 2, e))
+    _assert_trees_close(tracehlo.jit(lambda w, e: f(lax, w, e))(np.float32(1.5), e),
+                        jax.jit(lambda w, e: f(jax.lax, w, e))(np.float32(1.5), e))
+
+    def g(L, a):
+        return L.fori_loop(3, 3, lambda i, c: c * a, a)
+    np.testing.assert_allclose(tracehlo.grad(lambda a: g(lax, a))(np.float32(2)),
+                               jax.grad(lambda a: g(jax.lax, a))(np.float32(2)))
