@@ -23,6 +23,7 @@ with a batched predicate runs while any example is active.
 """
 from __future__ import annotations
 
+import inspect
 import weakref
 
 import jax.tree_util as tree_util
@@ -73,11 +74,14 @@ def _trace(fn, name, in_tree, in_types):
     return graph, captured, out_tree
 
 
-def _leaf_names(tree) -> list:
-    """`[0]`, `['w']`, ...: each leaf's path in a pytree of this structure."""
+def _leaf_paths(tree) -> list:
+    """`[0]`, `['w']`, ...: each leaf's path in a pytree of this structure ('' for a leaf)."""
     dummy = tree_util.tree_unflatten(tree, range(tree.num_leaves))
-    return [tree_util.keystr(p) or "(the value)"
-            for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+    return [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+
+
+def _leaf_names(tree) -> list:
+    return [p or "(the value)" for p in _leaf_paths(tree)]
 
 
 def _as_arrays(leaves):
@@ -281,31 +285,82 @@ cond_p = define("cond", shape=_cond_shape, lower=_cond_lowering, multiple_result
 def while_loop(cond_fun, body_fun, init_val):
     """Repeat body_fun on the carry while cond_fun(carry) holds, in one while equation."""
     leaves, tree = tree_util.tree_flatten(init_val)
-    leaves = _as_arrays(leaves)
-    types = _types(leaves)
     args_tree = tree_util.tree_structure((init_val,))
-    cond_graph, cond_caps, cond_tree = _trace(cond_fun, "cond_fun", args_tree, types)
-    if cond_tree.num_leaves != 1 or cond_graph.out_types[0] != ArrayType((), dtypes.bool_):
-        raise TypeError(at_user_line(
-            "cond_fun must return a boolean scalar, but got output type(s) "
-            f"{_text(cond_graph.out_types)}."))
-    body_graph, body_caps, body_tree = _trace(body_fun, "body_fun", args_tree, types)
-    _check_carry("while_loop body_fun", tree, types, body_tree, body_graph.out_types)
+
+    def trace(types):
+        cond_graph, cond_caps, cond_tree = _trace(cond_fun, "cond_fun", args_tree, types)
+        if cond_tree.num_leaves != 1 or cond_graph.out_types[0] != ArrayType((), dtypes.bool_):
+            raise TypeError(at_user_line(
+                "cond_fun must return a boolean scalar, but got output type(s) "
+                f"{_text(cond_graph.out_types)}."))
+        body_graph, body_caps, body_tree = _trace(body_fun, "body_fun", args_tree, types)
+        return (cond_graph, cond_caps, body_graph, body_caps), body_tree, body_graph.out_types
+    leaves, (cond_graph, cond_caps, body_graph, body_caps) = _trace_carry(
+        "while_loop body", body_fun, tree, _as_arrays(leaves), trace)
     outs = while_p.bind(*leaves, *cond_caps, *body_caps, cond=cond_graph, body=body_graph)
     return tree_util.tree_unflatten(tree, outs)
 
 
-def _check_carry(what, tree, types, out_tree, out_types):
+def _trace_carry(name, fn, tree, leaves, trace):
+    """A loop body traced by trace(carry types) -> (traced, out carry tree, out carry
+    types) in JAX's two passes, so a Python scalar can start a carry the body widens: a
+    weakly typed leaf the body returns as another type is converted to the promotion of
+    the two, and the body traced again. Returns (carry leaves, traced)."""
+    types = _types(leaves)
+    traced, out_tree, out_types = trace(types)
+    promote = [t.weak and t != o for t, o in zip(types, out_types)] if out_tree == tree else []
+    if any(promote):
+        leaves = [convert_element_type(x, dtypes.result_type((t.dtype, True),
+                                                             (o.dtype, o.weak))[0]) if p else x
+                  for x, t, o, p in zip(leaves, types, out_types, promote)]
+        types = _types(leaves)
+        traced, out_tree, out_types = trace(types)
+    _check_carry(name, fn, tree, types, out_tree, out_types)
+    return leaves, traced
+
+
+def _check_carry(name, fn, tree, types, out_tree, out_types):
+    """JAX's errors for a carry the body changes, naming its leaves after fn's carry
+    parameter as JAX does."""
     if out_tree != tree:
         raise TypeError(at_user_line(
-            f"{what} must return a carry of the same pytree structure as its input: "
-            f"input {tree}, output {out_tree}"))
-    for leaf, a, b in zip(_leaf_names(tree), types, out_types):
-        if a != b:
-            raise TypeError(at_user_line(
-                f"{what} output and input must have identical types: the carry {leaf} is "
-                f"{a} on input but {b} on output; convert it (astype) so the carry keeps "
-                "one type and shape"))
+            f"{name} function carry input and carry output must have the same pytree "
+            f"structure, but they differ:\n\nthe input tree structure is:\n{tree}\n"
+            f"the output tree structure is:\n{out_tree}\n\nRevise the function so that the "
+            "carry output has the same pytree structure as the carry input."))
+    try:
+        carry = next(iter(inspect.signature(fn).parameters), None)
+    except (TypeError, ValueError):
+        carry = None
+    diffs = [_carry_diff(carry, path, a, b)
+             for path, a, b in zip(_leaf_paths(tree), types, out_types) if a != b]
+    if not diffs:
+        return
+    if len(diffs) == 1:
+        differences = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
+    else:  # as JAX joins them
+        differences = ("\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n")
+    raise TypeError(at_user_line(
+        f"{name} function carry input and carry output must have equal types, but they "
+        f"differ:\n\n{differences}\nRevise the function so that all output types match the "
+        "corresponding input types."))
+
+
+def _carry_diff(carry, path, a, b) -> str:
+    """One carry leaf's line in JAX's error: `carry` is the body's parameter name."""
+    if carry:
+        leaf = f"the input carry component {carry}{path}" if path else f"the input carry {carry}"
+    else:
+        leaf = f"the input carry at path {path}" if path else "the input carry"
+    what = [w for w, differ in [("the dtypes do not match", a.dtype != b.dtype),
+                                ("the shapes do not match", a.shape != b.shape)] if differ]
+    return (f"{leaf} has type {_long_name(a)} but the corresponding output carry component "
+            f"has type {_long_name(b)}, so " + ", and ".join(what))
+
+
+def _long_name(t) -> str:
+    """A type as JAX's errors write it: float32[2,3]."""
+    return f"{t.dtype.name}[{','.join(str(d) for d in t.shape)}]"
 
 
 def fori_loop(lower, upper, body_fun, init_val):
@@ -316,26 +371,20 @@ def fori_loop(lower, upper, body_fun, init_val):
                  for b in (lower, upper))
     dtype = next((type_of(b).dtype for b in (lower, upper) if not dtypes.is_python_scalar(b)),
                  _int32)
-    def body(i, x):  # checked here, so an error names the user's carry, not ours
-        out = body_fun(i, x)
-        x_leaves, x_tree = tree_util.tree_flatten(x)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        _check_carry("fori_loop body_fun", x_tree, _types(x_leaves), out_tree,
-                     _types(out_leaves))
-        return out
-
+    # the loops' carry parameter is JAX's name for it: errors name `loop_carry[1]` as JAX's
     if static:
         lo, hi = int(lower), int(upper)
 
-        def step(carry, _):
-            i, x = carry
-            return (add(i, 1), body(i, x)), None
+        def step(loop_carry, _):
+            i, x = loop_carry
+            return (add(i, 1), body_fun(i, x)), None
         (_, out), _ = scan(step, (core.lift(lo, dtype), init_val), None, length=max(hi - lo, 0))
         return out
     lo = convert_element_type(lower, dtype)
     hi = convert_element_type(upper, dtype)
-    _, _, out = while_loop(lambda c: c[0] < c[1],
-                           lambda c: (add(c[0], 1), c[1], body(c[0], c[2])),
+    _, _, out = while_loop(lambda loop_carry: loop_carry[0] < loop_carry[1],
+                           lambda loop_carry: (add(loop_carry[0], 1), loop_carry[1],
+                                               body_fun(loop_carry[0], loop_carry[2])),
                            (lo, hi, init_val))
     return out
 
@@ -501,20 +550,21 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
         raise ValueError(at_user_line(
             f"scan got values with different leading axis sizes: {lengths}."))
     c_leaves, c_tree = tree_util.tree_flatten(init)
-    c_leaves = _as_arrays(c_leaves)
-    c_types = _types(c_leaves)
     slice_types = [ArrayType(t.shape[1:], t.dtype) for t in x_types]
     in_tree = tree_util.tree_structure((init, tree_util.tree_unflatten(x_tree, [0] * len(x_types))))
-    graph, caps, out_tree = _trace(f, "scan_body", in_tree,
-                                   c_types + slice_types)
-    pair = tree_util.tree_unflatten(out_tree, range(out_tree.num_leaves))
-    if not (isinstance(pair, tuple) and len(pair) == 2):
-        raise TypeError(at_user_line(
-            "scan body function must return a pair (carry, y), got "
-            f"{out_tree}"))
-    carry_tree = tree_util.tree_structure(pair[0])
-    k = len(c_types)
-    _check_carry("scan body function carry", c_tree, c_types, carry_tree, graph.out_types[:k])
+
+    def trace(c_types):
+        graph, caps, out_tree = _trace(f, "scan_body", in_tree, c_types + slice_types)
+        pair = tree_util.tree_unflatten(out_tree, range(out_tree.num_leaves))
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise TypeError(at_user_line(
+                "scan body function must return a pair (carry, y), got "
+                f"{out_tree}"))
+        carry_tree = tree_util.tree_structure(pair[0])
+        return (graph, caps, pair), carry_tree, graph.out_types[:carry_tree.num_leaves]
+    c_leaves, (graph, caps, pair) = _trace_carry("scan body", f, c_tree, _as_arrays(c_leaves),
+                                                 trace)
+    k = len(c_leaves)
     outs = scan_p.bind(*c_leaves, *x_leaves, *caps, body=graph, length=length,
                        reverse=bool(reverse), num_carry=k, num_consts=len(caps))
     return (tree_util.tree_unflatten(c_tree, outs[:k]),
@@ -555,6 +605,8 @@ def _scan_lowering(ctx, eqn, *args):
     ys_types = [v.type for v in eqn.outputs[k:]]
     i32 = ArrayType((), _int32)
     ys0 = [ctx.constant(0, t.dtype, t.shape) for t in ys_types]
+    if length == 0:  # no step runs; its slice of 1 row of an empty xs would not verify
+        return list(carry) + ys0
     zero, one, n = (ctx.constant(v, _int32) for v in (0, 1, length))
     types = [i32] + [v.type for v in eqn.outputs[:k]] + ys_types
 

@@ -461,9 +461,12 @@ class StagingTrace(Trace):
         return [tracer for _, tracer in self.captured.values()]
 
     def build(self, outputs) -> Graph:
-        """The staged Graph: explicit inputs, then one input per captured outer value."""
+        """The staged Graph: explicit inputs, then one input per captured outer value.
+        The outputs are converted first: one may be an outer value returned unchanged,
+        captured only now, and it must be an input too."""
+        out_atoms = [self.atom(x) for x in outputs]
         inputs = self.builder.inputs + [var for var, _ in self.captured.values()]
-        return self.builder.build(inputs, [self.atom(x) for x in outputs])
+        return self.builder.build(inputs, out_atoms)
 
 
 class StagingTracer(Tracer):

@@ -88,19 +88,27 @@ def test_while_loop_reverse_mode_raises_jax_error():
     assert str(ours.value).endswith(str(theirs.value))
 
 
-def test_while_loop_carry_mismatch_names_leaf_types_and_line():
-    def f(x):
-        return lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0][None], c[1] + 1), (x, 0))
-    with pytest.raises(TypeError) as e:
-        tracehlo.make_ir(f)(np.float32(1))
-    line = f.__code__.co_firstlineno + 1
-    assert str(e.value).startswith(f"{HERE}:{line}: while_loop body_fun output and input must "
-                                   "have identical types: the carry [0] is f32[] on input "
-                                   "but f32[1] on output")
-    with pytest.raises(TypeError, match=r"fori_loop body_fun output and input must have "
-                                        r"identical types: the carry \['a'\] is f32\[\] on "
-                                        r"input but f32\[2\] on output"):
-        lax.fori_loop(0, 2, lambda i, c: {"a": tnp.stack([c["a"]] * 2)}, {"a": 1.0})
+def _raises_like_jax(ours, theirs) -> str:
+    """ours() raises JAX's error (what theirs() raises) at a line of this file; returns
+    our message."""
+    with pytest.raises(TypeError) as got:
+        ours()
+    with pytest.raises(TypeError) as want:
+        theirs()
+    assert str(got.value).startswith(HERE + ":") and str(got.value).endswith(str(want.value))
+    return str(got.value)
+
+
+def test_while_loop_carry_mismatch_raises_jax_error_at_the_line():
+    def f(L, x):
+        return L.while_loop(lambda c: c[1] < 3, lambda c: (c[0][None], c[1] + 1), (x, 0))
+    ours = _raises_like_jax(lambda: tracehlo.make_ir(lambda x: f(lax, x))(np.float32(1)),
+                            lambda: jax.make_jaxpr(lambda x: f(jax.lax, x))(np.float32(1)))
+    assert ours.startswith(f"{HERE}:{f.__code__.co_firstlineno + 1}: ")
+    _raises_like_jax(lambda: lax.fori_loop(0, 2, lambda i, c: {"a": tnp.stack([c["a"]] * 2)},
+                                           {"a": 1.0}),
+                     lambda: jax.lax.fori_loop(0, 2, lambda i, c: {"a": jnp.stack([c["a"]] * 2)},
+                                               {"a": 1.0}))
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
         lax.while_loop(lambda c: c, lambda c: c, 1.0)
 
@@ -297,3 +305,79 @@ def test_associative_scan_matches_jax_bit_for_bit():
         lambda p, q: (p[0] * q[0], jax.lax.max(p[1], q[1])), (x, x), reverse=True, axis=1))(x)
     for got, w in zip(pairs, want):
         np.testing.assert_array_equal(got, w)
+
+
+def _assert_trees_close(got, want, rtol=1e-6):
+    assert jax.tree_util.tree_structure(got) == jax.tree_util.tree_structure(want)
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert np.shape(a) == np.shape(b)
+        np.testing.assert_allclose(a, b, rtol=rtol)
+
+
+def test_branches_and_bodies_may_return_closed_over_values_unchanged():
+    """A branch or loop body returning an outer traced value as is (not computed from it)
+    takes it as an input all the same, as JAX's constvars: under jit, grad and vmap."""
+    xs = np.arange(3, dtype=np.float32)
+
+    def f(L, a, b, i):
+        return [L.cond(a > 0, lambda: a, lambda: a * 2),
+                L.switch(i, [lambda: a, lambda: b * 2]),
+                L.cond(a > 0, lambda v: b, lambda v: v * 2, a),
+                L.scan(lambda c, t: (c + t, a), np.float32(0), xs),
+                L.scan(lambda c, t: (b, c * t), a, xs),
+                L.fori_loop(0, 3, lambda j, c: a, np.float32(0)),
+                L.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, a), (0, b)),
+                L.map(lambda t: b, xs)]
+    args = np.float32(1.5), np.float32(-2), np.int32(0)
+    _assert_trees_close(tracehlo.jit(lambda *a: f(lax, *a))(*args),
+                        jax.jit(lambda *a: f(jax.lax, *a))(*args))
+
+    def g(L, a):
+        return L.cond(a > 0, lambda: a * 3, lambda: a)
+    for a in (np.float32(0.5), np.float32(-0.5)):
+        np.testing.assert_allclose(tracehlo.grad(lambda a: g(lax, a))(a),
+                                   jax.grad(lambda a: g(jax.lax, a))(a))
+
+    def h(L, p, a):
+        return L.cond(p, lambda: (a, 1.0), lambda: (a, 2.0))
+    ps, a = np.array([True, False]), np.array([1, 2], np.float32)
+    _assert_trees_close(tracehlo.vmap(lambda p, a: h(lax, p, a))(ps, a),
+                        jax.vmap(lambda p, a: h(jax.lax, p, a))(ps, a))
+
+
+def test_weakly_typed_initial_carry_is_promoted_as_in_jax():
+    """A Python scalar starting a carry the body widens is converted to the promoted type
+    and the body traced again (JAX's two passes); a strong carry, or one still changing
+    after promotion, raises JAX's error."""
+    xs = np.arange(3, dtype=np.float32)
+
+    def f(L):
+        return [L.while_loop(lambda c: c < 10, lambda c: c + 1.0, 0),
+                L.fori_loop(0, 3, lambda i, c: c + 0.5, 0),
+                L.scan(lambda c, x: (c + 1.5, x), 0, xs),
+                L.fori_loop(0, 2, lambda i, c: (c[0] + np.int8(1), c[1] * 1j), (1, 2.0))]
+    got, want = f(lax), f(jax.lax)
+    _assert_trees_close(got, want)
+    assert [np.asarray(a).dtype for a in jax.tree_util.tree_leaves(got)] == \
+        [np.asarray(a).dtype for a in jax.tree_util.tree_leaves(want)]
+    for refused in [lambda L: L.scan(lambda carry, x: (carry + 1.5, x), np.int32(0), xs),
+                    lambda L: L.while_loop(lambda c: c[0] < 2,
+                                           lambda c: (c[0] + 1.5, c[1] + xs), (0, 1))]:
+        _raises_like_jax(lambda: refused(lax), lambda: refused(jax.lax))
+
+
+def test_zero_length_scan_returns_the_init_carry_and_empty_ys():
+    """A scan of no steps lowers to no loop: its step's 1-row slice of an empty xs would
+    not compile."""
+    e = np.zeros((0, 3), np.float32)
+
+    def f(L, w, e):
+        return (L.scan(lambda c, t: (c + (t * w).sum(), t * w), w, e, reverse=True),
+                L.map(lambda t: t * 2, e))
+    _assert_trees_close(tracehlo.jit(lambda w, e: f(lax, w, e))(np.float32(1.5), e),
+                        jax.jit(lambda w, e: f(jax.lax, w, e))(np.float32(1.5), e))
+
+    def g(L, a):
+        return L.fori_loop(3, 3, lambda i, c: c * a, a)
+    np.testing.assert_allclose(tracehlo.grad(lambda a: g(lax, a))(np.float32(2)),
+                               jax.grad(lambda a: g(jax.lax, a))(np.float32(2)))
