@@ -20,7 +20,7 @@ import numpy as _np
 from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
-from .ad import custom_jvp as _custom_jvp
+from .custom_derivatives import custom_jvp as _custom_jvp
 from .api import jit as _jit
 from .batching import vmap as _vmap
 from .nn import softmax as _softmax
