@@ -904,10 +904,8 @@ def _gamma_samples_jvp(dtype, log_space, primals, tangents):
 
 
 def _gamma_draw(data, a, shape, dtype, log_space):
-    """Gamma samples of `shape`, differentiable in `a`. gamma, beta and dirichlet draw
-    them here, outside their eager programs: the custom_jvp rule acts only where grad's
-    trace sees the call, and inside a staged program the rejection loop would be
-    differentiated instead."""
+    """Gamma samples of `shape`, differentiable in `a` by the custom_jvp rule (staged
+    programs keep it: custom_derivatives.py). gamma, beta and dirichlet draw them here."""
     return _gamma_samples(data, _tnp.broadcast_to(_lax.convert_element_type(a, dtype), shape),
                           dtype, log_space)
 
