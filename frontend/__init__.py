@@ -12,8 +12,9 @@ from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
                    TracerBoolConversionError)
 from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
-from .ad import (checkpoint, custom_jvp, custom_vjp, grad, hessian, jacfwd, jacrev, jvp,
-                 linearize, remat, value_and_grad, vjp)
+from .ad import (checkpoint, grad, hessian, jacfwd, jacrev, jvp, linearize, remat,
+                 value_and_grad, vjp)
+from .custom_derivatives import custom_jvp, custom_vjp
 from .batching import vmap
 from . import lax, nn, numpy, random
 from .ir_parser import parse_ir

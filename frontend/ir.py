@@ -184,6 +184,8 @@ def format_param(value, indent: str, locations: bool = False) -> str:
         return str(value).lower() if value is not None else "none"
     if isinstance(value, str):
         return repr(value)
+    if hasattr(value, "__name__"):  # a custom call's Python rule: parsed back, its name
+        return repr(value.__name__)
     if isinstance(value, (int, float)):
         return format_scalar(np.asarray(value))
     if isinstance(value, np.ndarray):

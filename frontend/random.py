@@ -20,7 +20,7 @@ import numpy as _np
 from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
-from .ad import custom_jvp as _custom_jvp
+from .custom_derivatives import custom_jvp as _custom_jvp
 from .api import jit as _jit
 from .batching import vmap as _vmap
 from .nn import softmax as _softmax
@@ -904,10 +904,8 @@ def _gamma_samples_jvp(dtype, log_space, primals, tangents):
 
 
 def _gamma_draw(data, a, shape, dtype, log_space):
-    """Gamma samples of `shape`, differentiable in `a`. gamma, beta and dirichlet draw
-    them here, outside their eager programs: the custom_jvp rule acts only where grad's
-    trace sees the call, and inside a staged program the rejection loop would be
-    differentiated instead."""
+    """Gamma samples of `shape`, differentiable in `a` by the custom_jvp rule (staged
+    programs keep it: custom_derivatives.py). gamma, beta and dirichlet draw them here."""
     return _gamma_samples(data, _tnp.broadcast_to(_lax.convert_element_type(a, dtype), shape),
                           dtype, log_space)
 

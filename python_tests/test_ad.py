@@ -53,6 +53,14 @@ IDX = np.array([[1], [0], [1]], np.int32)
 jitted_sin_mul = tracehlo.jit(lambda x, y: tnp.sin(x) * y)
 
 
+@tracehlo.custom_jvp
+def _softplus(x):
+    return tnp.log1p(tnp.exp(x))
+
+
+_softplus.defjvp(lambda p, t: (_softplus(p[0]), t[0] / (1.0 + tnp.exp(-p[0]))))
+
+
 def _scatter_rows(combiner, indices=IDX):
     """Rows of updates scattered into rows of x (IDX: row 1 twice, row 0 once)."""
     return lambda x, u: lax.scatter(x, indices, u, update_window_dims=(1,),
@@ -160,6 +168,7 @@ ROWS = [
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),
     ("pjit", jitted_sin_mul, [normal(), normal()]),
+    ("custom_jvp_call", tracehlo.jit(_softplus), [normal()]),  # the callee's rule
     ("cond", lambda x, y: lax.cond(lax.reduce_sum(x, (0, 1)) > 0, lambda a, b: lax.sin(a) * b,
                                    lambda a, b: a - b, x, y), [normal(), normal()]),
     ("scan", lambda x, y: lax.scan(lambda c, r: (lax.sin(c) * r, c + r), y[0], x)[1],
@@ -198,6 +207,9 @@ ZERO_ROWS += [("population_count", lambda x: lax.population_count(_INT(x)), [nor
 EXEMPT = {
     "while": "reverse mode needs a static trip count (JAX raises the same error); "
              "test_control_flow.py checks its jvp against finite differences",
+    "custom_vjp_call": "forward mode raises (as in JAX); "
+                       "test_custom_rules_apply_inside_control_flow_and_nested_jit checks its "
+                       "reverse mode against JAX's",
 }
 
 
@@ -737,6 +749,56 @@ def test_custom_vjp_bwd_may_return_none_for_a_pytree_argument():
     g_params, g_x = tracehlo.grad(lambda p, x: f(p, x), argnums=(0, 1))(params, 2.0)
     assert g_x == 3.0 and g_params == {"w": 0.0, "b": 0.0}
 
+
+def _doubled_sin(M, np_, kind):
+    """sin whose custom_vjp or custom_jvp rule says 2 cos (JAX's or ours): a deliberately
+    wrong rule, so a result that ignores it shows."""
+    if kind == "vjp":
+        @M.custom_vjp
+        def f(x):
+            return np_.sin(x)
+        f.defvjp(lambda x: (np_.sin(x), np_.cos(x)), lambda c, g: (2.0 * g * c,))
+        return f
+
+    @M.custom_jvp
+    def f(x):
+        return np_.sin(x)
+    f.defjvp(lambda p, t: (f(p[0]), 2.0 * np_.cos(p[0]) * t[0]))
+    return f
+
+
+def _derivatives_in_staged_code(M, np_, f, forward):
+    """Derivatives of f called in a cond, a switch, a scan, a fori_loop, a map and a nested
+    jit, by grad, vmap of grad, grad of vmap and (forward: custom_jvp only) jvp."""
+    contexts = [lambda a: M.lax.cond(a > 0, f, lambda v: v, a),
+                lambda a: M.lax.switch(1, [lambda v: v, f], a),
+                lambda a: M.lax.scan(lambda c, _: (f(c), None), a, None, length=2)[0],
+                lambda a: M.lax.fori_loop(0, 2, lambda i, c: f(c), a),
+                lambda a: M.lax.map(f, a[None])[0],
+                M.jit(f)]
+
+    def run(x, xs):
+        out = []
+        for c in contexts:
+            out += [M.grad(c)(x), M.vmap(M.grad(c))(xs),
+                    M.grad(lambda v: np_.sum(M.vmap(c)(v)))(xs)]
+            if forward:
+                out.append(M.jvp(c, (x,), (np_.ones_like(x),))[1])
+        return out
+    return run
+
+
+@pytest.mark.parametrize("kind", ["vjp", "jvp"])
+def test_custom_rules_apply_inside_control_flow_and_nested_jit(kind):
+    # the staged branch, body or callee holds a custom call carrying the rule, which
+    # its derivative uses; one program per rule kind
+    x, xs = np.float32(0.3), np.array([0.3, -0.2, 1.1], np.float32)
+    got = tracehlo.jit(_derivatives_in_staged_code(
+        tracehlo, tnp, _doubled_sin(tracehlo, tnp, kind), kind == "jvp"))(x, xs)
+    want = _derivatives_in_staged_code(jax, jnp, _doubled_sin(jax, jnp, kind), kind == "jvp")(x, xs)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6)
 
 def test_checkpoint_recomputes_in_the_backward_pass():
     calls = []

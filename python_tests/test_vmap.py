@@ -69,6 +69,22 @@ POS = f32(2, 4, lo=0.1, hi=0.9)
 dn_matmul = (((1,), (0,)), ((), ()))
 inner = tracehlo.jit(lambda a, b: (tnp.tanh(a) * b, a - b))
 
+
+def custom_calls(x, y):
+    """A custom_jvp and a custom_vjp of x closing over y: where vmap batches y only, the
+    staged custom call equation meets it, with y as a closed-over operand."""
+    @tracehlo.custom_jvp
+    def scaled_sin(a):
+        return tnp.sin(a) * y
+    scaled_sin.defjvp(lambda p, t: (scaled_sin(p[0]), tnp.cos(p[0]) * y * t[0]))
+
+    @tracehlo.custom_vjp
+    def scaled(a):
+        return a * y
+    scaled.defvjp(lambda a: (a * y, None), lambda r, g: (g * y,))
+    return scaled_sin(x), scaled(x)
+
+
 ROWS = [
     # elementwise, one operand
     unary("neg", lax.neg), unary("abs", lax.abs), unary("floor", lax.floor),
@@ -187,6 +203,8 @@ ROWS = [
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
+    Row("custom_jvp_call", "call", lambda x, y: custom_calls(x, y)[0], [X, X]),
+    Row("custom_vjp_call", "call", lambda x, y: custom_calls(x, y)[1], [X, X]),
     # control flow: a per-example predicate and a shared one
     Row("cond", "control", lambda p, x, y: lax.cond(p > 0, lambda a, b: a * b,
                                                     lambda a, b: a - b, x, y), [f32(), X, X]),
