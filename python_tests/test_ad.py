@@ -812,13 +812,15 @@ def test_jacobians_are_one_batched_pass():
 
 
 def test_indexing_gradients_follow_what_the_forward_pass_did():
-    """gather clamps out-of-bounds starts, so its VJP adds the cotangent at the clamped
-    position (jnp.take mode='clip'); of repeated 'set' indices only the winning update
-    gets the cotangent, as in JAX."""
+    """gather clamps out-of-bounds starts; in mode 'clip' its VJP adds the cotangent at
+    the clamped position (jnp.take, x.at[i].get); of repeated 'set' indices only the
+    winning update gets the cotangent, as in JAX."""
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     i = np.array([1, 7, 7, 2, -9])
     take = lambda np_: lambda x: np_.sum(np_.take(x, i, axis=0, mode="clip") * 2)  # noqa: E731
     np.testing.assert_allclose(tracehlo.grad(take(tnp))(x), jax.grad(take(jnp))(x))
+    get = lambda np_: lambda x: np_.sum(np_.asarray(x).at[i].get(mode="clip") ** 2)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(get(tnp))(x), jax.grad(get(jnp))(x))
     u = np.array([1., 2., 3.], np.float32)
     j = np.array([1, 1, 2])
     put = lambda np_: lambda x, u: np_.sum(x.at[j].set(u) * np_.arange(4.))  # noqa: E731
