@@ -559,6 +559,46 @@ def test_max_and_min_gradients_split_ties_as_jax_does():
         np.testing.assert_array_equal(tangent, jax_tangent)
 
 
+class _Namespaces(NamedTuple):
+    np: object
+    nn: object
+    lax: object
+
+
+_JAX = _Namespaces(jnp, jax.nn, jax.lax)
+_OURS = _Namespaces(tnp, tracehlo.nn, lax)
+_NAN, _INF = float("nan"), float("inf")
+
+# (name, f(ns, x) elementwise in x, points x): derivatives where a function has a kink
+# (or a 0 ** 0, a tie, an infinite value) follow each of JAX's rules, not the limit.
+KINKS = [
+    ("abs", lambda ns, x: ns.np.abs(x) + 2 * ns.lax.abs(x), [0., -0., _NAN, -1., 1.]),
+    ("copysign", lambda ns, x: ns.np.copysign(x, 1.) + 2 * ns.np.copysign(x, -1.),
+     [0., -0., _NAN, -1.]),
+    ("logaddexp", lambda ns, x: ns.np.logaddexp(x, x) + 2 * ns.np.logaddexp(x, 1.),
+     [0., 1., _INF, -_INF]),
+    ("nn.softplus", lambda ns, x: ns.nn.softplus(x), [0., _INF, -_INF]),
+    ("linalg.norm ord=1", lambda ns, x: ns.np.linalg.norm(x, 1), [0., -0., 1.]),
+]
+
+
+@pytest.mark.parametrize("name,f,points", KINKS, ids=[r[0] for r in KINKS])
+def test_derivatives_at_kinks_follow_jax(name, f, points):
+    """First and second derivatives against jax.grad's, eagerly and under jit (each
+    point's own: f is elementwise, so a nan at one point does not reach another)."""
+    x = np.array(points, np.float32)
+
+    def grads(ns, grad):
+        d1 = grad(lambda x: ns.np.sum(f(ns, x)))
+        return d1, grad(lambda x: ns.np.sum(d1(x)))
+    want = [d(x) for d in grads(_JAX, jax.grad)]
+    ours = grads(_OURS, tracehlo.grad)
+    for order, (w, d) in enumerate(zip(want, ours), 1):
+        np.testing.assert_array_equal(d(x), w, err_msg=f"{name}: order {order}")
+        np.testing.assert_array_equal(tracehlo.jit(d)(x), w,
+                                      err_msg=f"{name}: order {order}, jitted")
+
+
 def test_grad_of_jit_and_jvp_of_jit():
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     f = tracehlo.jit(lambda x: tnp.sum(tnp.sin(x) * x))

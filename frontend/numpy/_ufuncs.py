@@ -8,6 +8,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..ad import custom_jvp
 from ..core import Tracer, at_user_line, known_value
 from ._util import (
     _array, _as_dtype, _const, _is_array, _operand, _promote, _t, _to_bool, astype, bool_,
@@ -518,9 +519,16 @@ def hypot(x1, x2):
 
 
 def logaddexp(x1, x2):
-    """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
-    imaginary part wrapped into [-pi, pi]."""
     x1, x2 = _promote(x1, x2, to_inexact=True)
+    return _logaddexp(x1, x2)
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
+    """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
+    imaginary part wrapped into [-pi, pi]. -|x1 - x2| is min - max (the same bits):
+    without the rule (grad of a jitted call) its derivative at x1 == x2 is then 0, not
+    |x|'s 1, and the max's halves make the 1/2 of the smooth function."""
     amax = maximum(x1, x2)
     if _dtypes.is_complex(_t(x1).dtype):
         delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _np.array(2, _t(amax).dtype)))
@@ -530,9 +538,23 @@ def logaddexp(x1, x2):
         rem = lax.rem(lax.add(im, pi), two_pi)
         rem = lax.select(lax.lt(rem, _np.zeros((), _t(im).dtype)), lax.add(rem, two_pi), rem)
         return lax.complex(lax.real(out), lax.sub(rem, pi))
-    delta = subtract(x1, x2)
-    return where(isnan(delta), add(x1, x2),
-                 add(amax, log1p(exp(negative(absolute(delta))))))
+    return where(isnan(subtract(x1, x2)), add(x1, x2),
+                 add(amax, log1p(exp(subtract(minimum(x1, x2), amax)))))
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    """JAX's rule: d/dx_i = exp(x_i - out), a +inf counted as 0 (so inf - inf is no
+    nan), smooth where the formula's max has its kink (x1 == x2: 1/2 each)."""
+    out = _logaddexp(*primals)
+    return out, add(*[multiply(t, exp(subtract(_replace_inf(x), _replace_inf(out))))
+                      for x, t in zip(primals, tangents)])
+
+
+def _replace_inf(x):
+    """0 where x (its real part) is +inf, else x."""
+    re = real(x)
+    return where(lax.eq(re, _like(_np.inf, re)), _like(0, x), x)
 
 
 def conj(x):

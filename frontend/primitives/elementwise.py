@@ -262,10 +262,11 @@ def _polygamma_dm():
 
 
 def _abs_scale(g, out, x):
-    """g times d|x|/dx: sign(x) for reals; conj(x)/|x| for complex x (whose tangent
-    then keeps its real part, and whose real cotangent becomes complex), as in JAX."""
+    """g times d|x|/dx, as JAX defines it: for reals g where x >= 0 (1 at the kink,
+    0 or -0), else -g (nan x too); conj(x)/|x| for complex x (whose tangent then keeps
+    its real part, and whose real cotangent becomes complex)."""
     if not dtypes.is_complex(type_of(x).dtype):
-        return mul(g, sign(x))
+        return select(ge(x, 0), g, neg(g))
     unit = div(conj(x), complex(select(eq(out, 0), 1, out), 0))
     return real(mul(g, unit)) if dtypes.is_complex(type_of(g).dtype) else mul(complex(g, 0), unit)
 
