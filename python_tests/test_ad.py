@@ -575,6 +575,10 @@ KINKS = [
     ("abs", lambda ns, x: ns.np.abs(x) + 2 * ns.lax.abs(x), [0., -0., _NAN, -1., 1.]),
     ("copysign", lambda ns, x: ns.np.copysign(x, 1.) + 2 * ns.np.copysign(x, -1.),
      [0., -0., _NAN, -1.]),
+    ("hypot", lambda ns, x: ns.np.hypot(x, 0.) + 2 * ns.np.hypot(0., x) + 3 * ns.np.hypot(x, x)
+     + 4 * ns.np.hypot(x, 1.), [0., -0., _NAN, 1.]),
+    ("maximum, minimum times inf",
+     lambda ns, x: (ns.np.maximum(x, 1.) + ns.np.minimum(x, -1.)) * _INF, [0., 2., -2.]),
     ("logaddexp", lambda ns, x: ns.np.logaddexp(x, x) + 2 * ns.np.logaddexp(x, 1.),
      [0., 1., _INF, -_INF]),
     ("nn.softplus", lambda ns, x: ns.nn.softplus(x), [0., _INF, -_INF]),
