@@ -575,6 +575,7 @@ KINKS = [
     ("abs", lambda ns, x: ns.np.abs(x) + 2 * ns.lax.abs(x), [0., -0., _NAN, -1., 1.]),
     ("copysign", lambda ns, x: ns.np.copysign(x, 1.) + 2 * ns.np.copysign(x, -1.),
      [0., -0., _NAN, -1.]),
+    ("nn.relu", lambda ns, x: ns.nn.relu(x), [0., -0., _NAN, -1., 1.]),
     ("hypot", lambda ns, x: ns.np.hypot(x, 0.) + 2 * ns.np.hypot(0., x) + 3 * ns.np.hypot(x, x)
      + 4 * ns.np.hypot(x, 1.), [0., -0., _NAN, 1.]),
     ("maximum, minimum times inf",
