@@ -526,9 +526,9 @@ def logaddexp(x1, x2):
 @custom_jvp
 def _logaddexp(x1, x2):
     """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
-    imaginary part wrapped into [-pi, pi]. -|x1 - x2| is min - max (the same bits):
-    without the rule (grad of a jitted call) its derivative at x1 == x2 is then 0, not
-    |x|'s 1, and the max's halves make the 1/2 of the smooth function."""
+    imaginary part wrapped into [-pi, pi]. -|x1 - x2| is computed as min - max (the
+    same bits), whose derivative at a tie is 0 where |x|'s is 1: so the grad of a
+    jitted call, which keeps no custom rule, still gets 1/2 there (the max's half)."""
     amax = maximum(x1, x2)
     if _dtypes.is_complex(_t(x1).dtype):
         delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _np.array(2, _t(amax).dtype)))

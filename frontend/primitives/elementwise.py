@@ -325,6 +325,7 @@ def pow(x, y):
         return pow_p.bind(x, lift(y, dtypes.default_int(), weak=True))
     return pow_p.bind(*scalars_to(common_dtype((x, y)), x, y))
 
+
 # complex numbers: parts, and a complex from its parts
 # Their transposes as in JAX: real -> complex(ct, 0), imag -> complex(0, -ct).
 real_p, real = _elementwise("real", "stablehlo.real", 1, "complex", out_dtype=_real_dtype,
