@@ -571,6 +571,54 @@ def test_max_and_min_gradients_split_ties_as_jax_does():
         np.testing.assert_array_equal(tangent, jax_tangent)
 
 
+class _Namespaces(NamedTuple):
+    np: object
+    nn: object
+    lax: object
+
+
+_JAX = _Namespaces(jnp, jax.nn, jax.lax)
+_OURS = _Namespaces(tnp, tracehlo.nn, lax)
+_NAN, _INF = float("nan"), float("inf")
+
+# (name, f(ns, x) elementwise in x, points x): derivatives where a function has a kink
+# (or a 0 ** 0, a tie, an infinite value) follow each of JAX's rules, not the limit.
+KINKS = [
+    ("abs", lambda ns, x: ns.np.abs(x) + 2 * ns.lax.abs(x), [0., -0., _NAN, -1., 1.]),
+    ("copysign", lambda ns, x: ns.np.copysign(x, 1.) + 2 * ns.np.copysign(x, -1.),
+     [0., -0., _NAN, -1.]),
+    ("nn.relu", lambda ns, x: ns.nn.relu(x), [0., -0., _NAN, -1., 1.]),
+    ("power", lambda ns, x: ns.np.concatenate([  # a float exponent, then an integer one
+        x[:4] ** np.array([0., 1., 2., 0.5], np.float32), x[4:] ** np.array([0, 1, 2])]),
+     [0., 0., 0., 0., 0., 0., 0.]),
+    ("hypot", lambda ns, x: ns.np.hypot(x, 0.) + 2 * ns.np.hypot(0., x) + 3 * ns.np.hypot(x, x)
+     + 4 * ns.np.hypot(x, 1.), [0., -0., _NAN, 1.]),
+    ("maximum, minimum times inf",
+     lambda ns, x: (ns.np.maximum(x, 1.) + ns.np.minimum(x, -1.)) * _INF, [0., 2., -2.]),
+    ("logaddexp", lambda ns, x: ns.np.logaddexp(x, x) + 2 * ns.np.logaddexp(x, 1.),
+     [0., 1., _INF, -_INF]),
+    ("nn.softplus", lambda ns, x: ns.nn.softplus(x), [0., _INF, -_INF]),
+    ("linalg.norm ord=1", lambda ns, x: ns.np.linalg.norm(x, 1), [0., -0., 1.]),
+]
+
+
+@pytest.mark.parametrize("name,f,points", KINKS, ids=[r[0] for r in KINKS])
+def test_derivatives_at_kinks_follow_jax(name, f, points):
+    """First and second derivatives against jax.grad's, eagerly and under jit (each
+    point's own: f is elementwise, so a nan at one point does not reach another)."""
+    x = np.array(points, np.float32)
+
+    def grads(ns, grad):
+        d1 = grad(lambda x: ns.np.sum(f(ns, x)))
+        return d1, grad(lambda x: ns.np.sum(d1(x)))
+    want = [d(x) for d in grads(_JAX, jax.grad)]
+    ours = grads(_OURS, tracehlo.grad)
+    for order, (w, d) in enumerate(zip(want, ours), 1):
+        np.testing.assert_array_equal(d(x), w, err_msg=f"{name}: order {order}")
+        np.testing.assert_array_equal(tracehlo.jit(d)(x), w,
+                                      err_msg=f"{name}: order {order}, jitted")
+
+
 def test_grad_of_jit_and_jvp_of_jit():
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     f = tracehlo.jit(lambda x: tnp.sum(tnp.sin(x) * x))
@@ -874,13 +922,15 @@ def test_jacobians_are_one_batched_pass():
 
 
 def test_indexing_gradients_follow_what_the_forward_pass_did():
-    """gather clamps out-of-bounds starts, so its VJP adds the cotangent at the clamped
-    position (jnp.take mode='clip'); of repeated 'set' indices only the winning update
-    gets the cotangent, as in JAX."""
+    """gather clamps out-of-bounds starts; in mode 'clip' its VJP adds the cotangent at
+    the clamped position (jnp.take, x.at[i].get); of repeated 'set' indices only the
+    winning update gets the cotangent, as in JAX."""
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     i = np.array([1, 7, 7, 2, -9])
     take = lambda np_: lambda x: np_.sum(np_.take(x, i, axis=0, mode="clip") * 2)  # noqa: E731
     np.testing.assert_allclose(tracehlo.grad(take(tnp))(x), jax.grad(take(jnp))(x))
+    get = lambda np_: lambda x: np_.sum(np_.asarray(x).at[i].get(mode="clip") ** 2)  # noqa: E731
+    np.testing.assert_allclose(tracehlo.grad(get(tnp))(x), jax.grad(get(jnp))(x))
     u = np.array([1., 2., 3.], np.float32)
     j = np.array([1, 1, 2])
     put = lambda np_: lambda x, u: np_.sum(x.at[j].set(u) * np_.arange(4.))  # noqa: E731

@@ -4,6 +4,7 @@
 Eagerly `x[...]` on a jax.Array is JAX's own indexing, so Tracer indexing is tested
 under jit. JAX clamps out-of-bounds gather indices and drops out-of-bounds scatter
 updates where NumPy raises: those cases take jax.numpy's values."""
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -106,6 +107,22 @@ def test_out_of_bounds_array_index_clamps():
     i = np.array([5, -9, 1], np.int32)
     check(lambda m, x, i: m.asarray(x)[:, i], X, i, eager=False, values="jnp")
     check(lambda m, x, i: m.asarray(x)[i], X, np.int32(7), eager=False, values="jnp")
+
+
+@pytest.mark.parametrize("get", [
+    lambda x, i: x[i], lambda x, i: x[:, i], lambda x, i: x[i, 1:],
+    lambda x, i: x.at[i].get(), lambda x, i: x.at[:, i].get(mode="promise_in_bounds")],
+    ids=["x[i]", "x[:, i]", "x[i, 1:]", "at.get", "at.get_promise_in_bounds"])
+def test_out_of_bounds_array_index_gradient(get):
+    """x[i] reads an out-of-bounds index at the clamped element but, as JAX's
+    promise_in_bounds gather transposes, gives it no cotangent (a negative index past
+    -n too). Against jax.grad, eagerly and jitted."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    i = np.array([5, -7, 1, -1, 2, 1], np.int32)
+    loss = lambda m: lambda x: m.sum(get(m.asarray(x), i) ** 2)  # noqa: E731
+    want = jax.grad(loss(jnp))(x)
+    np.testing.assert_array_equal(tracehlo.grad(loss(tracehlo.numpy))(x), want)
+    np.testing.assert_array_equal(tracehlo.jit(tracehlo.grad(loss(tracehlo.numpy)))(x), want)
 
 
 def test_getitem_errors():

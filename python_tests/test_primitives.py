@@ -140,7 +140,7 @@ CASES.update({
         [([(4, 3), np.array([[2], [0], [9]], np.int32)], dict(
             offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
             operand_batching_dims=(), start_indices_batching_dims=(), index_vector_dim=1,
-            slice_sizes=(1, 3)))]),
+            slice_sizes=(1, 3), mode="clip"))]),
     "scatter": Case(
         lambda x, i, u, combiner, **p: getattr(jax.lax, {"set": "scatter"}.get(
             combiner, f"scatter_{combiner}"))(x, i, u, jax.lax.ScatterDimensionNumbers(

@@ -144,7 +144,10 @@ def _as_tracer_like(x):
     return x if isinstance(x, Tracer) or hasattr(x, "dtype") else tnp.asarray(x)
 
 
-def getitem(x, index):
+def getitem(x, index, mode="promise_in_bounds"):
+    """x[index]; `mode` is the gather's (primitives/indexing.py): JAX's x[idx] promises
+    in-bounds indices, so an out-of-bounds one reads the clamped element but gets no
+    cotangent; x.at[idx].get(mode='clip') gives it to the clamped element."""
     x = _as_tracer_like(x)
     x, entries, _ = _normalize(x, index)
     x, entries = _static_slices(x, entries)
@@ -159,7 +162,7 @@ def getitem(x, index):
     return lax.gather(x, stacked, offset_dims=offset_dims, collapsed_slice_dims=axes,
                       start_index_map=axes,
                       slice_sizes=[1 if k in axes else n for k, n in enumerate(x.shape)],
-                      index_vector_dim=len(batch))
+                      index_vector_dim=len(batch), mode=mode)
 
 
 def _dynamic_scalar_index(x, entries, dynamic):
@@ -207,7 +210,7 @@ class IndexUpdateRef:
         mode = _check_mode("get", mode)
         x, entries, _ = _normalize(_as_tracer_like(self.x), self.index)
         if mode not in ("fill", "drop"):
-            return getitem(x, tuple(_clip_static(x, entries)))
+            return getitem(x, tuple(_clip_static(x, entries)), mode or "promise_in_bounds")
         entries, padding = _past_the_end(x, _oob_ints_as_arrays(x, entries))
         fill = _fill_value(x.dtype) if fill_value is None else fill_value
         return getitem(lax.pad(x, tnp.asarray(fill, x.dtype), padding), tuple(entries))

@@ -62,19 +62,20 @@ def _fill_value(dtype):
 
 
 def _gather_along(a, indices, axis, mode, wrap_before_clip, gather):
-    """gather(a, in-range indices) under a JAX index mode. XLA's gather clamps;
-    'fill' (the default) masks out-of-bounds indices instead, 'wrap' takes them mod n."""
+    """gather(a, in-range indices, gather mode) under a JAX index mode. XLA's gather
+    clamps ('clip': the clamped element gets the cotangent); 'fill' (the default) masks
+    out-of-bounds indices instead, 'wrap' takes them mod n."""
     mode = "fill" if mode is None else mode
     n = _shape(a)[axis]
     if mode == "wrap":
-        return gather(a, remainder(indices, n))
+        return gather(a, remainder(indices, n), "promise_in_bounds")
     if mode == "clip":
-        return gather(a, _wrap_negative(indices, n) if wrap_before_clip else indices)
+        return gather(a, _wrap_negative(indices, n) if wrap_before_clip else indices, "clip")
     if mode not in ("fill", "promise_in_bounds"):
         raise ValueError(at_user_line(f"invalid index mode {mode!r}: expected 'fill', 'clip', "
                                       "'wrap' or 'promise_in_bounds'"))
     indices = _wrap_negative(indices, n)
-    out = gather(a, indices)
+    out = gather(a, indices, "promise_in_bounds")
     if mode == "promise_in_bounds":
         return out
     valid = logical_and(greater_equal(indices, 0), less(indices, n))
@@ -94,9 +95,9 @@ def take(a, indices, axis=None, mode=None):
     ishape = _shape(indices)
     offset_dims = tuple(range(axis)) + tuple(range(axis + len(ishape), ndim(a) + len(ishape) - 1))
     slice_sizes = tuple(1 if i == axis else n for i, n in enumerate(_shape(a)))
-    return _gather_along(a, indices, axis, mode, False, lambda a, i: lax.gather(
+    return _gather_along(a, indices, axis, mode, False, lambda a, i, mode: lax.gather(
         a, i, offset_dims=offset_dims, collapsed_slice_dims=(axis,), start_index_map=(axis,),
-        slice_sizes=slice_sizes, index_vector_dim=len(ishape)))
+        slice_sizes=slice_sizes, index_vector_dim=len(ishape), mode=mode))
 
 
 def take_along_axis(arr, indices, axis, mode=None):
@@ -116,8 +117,8 @@ def take_along_axis(arr, indices, axis, mode=None):
     arr = broadcast_to(arr, tuple(shp[axis] if i == axis else out_shape[i]
                                   for i in range(ndim(arr))))
     # batch over the other axes; gather only along `axis`
-    return _gather_along(arr, indices, axis, mode, True, lambda a, i: lax.gather(
+    return _gather_along(arr, indices, axis, mode, True, lambda a, i, mode: lax.gather(
         a, lax.expand_dims(i, (ndim(i),)), offset_dims=(), collapsed_slice_dims=(axis,),
         start_index_map=(axis,), operand_batching_dims=other,
         start_indices_batching_dims=other, slice_sizes=(1,) * len(shp),
-        index_vector_dim=len(shp)))
+        index_vector_dim=len(shp), mode=mode))

@@ -8,10 +8,11 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from ..ad import custom_jvp
 from ..core import Tracer, at_user_line, known_value
 from ._util import (
-    _array, _as_dtype, _const, _is_array, _operand, _promote, _t, _to_bool, astype, bool_,
-    where)
+    _array, _as_dtype, _broadcast_operands, _const, _is_array, _operand, _promote, _t,
+    _to_bool, astype, bool_, where)
 from ._creation import full_like, ones_like
 
 
@@ -269,14 +270,14 @@ def _static_exponent(x2):
 def power(x1, x2):
     """JAX's cases: a concrete integer exponent raises x1 alone (integer_pow: `bool_array
     ** 2` is int32); integer bases by JAX's binary exponentiation; a float base with an
-    integer exponent keeps the base's type (lax.pow: weak only if both are); else promote."""
+    integer exponent goes to lax.pow as it is (the base's type, weak only if both are;
+    an integer exponent's derivative is 0 where it is 0); else promote."""
     n = _static_exponent(x2)
     if n is not None:
         return _int_pow(_numeric(_promote(x1)[0]), n)
     x1, x2 = _operand(x1), _operand(x2)
-    t1, t2 = _t(x1), _t(x2)
-    if _dtypes.is_inexact(t1.dtype) and _dtypes.is_int(t2.dtype) and not t2.weak:
-        x1 = _as_dtype(x1, t1.dtype)
+    if _dtypes.is_inexact(_t(x1).dtype) and _dtypes.is_int(_t(x2).dtype):
+        return lax.pow(*_broadcast_operands(x1, x2))
     x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x1).dtype):
         return _pow_int_int(x1, x2)
@@ -518,9 +519,16 @@ def hypot(x1, x2):
 
 
 def logaddexp(x1, x2):
-    """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
-    imaginary part wrapped into [-pi, pi]."""
     x1, x2 = _promote(x1, x2, to_inexact=True)
+    return _logaddexp(x1, x2)
+
+
+@custom_jvp
+def _logaddexp(x1, x2):
+    """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
+    imaginary part wrapped into [-pi, pi]. -|x1 - x2| is computed as min - max (the
+    same bits), whose derivative at a tie is 0 where |x|'s is 1: so the grad of a
+    jitted call, which keeps no custom rule, still gets 1/2 there (the max's half)."""
     amax = maximum(x1, x2)
     if _dtypes.is_complex(_t(x1).dtype):
         delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _np.array(2, _t(amax).dtype)))
@@ -530,9 +538,23 @@ def logaddexp(x1, x2):
         rem = lax.rem(lax.add(im, pi), two_pi)
         rem = lax.select(lax.lt(rem, _np.zeros((), _t(im).dtype)), lax.add(rem, two_pi), rem)
         return lax.complex(lax.real(out), lax.sub(rem, pi))
-    delta = subtract(x1, x2)
-    return where(isnan(delta), add(x1, x2),
-                 add(amax, log1p(exp(negative(absolute(delta))))))
+    return where(isnan(subtract(x1, x2)), add(x1, x2),
+                 add(amax, log1p(exp(subtract(minimum(x1, x2), amax)))))
+
+
+@_logaddexp.defjvp
+def _logaddexp_jvp(primals, tangents):
+    """JAX's rule: d/dx_i = exp(x_i - out), a +inf counted as 0 (so inf - inf is no
+    nan), smooth where the formula's max has its kink (x1 == x2: 1/2 each)."""
+    out = _logaddexp(*primals)
+    return out, add(*[multiply(t, exp(subtract(_replace_inf(x), _replace_inf(out))))
+                      for x, t in zip(primals, tangents)])
+
+
+def _replace_inf(x):
+    """0 where x (its real part) is +inf, else x."""
+    re = real(x)
+    return where(lax.eq(re, _like(_np.inf, re)), _like(0, x), x)
 
 
 def conj(x):

@@ -149,8 +149,10 @@ def _sum_to_rank0(ct, x):
 
 def _where_chosen(g, x, y, out):
     """g times the derivative of max/min wrt x: 1 where x is the result, 0.5 where both
-    are (as JAX splits a tie)."""
-    return select(eq(x, out), select(eq(y, out), mul(g, 0.5), g), 0)
+    are (as JAX splits a tie), else 0. A product, as JAX's, not a select: a nan or
+    infinite g times 0 is nan (hypot of nan, whose max is nan, has a nan derivative)."""
+    half = lift(0.5, type_of(out).dtype)
+    return mul(g, select(eq(x, out), select(eq(y, out), half, 1), 0))
 
 
 def _nary(prim):
@@ -229,9 +231,6 @@ sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number",
     deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)])
 mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "number",
     deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
-pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number",
-    deriv=[lambda g, out, x, y: mul(g, _pow_dx(x, y)),
-           lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))])
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
            lambda g, out, x, y: _where_chosen(g, y, x, out)])
@@ -262,10 +261,11 @@ def _polygamma_dm():
 
 
 def _abs_scale(g, out, x):
-    """g times d|x|/dx: sign(x) for reals; conj(x)/|x| for complex x (whose tangent
-    then keeps its real part, and whose real cotangent becomes complex), as in JAX."""
+    """g times d|x|/dx, as JAX defines it: for reals g where x >= 0 (1 at the kink,
+    0 or -0), else -g (nan x too); conj(x)/|x| for complex x (whose tangent then keeps
+    its real part, and whose real cotangent becomes complex)."""
     if not dtypes.is_complex(type_of(x).dtype):
-        return mul(g, sign(x))
+        return select(ge(x, 0), g, neg(g))
     unit = div(conj(x), complex(select(eq(out, 0), 1, out), 0))
     return real(mul(g, unit)) if dtypes.is_complex(type_of(g).dtype) else mul(complex(g, 0), unit)
 
@@ -280,9 +280,51 @@ def _trunc(x):
     return mul(sign(x), floor(abs(x)))
 
 
+# pow(x, y): y of x's dtype or, for an inexact x, an integer dtype, as JAX's lax.pow: an
+# integer y is converted for XLA, and makes x ** 0 a constant for the derivative.
+def _pow_shape(x, y):
+    if not (dtypes.is_inexact(x.dtype) and dtypes.is_int(y.dtype)):
+        _same_dtype("pow", [x, y])
+    _check_dtype("pow", x.dtype, "number")
+    return ArrayType(_elementwise_shape("pow", [x, y]), x.dtype, x.weak and y.weak)
+
+
+def _pow_lowering(ctx, eqn, x, y):
+    out, ty = eqn.outputs[0].type, eqn.inputs[1].type
+    x = _operands_broadcast(ctx, eqn, (x, y))[0]
+    if ty.dtype != out.dtype:  # converted before the broadcast, as JAX lowers it
+        converted = ArrayType(ty.shape, out.dtype)
+        y = ctx.op(f"stablehlo.convert {y} : {_signature([ty], converted)}")
+        ty = converted
+    if ty.shape != out.shape:
+        y = ctx.broadcast(y, ty, out)
+    return ctx.op(f"stablehlo.power {x}, {y} : {_signature([out, out], out)}")
+
+
 def _pow_dx(x, y):
-    """d x**y / dx = y * x**(y - 1), and 0 where y == 0 (not 0 * inf at x == 0), as JAX."""
-    return select(eq(y, 0), 0, mul(y, pow(x, sub(y, 1))))
+    """d x**y / dx = y * x**(y - 1) as JAX: for an integer y 0 where y == 0 (x**0 is
+    1 even at x == 0); for a float y not, so 0. * 0.**-1 is nan at x == 0."""
+    dtype = type_of(x).dtype
+    if not dtypes.is_int(type_of(y).dtype):
+        return mul(y, pow(x, sub(y, 1)))
+    yf = convert_element_type(y, dtype)
+    return select(eq(y, 0), lift(0, dtype), mul(yf, pow(x, sub(yf, 1))))
+
+
+pow_p = define("pow", shape=_pow_shape, lower=_pow_lowering, **_derivative_rules(
+    [lambda g, out, x, y: mul(g, _pow_dx(x, y)),
+     lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))],
+    lambda *xs: pow_p.bind(*xs)), batch=broadcasting_rule)
+
+
+def pow(x, y):
+    """lax.pow: a Python int y is an int32 (int64 with x64) exponent of an inexact x, as
+    in JAX; other Python scalars take the other operand's dtype."""
+    if isinstance(y, int) and not isinstance(y, bool) and not dtypes.is_python_scalar(x) \
+            and dtypes.is_inexact(type_of(x).dtype):
+        return pow_p.bind(x, lift(y, dtypes.default_int(), weak=True))
+    return pow_p.bind(*scalars_to(common_dtype((x, y)), x, y))
+
 
 # complex numbers: parts, and a complex from its parts
 # Their transposes as in JAX: real -> complex(ct, 0), imag -> complex(0, -ct).

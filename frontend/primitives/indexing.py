@@ -2,6 +2,9 @@
 
 Parameters follow StableHLO's dimension numbers. Start indices are clamped so each
 slice stays in bounds (XLA's semantics); tracehlo.numpy wraps negative indices first.
+gather's `mode` is JAX's for its derivative: 'clip' sends an out-of-bounds slice's
+cotangent to the clamped slice it read, 'promise_in_bounds' (x[idx]) drops it, as
+XLA's scatter drops an out-of-bounds window.
 """
 from __future__ import annotations
 
@@ -25,10 +28,15 @@ def _field_list(name, dims):
 
 
 # gather[offset_dims, collapsed_slice_dims, start_index_map, operand_batching_dims,
-#        start_indices_batching_dims, index_vector_dim, slice_sizes] operand, indices
+#        start_indices_batching_dims, index_vector_dim, slice_sizes, mode] operand, indices
+_GATHER_MODES = ("clip", "promise_in_bounds")
+
+
 def _gather_shape(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
                   operand_batching_dims, start_indices_batching_dims, index_vector_dim,
-                  slice_sizes):
+                  slice_sizes, mode):
+    if mode not in _GATHER_MODES:
+        raise ValueError(f"gather mode must be one of {_GATHER_MODES}, got {mode!r}")
     if not dtypes.is_int(indices.dtype):
         raise TypeError(f"gather indices must be integers, got {indices}")
     if len(slice_sizes) != operand.ndim or any(
@@ -71,7 +79,7 @@ def _plus1(dims):
 
 def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_index_map,
                   operand_batching_dims, start_indices_batching_dims, index_vector_dim,
-                  slice_sizes):
+                  slice_sizes, mode):
     """A batched operand is sliced whole along its batch axis (one more offset axis);
     batched indices are one more batch axis of the result; both batched pair up as a
     batching dimension of the gather. The batch axis ends up first in every case."""
@@ -85,7 +93,7 @@ def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_inde
             operand_batching_dims=_plus1(operand_batching_dims),
             start_indices_batching_dims=start_indices_batching_dims,
             index_vector_dim=index_vector_dim,
-            slice_sizes=(type_of(x).shape[0],) + slice_sizes)], [0]
+            slice_sizes=(type_of(x).shape[0],) + slice_sizes, mode=mode)], [0]
     indices = moveaxis(indices, di, 0)
     if dx is not_mapped:
         return [gather(
@@ -93,14 +101,14 @@ def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_inde
             collapsed_slice_dims=collapsed_slice_dims, start_index_map=start_index_map,
             operand_batching_dims=operand_batching_dims,
             start_indices_batching_dims=_plus1(start_indices_batching_dims),
-            index_vector_dim=index_vector_dim + 1, slice_sizes=slice_sizes)], [0]
+            index_vector_dim=index_vector_dim + 1, slice_sizes=slice_sizes, mode=mode)], [0]
     return [gather(
         moveaxis(x, dx, 0), indices, offset_dims=_plus1(offset_dims),
         collapsed_slice_dims=_plus1(collapsed_slice_dims),
         start_index_map=_plus1(start_index_map),
         operand_batching_dims=(0,) + _plus1(operand_batching_dims),
         start_indices_batching_dims=(0,) + _plus1(start_indices_batching_dims),
-        index_vector_dim=index_vector_dim + 1, slice_sizes=(1,) + slice_sizes)], [0]
+        index_vector_dim=index_vector_dim + 1, slice_sizes=(1,) + slice_sizes, mode=mode)], [0]
 
 
 def _gather_jvp(primals, tangents, **params):
@@ -147,9 +155,12 @@ def _upper_bounds(indices, operand_shape, start_index_map, slice_sizes, ivd):
 
 
 def _gather_vjp(cts, primals, outs, **params):
-    """Scatter-add the cotangent back to where the slices came from (the clamped starts)."""
+    """Scatter-add the cotangent back to where the slices came from: in mode 'clip' the
+    clamped starts; else the starts as given, so out-of-bounds slices get nothing (as
+    JAX transposes its default promise_in_bounds gather of x[idx])."""
     operand, indices = primals
-    indices = _clamped(indices, type_of(operand).shape, params)
+    if params["mode"] == "clip":
+        indices = _clamped(indices, type_of(operand).shape, params)
     indices, p = _unbatched(indices, params)
     return [scatter_p.bind(ad.zeros(type_of(operand)), indices, cts[0],
                            update_window_dims=p["offset_dims"],
@@ -165,14 +176,14 @@ gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering,
 
 def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
            slice_sizes, index_vector_dim, operand_batching_dims=(),
-           start_indices_batching_dims=()):
+           start_indices_batching_dims=(), mode="clip"):
     return gather_p.bind(
         operand, indices, offset_dims=tuple(offset_dims),
         collapsed_slice_dims=tuple(collapsed_slice_dims),
         start_index_map=tuple(start_index_map),
         operand_batching_dims=tuple(operand_batching_dims),
         start_indices_batching_dims=tuple(start_indices_batching_dims),
-        index_vector_dim=index_vector_dim, slice_sizes=tuple(slice_sizes))
+        index_vector_dim=index_vector_dim, slice_sizes=tuple(slice_sizes), mode=mode)
 
 
 # scatter[update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
