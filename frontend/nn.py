@@ -14,9 +14,8 @@ __all__ = ["gelu", "log_softmax", "logsumexp", "one_hot", "relu", "sigmoid", "si
 
 def relu(x):
     """max(x, 0) with JAX's derivative: 1 where x > 0, else 0, also at the kink x = 0
-    (where max's own is 1/2). JAX's is a custom_jvp; a select of x, and of the max with
-    its gradient stopped, holds under grad of a jitted call too, which keeps no custom
-    rule."""
+    (where max's own is 1/2): a select of x, and of the max with its gradient stopped
+    (JAX's is a custom_jvp of the same derivative)."""
     return _tnp.where(_tnp.greater(x, 0), x, _lax.stop_gradient(_tnp.maximum(x, 0)))
 
 

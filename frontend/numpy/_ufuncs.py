@@ -8,7 +8,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..ad import custom_jvp
+from ..custom_derivatives import custom_jvp
 from ..core import Tracer, at_user_line, known_value
 from ._util import (
     _array, _as_dtype, _broadcast_operands, _const, _is_array, _operand, _promote, _t,
@@ -526,9 +526,8 @@ def logaddexp(x1, x2):
 @custom_jvp
 def _logaddexp(x1, x2):
     """JAX's: for complex values log1p(exp(x1 + x2 - 2 max)) added to the max, the
-    imaginary part wrapped into [-pi, pi]. -|x1 - x2| is computed as min - max (the
-    same bits), whose derivative at a tie is 0 where |x|'s is 1: so the grad of a
-    jitted call, which keeps no custom rule, still gets 1/2 there (the max's half)."""
+    imaginary part wrapped into [-pi, pi]; -|x1 - x2| as min - max (the same bits).
+    Its derivative is JAX's custom rule below, 1/2 each at a tie."""
     amax = maximum(x1, x2)
     if _dtypes.is_complex(_t(x1).dtype):
         delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _np.array(2, _t(amax).dtype)))
