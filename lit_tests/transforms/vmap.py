@@ -81,7 +81,7 @@ def main():
     print(g4)
     # CHECK-LABEL: func @per_example_index(%0: f32[3,5], %1: i32[3]) -> (f32[3]) {
     # CHECK:         %5: i32[3,1] = expand_dims[dimensions=(1,)] %4
-    # CHECK-NEXT:    %6: f32[3,1] = gather[offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,), index_vector_dim=1, slice_sizes=(1, 1)] %0, %5
+    # CHECK-NEXT:    %6: f32[3,1] = gather[offset_dims=(1,), collapsed_slice_dims=(), start_index_map=(1,), operand_batching_dims=(0,), start_indices_batching_dims=(0,), index_vector_dim=1, slice_sizes=(1, 1), mode='clip'] %0, %5
     # CHECK-NEXT:    %7: f32[3] = squeeze[dimensions=(1,)] %6
 
     for g in (g1, g2, g3, g4):
