@@ -588,9 +588,6 @@ KINKS = [
     ("copysign", lambda ns, x: ns.np.copysign(x, 1.) + 2 * ns.np.copysign(x, -1.),
      [0., -0., _NAN, -1.]),
     ("nn.relu", lambda ns, x: ns.nn.relu(x), [0., -0., _NAN, -1., 1.]),
-    ("power", lambda ns, x: ns.np.concatenate([  # a float exponent, then an integer one
-        x[:4] ** np.array([0., 1., 2., 0.5], np.float32), x[4:] ** np.array([0, 1, 2])]),
-     [0., 0., 0., 0., 0., 0., 0.]),
     ("hypot", lambda ns, x: ns.np.hypot(x, 0.) + 2 * ns.np.hypot(0., x) + 3 * ns.np.hypot(x, x)
      + 4 * ns.np.hypot(x, 1.), [0., -0., _NAN, 1.]),
     ("maximum, minimum times inf",

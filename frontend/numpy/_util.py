@@ -175,21 +175,17 @@ def _promote(*args, to_inexact=False):
     dt, weak = _dtypes.result_type(*[(t.dtype, t.weak) for t in types])
     if to_inexact and not _dtypes.is_inexact(dt):
         dt = _inexact(dt)
+    out_shape = _broadcast_shapes(*[t.shape for t in types])
     out = []
     for a, t in zip(args, types):
         # weak -> strong too, as JAX's promote_dtypes, which leaves a lone operand be
         if t.dtype != dt or (t.weak != weak and len(args) > 1) or \
                 _dtypes.is_python_scalar(a):
             a = _as_dtype(a, dt, weak)
+        if t.shape != out_shape and t.shape != ():
+            a = broadcast_to(a, out_shape)
         out.append(a)
-    return _broadcast_operands(*out)
-
-
-def _broadcast_operands(*args):
-    """NumPy broadcasting of operands to one shape; rank-0 ones stay rank 0."""
-    out_shape = _broadcast_shapes(*[_t(a).shape for a in args])
-    return [a if _t(a).shape in (out_shape, ()) else broadcast_to(a, out_shape)
-            for a in args]
+    return out
 
 
 def _const(x, value):

@@ -231,6 +231,9 @@ sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number",
     deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)])
 mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "number",
     deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
+pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number",
+    deriv=[lambda g, out, x, y: mul(g, _pow_dx(x, y)),
+           lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))])
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
            lambda g, out, x, y: _where_chosen(g, y, x, out)])
@@ -280,50 +283,9 @@ def _trunc(x):
     return mul(sign(x), floor(abs(x)))
 
 
-# pow(x, y): y of x's dtype or, for an inexact x, an integer dtype, as JAX's lax.pow: an
-# integer y is converted for XLA, and makes x ** 0 a constant for the derivative.
-def _pow_shape(x, y):
-    if not (dtypes.is_inexact(x.dtype) and dtypes.is_int(y.dtype)):
-        _same_dtype("pow", [x, y])
-    _check_dtype("pow", x.dtype, "number")
-    return ArrayType(_elementwise_shape("pow", [x, y]), x.dtype, x.weak and y.weak)
-
-
-def _pow_lowering(ctx, eqn, x, y):
-    out, ty = eqn.outputs[0].type, eqn.inputs[1].type
-    x = _operands_broadcast(ctx, eqn, (x, y))[0]
-    if ty.dtype != out.dtype:  # converted before the broadcast, as JAX lowers it
-        converted = ArrayType(ty.shape, out.dtype)
-        y = ctx.op(f"stablehlo.convert {y} : {_signature([ty], converted)}")
-        ty = converted
-    if ty.shape != out.shape:
-        y = ctx.broadcast(y, ty, out)
-    return ctx.op(f"stablehlo.power {x}, {y} : {_signature([out, out], out)}")
-
-
 def _pow_dx(x, y):
-    """d x**y / dx = y * x**(y - 1) as JAX: for an integer y 0 where y == 0 (x**0 is
-    1 even at x == 0); for a float y not, so 0. * 0.**-1 is nan at x == 0."""
-    dtype = type_of(x).dtype
-    if not dtypes.is_int(type_of(y).dtype):
-        return mul(y, pow(x, sub(y, 1)))
-    yf = convert_element_type(y, dtype)
-    return select(eq(y, 0), lift(0, dtype), mul(yf, pow(x, sub(yf, 1))))
-
-
-pow_p = define("pow", shape=_pow_shape, lower=_pow_lowering, **_derivative_rules(
-    [lambda g, out, x, y: mul(g, _pow_dx(x, y)),
-     lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))],
-    lambda *xs: pow_p.bind(*xs)), batch=broadcasting_rule)
-
-
-def pow(x, y):
-    """lax.pow: a Python int y is an int32 (int64 with x64) exponent of an inexact x, as
-    in JAX; other Python scalars take the other operand's dtype."""
-    if isinstance(y, int) and not isinstance(y, bool) and not dtypes.is_python_scalar(x) \
-            and dtypes.is_inexact(type_of(x).dtype):
-        return pow_p.bind(x, lift(y, dtypes.default_int(), weak=True))
-    return pow_p.bind(*scalars_to(common_dtype((x, y)), x, y))
+    """d x**y / dx = y * x**(y - 1), and 0 where y == 0 (not 0 * inf at x == 0), as JAX."""
+    return select(eq(y, 0), 0, mul(y, pow(x, sub(y, 1))))
 
 
 # complex numbers: parts, and a complex from its parts
