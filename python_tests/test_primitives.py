@@ -211,6 +211,10 @@ EXEMPT = {"pjit": "a call: its params hold a sub-Graph, not sampled operand type
           **{name: "control flow: its params hold sub-Graphs, not sampled operand types "
                    "(test_control_flow.py runs it against Python references and JAX)"
              for name in ("cond", "while", "scan")},
+          **{name: "a call carrying a user's derivative rule: its params hold a sub-Graph "
+                   "and a Python rule, not sampled operand types (test_ad.py runs it "
+                   "against JAX's custom rules, test_vmap.py batches it)"
+             for name in ("custom_jvp_call", "custom_vjp_call")},
           "cholesky": "sampled operands are not positive definite, so every factor is NaN; "
                       "test_random.py runs it (on CPU LAPACK's potrf, as JAX's) against "
                       "jnp.linalg.cholesky bit for bit, lower and upper, and on non-PD input"}
