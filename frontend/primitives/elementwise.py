@@ -149,10 +149,8 @@ def _sum_to_rank0(ct, x):
 
 def _where_chosen(g, x, y, out):
     """g times the derivative of max/min wrt x: 1 where x is the result, 0.5 where both
-    are (as JAX splits a tie), else 0. A product, as JAX's, not a select: a nan or
-    infinite g times 0 is nan (hypot of nan, whose max is nan, has a nan derivative)."""
-    half = lift(0.5, type_of(out).dtype)
-    return mul(g, select(eq(x, out), select(eq(y, out), half, 1), 0))
+    are (as JAX splits a tie)."""
+    return select(eq(x, out), select(eq(y, out), mul(g, 0.5), g), 0)
 
 
 def _nary(prim):
