@@ -258,9 +258,15 @@ def _cond_batch(values, dims, *, branches):
     size = _axis_size(values, dims)
     index, operands = values[0], values[1:]
     if dims[0] is not_mapped:
-        forced = [True] * len(branches[0].outputs)
+        # an output is batched where some branch batches it, as in JAX's cond: one no
+        # branch batches stays unbatched (jacfwd's primal outputs)
+        forced = [False] * len(branches[0].outputs)
+        for g in branches:
+            forced = [f or d is not not_mapped
+                      for f, d in zip(forced, batch_graph(g, operands, dims[1:])[1])]
         graphs = tuple(_force(g, operands, dims[1:], forced, size)[0] for g in branches)
-        return cond_p.bind(index, *operands, branches=graphs), [0] * len(forced)
+        return (cond_p.bind(index, *operands, branches=graphs),
+                [0 if f else not_mapped for f in forced])
     # a predicate per example: every branch runs, then each example picks its results
     index = moveaxis(index, dims[0], 0)
     results = None

@@ -209,6 +209,25 @@ def test_hessian_and_vmap_of_grad_of_scan_against_jax():
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_jacfwd_and_hessian_of_cond_and_switch_against_jax():
+    """jacfwd vmaps a cond whose index no basis vector reaches: an output no branch
+    batches (the primal result jacfwd returns unbatched) stays unbatched, as in JAX's
+    cond. It was batched, and jacfwd and hessian of any cond or switch failed."""
+    x = np.linspace(-1, 2, 3).astype(np.float32)
+
+    def f(lib, lax_):
+        return lambda a: lax_.cond(a[0] > 0, lib.sin, lib.cos, a) + lax_.switch(
+            1, [lib.sin, lib.cos], a)
+
+    def g(lib, lax_):
+        return lambda a: lax_.cond(a[0] > 0, lambda v: lib.sum(v ** 3),
+                                   lambda v: lib.sum(v ** 2), a)
+    for ours, theirs in [(tracehlo.jacfwd(f(tnp, lax)), jax.jacfwd(f(jnp, jax.lax))),
+                         (tracehlo.hessian(g(tnp, lax)), jax.hessian(g(jnp, jax.lax)))]:
+        for arg in (x, -x):
+            np.testing.assert_allclose(ours(arg), theirs(arg), rtol=1e-6, atol=1e-6)
+
+
 def test_scan_jvp_against_finite_differences_and_vjp_against_jvp():
     def f(w, xs):
         return lax.scan(lambda c, x: (tnp.sin(c * w) + x, c * x), 0.3, xs)[1]
