@@ -334,14 +334,15 @@ def _check_carry(name, fn, tree, types, out_tree, out_types):
             f"structure, but they differ:\n\nthe input tree structure is:\n{tree}\n"
             f"the output tree structure is:\n{out_tree}\n\nRevise the function so that the "
             "carry output has the same pytree structure as the carry input."))
-    try:
+    changed = [(path, a, b) for path, a, b in zip(_leaf_paths(tree), types, out_types)
+               if a != b]
+    if not changed:
+        return
+    try:  # only for the message: the body's signature is not read on the way through
         carry = next(iter(inspect.signature(fn).parameters), None)
     except (TypeError, ValueError):
         carry = None
-    diffs = [_carry_diff(carry, path, a, b)
-             for path, a, b in zip(_leaf_paths(tree), types, out_types) if a != b]
-    if not diffs:
-        return
+    diffs = [_carry_diff(carry, path, a, b) for path, a, b in changed]
     if len(diffs) == 1:
         differences = f"{diffs[0][0].upper()}{diffs[0][1:]}.\n"
     else:  # as JAX joins them
