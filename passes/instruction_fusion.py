@@ -38,7 +38,8 @@ class InstructionFusion(FusionPass):
                 continue
             group = self._grow(graph, root, read, ctx)
             if len(group.members) > 1:
-                reason = ctx.backend.leave_unfused(graph, root, group.members)
+                reason = (self._lone_op(graph, group.members)
+                          or ctx.backend.leave_unfused(graph, root, group.members))
                 if reason:
                     self.record(ctx, graph, sorted(group.members), reason)
                     continue
@@ -46,6 +47,19 @@ class InstructionFusion(FusionPass):
                 root_of.update((i, group) for i in group.owned)
                 read |= {graph.producer(v) for v in graph.inputs(group.members)}
         return groups
+
+    @staticmethod
+    def _lone_op(graph: DataflowGraph, members: set[int]) -> str | None:
+        """One op with only constants fused into it stays plain: XLA gives a lone op
+        a kernel of its own alike, and its simplifiers, which run before that, see it
+        (an `add(i, 1)` fused hid fori_loop's counter from XLA's while-loop
+        simplifier, which merges it with the loop's own: a kernel more per step). A
+        reduce keeps its init constant: XLA CPU emits a plain reduce differently."""
+        ops = [i for i in members if graph.name(i) != "stablehlo.constant"]
+        if len(ops) == 1 and graph.name(ops[0]) != opinfo.REDUCE:
+            return (f"one {graph.name(ops[0])} with constants: XLA makes the same kernel "
+                    "of it, after its simplifiers have seen the op")
+        return None
 
     @staticmethod
     def _covered(graph: DataflowGraph, n: int, root_of: dict, read: set[int]) -> bool:
