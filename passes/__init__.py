@@ -37,7 +37,10 @@ fused value (a bf16 parameter included) read by several ops that XLA CPU's loop
 emitter would split into functions (the function result needs a layout ops inside
 our fusions lack); no fusions in functions called from a loop or branch body (the
 inline-calls pass first inlines every call, as XLA does, so their ops fuse in the
-body); no broadcast widening a unit dim in a fusion there. A module holding a
+body). In a while loop XLA CPU compiles whole, one touching under 1 KiB an
+iteration (small_loops.py), a fusion is laid out at its parameters, constants and
+root only: no reduce, no broadcast widening a unit dim, and no op reading a value
+computed in the fusion through a layout, in a fusion there. A module holding a
 fusion of elementwise ops only is compiled without XLA's reshape-mover
 (FusionResult.xla_passes_off). What XLA CPU's library (YNNPACK) computes better
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
@@ -55,16 +58,17 @@ and check_backend refuses it. Ops the passes do not know (CHLO, calls, control f
 alone, never fused.
 
 Backends: the framework, the passes and the pass manager ask a Backend (its limits,
-and hooks for what XLA does after us: reserved_nodes, leave_unfused,
+and hooks for what XLA does after us: lacks_layouts, reserved_nodes, leave_unfused,
 tree_reduction_window, import_problems, xla_passes_off) and never which backend it is. The hooks'
 defaults are XLA's on any device; XlaCpu overrides the ones for its library
-kernels and its tree reductions. A new target is a new Backend (an entry in backends.BACKENDS, or passed
+kernels, its tree reductions and its small loops. A new target is a new Backend (an entry in backends.BACKENDS, or passed
 as `backend`).
 
 Modules: graph (dataflow view), opinfo (what each op is), legality (XLA's rules),
 cost (bytes, flops, launches), capability (the Backend: limits, hooks, and the
 per-fusion check), backends (the backends by name, check_backend), library (what
-XLA CPU's library kernels take), xla_import (what XLA's import folds in a fusion),
+XLA CPU's library kernels take), small_loops (the loops XLA CPU compiles whole),
+xla_import (what XLA's import folds in a fusion),
 rewrite (groups -> mhlo.fusion), framework (pass base classes and their typed
 options), one module per pass (inline_calls, canonicalize, tree_reductions and the four
 fusions),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from . import small_loops
 from .capability import Backend, UnsupportedFusionError, all_fusions, fusion_problem
 from .cost import COST_PARAMS
 from .graph import DataflowGraph
@@ -27,6 +28,11 @@ class XlaCpu(Backend):
 
     def reserved_nodes(self, graph: DataflowGraph) -> dict[int, str]:
         return library_chains(graph)
+
+    def lacks_layouts(self, block) -> bool:
+        """Only where its small-while-loop pass may compile a loop whole (small_loops.py);
+        its fusion emitters, everywhere else, need no layouts inside a fusion."""
+        return small_loops.lacks_layouts(block)
 
     def tree_reduction_window(self, op) -> int | None:
         """XLA CPU's TreeReductionRewriter splits every reduce over a dimension longer

@@ -111,8 +111,9 @@ HLO_ELEMENTWISE = (opinfo.CHEAP_ELEMENTWISE | opinfo.EXPENSIVE_ELEMENTWISE) - {
 
 
 def region_read_problem(op, outside: list[bool]) -> str | None:
-    """In a while, case or if region XLA CPU lays out a fusion's parameters, constants
-    and root only, so a fused op that reads its operand through a layout (anything
+    """Where XLA compiles a loop whole (Backend.lacks_layouts: on CPU a while loop
+    touching under 1 KiB an iteration, small_loops.py) it lays out a fusion's
+    parameters, constants and root only, so a fused op that reads its operand through a layout (anything
     not elementwise at one shape: broadcast, reverse, slice, ...) must read a
     parameter or a constant (measured, test_passes_capability.py: a broadcast of a
     fused convert in a scan body aborts, "has_layout()"; benchmarks/control_flow.py
@@ -126,8 +127,8 @@ def region_read_problem(op, outside: list[bool]) -> str | None:
     for v, out in zip(operands, outside):
         if not out and (isinstance(v.owner, ir.Block)
                         or opinfo.name(v.owner) != "stablehlo.constant"):
-            return (f"a fused {opinfo.name(op)} in a while/case/if region reading a value "
-                    "computed in the fusion: XLA CPU lays out only the parameters and "
+            return (f"a fused {opinfo.name(op)} reading a value computed in the fusion, "
+                    "in a loop XLA compiles whole: it lays out only the parameters and "
                     "root of a fusion there (aborts)")
     return None
 
@@ -394,6 +395,12 @@ class Backend:
     # Hooks: what XLA does after us, asked by the framework, the passes and the pass
     # manager.
 
+    def lacks_layouts(self, block: ir.Block) -> bool:
+        """Whether XLA emits the fusions in `block`, a block of a while, case or if
+        region, with layouts on their parameters, constants and root only, so that
+        the region rules (opinfo.region_problem, region_read_problem) apply there."""
+        return True
+
     def reserved_nodes(self, graph) -> dict[int, str]:
         """Nodes of a DataflowGraph the backend computes better than any fusion of
         ours can (a library kernel), each with the reason; no pass fuses them."""
@@ -522,7 +529,7 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
         reason = shared_value_problem(body_producers(fusion))
         if reason:
             return reason
-    region = in_region(fusion)
+    region = in_region(fusion) and backend.lacks_layouts(fusion.operation.block)
     for inner in fused:
         outside = [isinstance(v.owner, ir.Block) and v.owner == body
                    for v in inner.operation.operands]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from jaxlib.mlir import ir
 
+from . import opinfo
 from .capability import Backend
 from .graph import DataflowGraph, blocks
 from .report import Decision, FusionReport
@@ -99,7 +100,9 @@ class FusionPass(Pass):
                 constants = (ctx.constant_args[name] if block.owner.operation.name == "func.func"
                              else frozenset())
                 for _ in range(len(list(block.operations))):
-                    graph = DataflowGraph(block, constants)
+                    graph = DataflowGraph(block, constants, lacks_layouts=(
+                        block.owner.operation.name in opinfo.CONTROL_FLOW
+                        and ctx.backend.lacks_layouts(block)))
                     graph.reserved = ctx.backend.reserved_nodes(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
                     self.finish(fusions)

@@ -18,7 +18,8 @@ from .report import describe
 
 
 class DataflowGraph:
-    def __init__(self, block: ir.Block, constant_args: frozenset[int] = frozenset()):
+    def __init__(self, block: ir.Block, constant_args: frozenset[int] = frozenset(),
+                 lacks_layouts: bool = False):
         self.block = block
         self.constant_args = {self.block.arguments[k] for k in constant_args}
         # nodes the backend computes better than any fusion of ours: node -> why
@@ -47,8 +48,10 @@ class DataflowGraph:
                 self.users[p].append(i)
         # why each node may join no fusion (unfusible(i)), kept once asked
         self._unfusible: dict[int, str | None] = {}
-        # whether the block is a while, case or if region (capability.in_region)
-        self.in_region = block.owner.operation.name in opinfo.CONTROL_FLOW
+        # whether XLA emits the block's fusions with layouts on their parameters,
+        # constants and root only (Backend.lacks_layouts: a block of a while, case
+        # or if region it may compile whole), so the region rules apply
+        self.lacks_layouts = lacks_layouts
         # legality._outside_entries and _fused_reads per node, computed when first asked
         self.outside_entries: dict[int, list] = {}
         self.fused_reads: dict[int, list] = {}
@@ -90,7 +93,7 @@ class DataflowGraph:
         if i not in self._unfusible:
             op = self.nodes[i]
             why = opinfo.unfusible_reason(op)
-            self._unfusible[i] = why or (opinfo.region_problem(op) if self.in_region else None)
+            self._unfusible[i] = why or (opinfo.region_problem(op) if self.lacks_layouts else None)
         return self._unfusible[i]
 
     def describe(self, i: int) -> str:

@@ -382,7 +382,7 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
                 makers = [None if out else v.owner if o is None else made_by(o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]
             reason = select_problem(op, outside, makers) or (
-                region_read_problem(op, outside) if graph.in_region else None)
+                region_read_problem(op, outside) if graph.lacks_layouts else None)
             if reason:
                 return reason
     return None

@@ -59,8 +59,9 @@ NEVER_FUSED = frozenset(f"stablehlo.{n}" for n in """
 
 
 def region_problem(op) -> str | None:
-    """Why `op` may not be fused inside a while, case or if region. XLA CPU lays out
-    such a fusion's parameters and root only, and a reduce reads its operand through
+    """Why `op` may not be fused in a while, case or if region XLA compiles whole
+    (Backend.lacks_layouts: on CPU a while loop touching under 1 KiB an iteration,
+    small_loops.py). XLA CPU lays out such a fusion's parameters and root only, and a reduce reads its operand through
     a layout (measured, test_passes_capability.py: a fused reduce in a while body or
     condition aborts, "has_layout()", as a root too), so it stays out. So does a
     broadcast_in_dim that widens a unit dim (1x1 -> 1x3): HLO's broadcast cannot, so
@@ -70,9 +71,10 @@ def region_problem(op) -> str | None:
     nested computation; found in the corpus's random_gamma_float64_3 once the
     Threefry calls in its loop body were inlined)."""
     if name(op) == REDUCE:
-        return "a reduce inside a while/case/if region needs layouts XLA gives no fused op there"
+        return ("a reduce in a loop XLA compiles whole needs layouts XLA gives no fused "
+                "op there")
     if name(op) == "stablehlo.broadcast_in_dim" and widens_unit_dim(op):
-        return ("a broadcast_in_dim widening a unit dim inside a while/case/if region: XLA "
+        return ("a broadcast_in_dim widening a unit dim in a loop XLA compiles whole: XLA "
                 "imports it as a reshape and a broadcast, which need layouts there")
     return None
 

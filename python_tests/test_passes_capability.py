@@ -126,6 +126,19 @@ def broadcast_in_loop(widening):
         types=f"tensor<4x8xf32>, {column}")
 
 
+# What aborts in a loop over 128 bytes runs in one over 1024 (small_loops.py: XLA CPU
+# compiles a while loop touching fewer bytes per iteration whole, without layouts)
+LARGER_LOOPS = ("while_body_reduce", "while_body_broadcast_of_converted_counter",
+                "while_body_reverse_of_computed", "while_body_broadcast_widening_unit_dim")
+
+
+def in_a_larger_loop(name, rows=16, cols=16):
+    return (PROGRAMS[name].replace("4x8xf32", f"{rows}x{cols}xf32")
+            .replace("[0:4, 0:1]", f"[0:{rows}, 0:1]")
+            .replace("tensor<4x1xf32>", f"tensor<{rows}x1xf32>")
+            .replace("tensor<4xf32>", f"tensor<{rows}xf32>"))
+
+
 PROGRAMS = {
     "loop_with_reduce": program("kLoop", REDUCE_SUM, "tensor<4xf32>", 1),
     "input_fusion": program("kInput", REDUCE_SUM, "tensor<4xf32>", 1),
@@ -320,6 +333,13 @@ module {
         %b = stablehlo.broadcast_in_dim %n, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
         %m = stablehlo.add %b, %x : tensor<4x8xf32>
         stablehlo.return %m : tensor<4x8xf32>"""),
+    # fori_loop's body adding its counter (benchmarks/control_flow.py)
+    "while_body_broadcast_of_converted_counter": while_fusion("""
+        %c = stablehlo.convert %k : (tensor<i32>) -> tensor<f32>
+        %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4x8xf32>
+        %m = stablehlo.add %b, %x : tensor<4x8xf32>
+        stablehlo.return %m : tensor<4x8xf32>""", operands="%v, %i",
+        params="%x: tensor<4x8xf32>, %k: tensor<i32>", types="tensor<4x8xf32>, tensor<i32>"),
     "while_body_reverse_of_computed": while_fusion("""
         %t = stablehlo.tanh %x : tensor<4x8xf32>
         %r = stablehlo.reverse %t, dims = [1] : tensor<4x8xf32>
@@ -385,6 +405,11 @@ module {
 }""",
 }
 
+PROGRAMS.update({f"{name}_in_a_larger_loop": in_a_larger_loop(name) for name in LARGER_LOOPS})
+# 512 bytes carried: XLA counts 1024 read and written and runs it through its fusion
+# emitters; check_backend refuses it, as the 512 the body writes are all it knows
+PROGRAMS["while_body_reduce_in_a_512_byte_loop"] = in_a_larger_loop("while_body_reduce", 8, 16)
+
 # name -> (what XLA CPU does, whether check_backend("cpu") accepts it)
 EXPECTED = {
     "loop_with_reduce": ("runs", True),
@@ -410,6 +435,7 @@ EXPECTED = {
     "select_on_fused_not": ("aborts", False),
     "while_body_broadcast_of_computed": ("aborts", False),
     "while_body_reverse_of_computed": ("aborts", False),
+    "while_body_broadcast_of_converted_counter": ("aborts", False),
     "while_body_broadcasts_of_parameter_and_constant": ("runs", True),
     "binary_with_constant_read_by_reverse": ("aborts", False),
     "bf16_constant_read_by_two_pads": ("aborts", False),
@@ -417,10 +443,12 @@ EXPECTED = {
     "reduce_in_loop_moving_computed": ("runs", True),
     "while_body_broadcast_widening_unit_dim": ("aborts", False),
     "while_body_broadcast_of_reshaped_parameter": ("runs", True),
+    **{f"{name}_in_a_larger_loop": ("runs", True) for name in LARGER_LOOPS},
+    "while_body_reduce_in_a_512_byte_loop": ("runs", False),
 }
 
 RUNNER = textwrap.dedent("""
-    import sys, numpy as np
+    import re, sys, numpy as np
     from tracehlo import runtime
     text = sys.stdin.read()
     try:
@@ -428,7 +456,8 @@ RUNNER = textwrap.dedent("""
     except runtime.XlaCompileError as e:
         print("ERROR", e); sys.exit(3)
     dev = runtime.device("cpu")
-    args = [runtime.to_device(np.ones((4, 8), np.float32), dev)]
+    shape = [int(n) for n in re.search(r"%a: tensor<(\\d+)x(\\d+)xf32>", text).groups()]
+    args = [runtime.to_device(np.ones(shape, np.float32), dev)]
     if "tensor<4x8xi1>" in text:
         args.insert(0, runtime.to_device(np.ones((4, 8), bool), dev))
     exe.loaded.execute_sharded(args)

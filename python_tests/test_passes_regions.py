@@ -8,6 +8,7 @@ import pytest
 import tracehlo
 from tracehlo import lax, passes
 from tracehlo import numpy as tnp
+from tracehlo.passes import small_loops
 from tracehlo.passes.capability import all_fusions, in_region
 
 
@@ -65,3 +66,65 @@ def test_control_flow_fused_inside_regions_matches_jax(name):
     want = jax.tree_util.tree_leaves(jax.jit(theirs)(*args))
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=2e-6, atol=1e-6)
+
+
+# One loop carrying a counter, %v (16x16 f32: 1 KiB) and %w, with `update` making %v.
+SMALL_LOOP_PROBE = """
+func.func @main(%x: tensor<16x16xf32>, %w: tensor<16x16xf32>) -> ({results}) {{
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:3 = stablehlo.while(%i = %zero, %v = %x, %u = %w) : tensor<i32>, tensor<16x16xf32>, tensor<16x16xf32>
+   cond {{
+    %n = stablehlo.constant dense<4> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  }} do {{
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    {update}
+    stablehlo.return %next, %new, %u : tensor<i32>, tensor<16x16xf32>, tensor<16x16xf32>
+  }}
+  return {returned} : {results}
+}}"""
+LIVE = dict(results="tensor<16x16xf32>", returned="%r#1")
+
+
+@pytest.mark.parametrize("update, returned, written", [
+    # the carry changes each iteration from itself and is read after the loop
+    ("%new = stablehlo.exponential %v : tensor<16x16xf32>", LIVE, 1024),
+    # read by nothing: XLA's while-loop simplifier drops it
+    ("%new = stablehlo.exponential %v : tensor<16x16xf32>",
+     dict(results="tensor<16x16xf32>", returned="%r#2"), 0),
+    # made from the invariant %u alone: XLA hoists it out of the loop
+    ("%new = stablehlo.exponential %u : tensor<16x16xf32>", LIVE, 0),
+    # times a constant one: XLA's simplifier may make it %v itself
+    ("%c = stablehlo.constant dense<1.0> : tensor<16x16xf32>\n"
+     "    %new = stablehlo.multiply %v, %c : tensor<16x16xf32>", LIVE, 0),
+    # a reshape is a bitcast to XLA, writing nothing
+    ("%t = stablehlo.exponential %v : tensor<16x16xf32>\n"
+     "    %new = stablehlo.reshape %t : (tensor<16x16xf32>) -> tensor<16x16xf32>", LIVE, 0),
+    # updated in place: the one-element update is all it writes
+    ("%e = stablehlo.slice %v [0:1, 0:1] : (tensor<16x16xf32>) -> tensor<1x1xf32>\n"
+     "    %new = stablehlo.dynamic_update_slice %v, %e, %i, %i : "
+     "(tensor<16x16xf32>, tensor<1x1xf32>, tensor<i32>, tensor<i32>) -> tensor<16x16xf32>",
+     LIVE, 4),
+])
+def test_small_loop_bytes_count_only_what_xla_keeps_writing(update, returned, written):
+    module = passes.parse(SMALL_LOOP_PROBE.format(update=update, **returned))
+    with module.context:
+        func = next(iter(module.body.operations))
+        loop = [op for op in func.regions[0].blocks[0].operations
+                if op.operation.name == "stablehlo.while"][0]
+        assert small_loops.written_bytes_lower_bound(loop) == written
+        assert small_loops.may_be_hoisted(loop) == (written < 1024)
+
+
+def test_small_loop_threshold_follows_xla_flags(monkeypatch):
+    module = passes.parse(SMALL_LOOP_PROBE.format(
+        update="%new = stablehlo.exponential %v : tensor<16x16xf32>", **LIVE))
+    with module.context:
+        loop = [op for op in next(iter(module.body.operations)).regions[0].blocks[0].operations
+                if op.operation.name == "stablehlo.while"][0]
+        assert not small_loops.may_be_hoisted(loop)
+        monkeypatch.setenv("XLA_FLAGS", "--xla_backend_extra_options="
+                           "xla_cpu_small_while_loop_byte_threshold=1000000")
+        assert small_loops.may_be_hoisted(loop)

@@ -68,16 +68,17 @@ func.func @case_branches_are_fused(%k: tensor<i32>, %x: tensor<8xf32>) -> tensor
 
 // -----
 
-// XLA CPU lays out a fusion inside a region at its parameters and root only; a
-// fused reduce there aborted it ("has_layout()", a vmapped while_loop's
-// any-active test). The compare is fused, the reduce stays out.
+// XLA CPU compiles a while loop touching under 1 KiB an iteration whole, laying out
+// a fusion in it at its parameters and root only; a fused reduce there aborted it
+// ("has_layout()", a vmapped while_loop's any-active test). The compare is fused,
+// the reduce stays out.
 // CHECK-LABEL: func.func @no_reduce_fused_in_a_region
 // CHECK: cond {
 // CHECK-NEXT: %[[F:.*]] = "mhlo.fusion"
 // CHECK-NOT: stablehlo.reduce
 // CHECK: stablehlo.return %{{.*}} : tensor<3xi1>
 // CHECK: stablehlo.reduce(%[[F]] init:
-// WHY: a reduce inside a while/case/if region needs layouts XLA gives no fused op there
+// WHY: a reduce in a loop XLA compiles whole needs layouts XLA gives no fused op there
 func.func @no_reduce_fused_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
   %r = stablehlo.while(%c = %a) : tensor<3xf32>
    cond {
@@ -105,7 +106,7 @@ func.func @no_reduce_fused_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
 // CHECK-NEXT: "mhlo.fusion"(%[[S]], %{{.*}}) {{.*}}{
 // CHECK-NEXT: ^bb0(%[[P:.*]]: tensor<f32>, %{{.*}}: tensor<3xf32>):
 // CHECK-NEXT: stablehlo.broadcast_in_dim %[[P]]
-// WHY: a fused stablehlo.broadcast_in_dim in a while/case/if region reading a value computed in the fusion
+// WHY: a fused stablehlo.broadcast_in_dim reading a value computed in the fusion, in a loop XLA compiles whole
 func.func @broadcast_reads_a_parameter_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
   %zero = stablehlo.constant dense<0> : tensor<i32>
   %r:2 = stablehlo.while(%i = %zero, %c = %a) : tensor<i32>, tensor<3xf32>
@@ -139,7 +140,7 @@ func.func @broadcast_reads_a_parameter_in_a_region(%a: tensor<3xf32>) -> tensor<
 // CHECK-NEXT: stablehlo.multiply
 // CHECK-NEXT: stablehlo.add
 // CHECK-NEXT: stablehlo.return
-// WHY: a broadcast_in_dim widening a unit dim inside a while/case/if region
+// WHY: a broadcast_in_dim widening a unit dim in a loop XLA compiles whole
 func.func @broadcast_widening_a_unit_dim_in_a_region(%a: tensor<4x8xf32>, %col: tensor<4x1xf32>, %row: tensor<4xf32>) -> tensor<4x8xf32> {
   %zero = stablehlo.constant dense<0> : tensor<i32>
   %r:2 = stablehlo.while(%i = %zero, %v = %a) : tensor<i32>, tensor<4x8xf32>
@@ -157,4 +158,42 @@ func.func @broadcast_widening_a_unit_dim_in_a_region(%a: tensor<4x8xf32>, %col: 
     stablehlo.return %next, %s : tensor<i32>, tensor<4x8xf32>
   }
   return %r#1 : tensor<4x8xf32>
+}
+
+// -----
+
+// A loop writing 1 KiB an iteration XLA CPU runs kernel by kernel, its fusion
+// emitters laying out what they need: there a reduce and a broadcast of the
+// converted counter fuse as outside any loop (small_loops.py).
+// CHECK-LABEL: func.func @a_larger_loop_fuses_as_outside_one
+// CHECK: do {
+// CHECK: %[[E:.*]] = "mhlo.fusion"(%{{.*}}, %{{.*}})
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<i32>, %{{.*}}: tensor<16x16xf32>):
+// CHECK-NEXT: stablehlo.convert
+// CHECK-NEXT: stablehlo.broadcast_in_dim
+// CHECK: "mhlo.fusion"(%[[E]])
+// CHECK: stablehlo.reduce
+// WHY: @a_larger_loop_fuses_as_outside_one: kLoop fusion of 4 ops (stablehlo.convert, stablehlo.broadcast_in_dim, stablehlo.multiply, stablehlo.exponential)
+// WHY: @a_larger_loop_fuses_as_outside_one: kLoop fusion of {{.*}}stablehlo.reduce
+func.func @a_larger_loop_fuses_as_outside_one(%x: tensor<16x16xf32>) -> tensor<16x16xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %v = %x) : tensor<i32>, tensor<16x16xf32>
+   cond {
+    %n = stablehlo.constant dense<4> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %next = stablehlo.add %i, %one : tensor<i32>
+    %f = stablehlo.convert %i : (tensor<i32>) -> tensor<f32>
+    %b = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<f32>) -> tensor<16x16xf32>
+    %m = stablehlo.multiply %v, %b : tensor<16x16xf32>
+    %e = stablehlo.exponential %m : tensor<16x16xf32>
+    %z = stablehlo.constant dense<0.0> : tensor<f32>
+    %s = stablehlo.reduce(%e init: %z) applies stablehlo.add across dimensions = [1] : (tensor<16x16xf32>, tensor<f32>) -> tensor<16xf32>
+    %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<16xf32>) -> tensor<16x16xf32>
+    %d = stablehlo.divide %e, %sb : tensor<16x16xf32>
+    stablehlo.return %next, %d : tensor<i32>, tensor<16x16xf32>
+  }
+  return %r#1 : tensor<16x16xf32>
 }
