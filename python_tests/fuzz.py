@@ -22,6 +22,8 @@ op-by-op (eager) ones, where XLA folded or fused jax.jit's module its own way.
 
     python python_tests/fuzz.py --kind jit --count 2000 [--start 0] [--log FILE.jsonl]
     python python_tests/fuzz.py --kind hlo-opt --seed 123 --shrink
+    python python_tests/fuzz.py --kind jit --loop --count 500
+(--loop: each program is the body of a lax.scan, its inputs carried)
 prints one line per failing seed and a summary by class; --shrink reduces a
 failing seed to a minimal program (fewer outputs, ops, inputs, smaller shapes,
 no special values, the class unchanged) and prints it as a standalone script.
@@ -148,6 +150,20 @@ class Generator:
         extra = [j for j in range(len(self.avals)) if j not in unread and rng.random() < .1]
         outputs = sorted(set(unread[-20:] + extra))[:20] or [len(self.avals) - 1]
         return {"inputs": inputs, "ops": ops, "outputs": outputs}
+
+    def loop(self, prog: dict, seed: int) -> dict:
+        """The program as the body of a scan of 2 or 3 steps: each input is carried,
+        most of them updated to a value of the same type the body computes, and the
+        outputs are stacked over the steps. Drawn from a stream of its own, so the
+        program is the seed's straight-line one."""
+        rng, n = np.random.default_rng([seed, 1]), len(prog["inputs"])
+        carry = []
+        for i in range(n):
+            same = [j for j in range(n, len(self.avals)) if self.avals[j].shape ==
+                    self.avals[i].shape and self.avals[j].dtype == self.avals[i].dtype]
+            if same and rng.random() < .8:
+                carry.append([i, same[int(rng.integers(len(same)))]])
+        return {**prog, "loop": {"length": int(rng.integers(2, 4)), "carry": carry}}
 
     def _dtype(self, name):
         return self.jnp.bfloat16 if name == "bfloat16" else np.dtype(name)
@@ -279,18 +295,34 @@ def _np_name(dtype: str) -> str:
     return "bool_" if dtype == "bool" else dtype
 
 
-def program(seed: int) -> dict:
-    return Generator(seed).program()
+def program(seed: int, loop: bool = False) -> dict:
+    """Seed `seed`'s program; with `loop`, the same program as a scan's body."""
+    generator = Generator(seed)
+    prog = generator.program()
+    return generator.loop(prog, seed) if loop else prog
 
 
 def source(prog: dict, np_name: str = "tnp", lax_name: str = "tl", name: str = "f") -> str:
     """The program as a Python function over `np_name` and `lax_name`."""
     n = len(prog["inputs"])
-    lines = [f"def {name}({', '.join(f'v{i}' for i in range(n))}):"]
+    names = ", ".join(f"v{i}" for i in range(n))
+    outputs = f"({''.join(f'v{j}, ' for j in prog['outputs'])})"
+    loop = prog.get("loop")
+    indent = "        " if loop else "    "
+    lines = [f"def {name}({names}):"]
+    if loop:
+        lines += ["    def body(carry, _):", f"        ({names},) = carry"]
     for k, op in enumerate(prog["ops"]):
-        lines.append(f"    v{n + k} = " + op["code"].format(
+        lines.append(f"{indent}v{n + k} = " + op["code"].format(
             *[f"v{j}" for j in op["args"]], np=np_name, lax=lax_name))
-    lines.append(f"    return ({''.join(f'v{j}, ' for j in prog['outputs'])})")
+    if loop:
+        carried = dict(loop["carry"])
+        lines += [f"        return ({''.join(f'v{carried.get(i, i)}, ' for i in range(n))}), "
+                  f"{outputs}",
+                  f"    return {lax_name}.scan(body, ({names},), None, "
+                  f"length={loop['length']})[1]"]
+    else:
+        lines.append(f"    return {outputs}")
     return "\n".join(lines) + "\n"
 
 
@@ -584,12 +616,13 @@ def _serve() -> None:
         out.flush()
 
 
-def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None) -> dict:
+def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None,
+         loop: bool = False) -> dict:
     """{seed: failures} for every seed; `report` sees invalid programs too, the
     result leaves them out."""
     results = {}
     for seed in seeds:
-        failures = worker.run(program(seed), kind)
+        failures = worker.run(program(seed, loop), kind)
         report(seed, failures)
         if not (failures and failures[0]["class"] == "invalid"):
             results[seed] = failures
@@ -601,17 +634,26 @@ def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None) -
 def prune(prog: dict) -> dict:
     """Drop ops no output needs and inputs nothing reads; renumber values."""
     n = len(prog["inputs"])
-    live = set(prog["outputs"])
-    for k in range(len(prog["ops"]) - 1, -1, -1):
-        if n + k in live:
-            live.update(prog["ops"][k]["args"])
+    carried = dict(prog["loop"]["carry"]) if prog.get("loop") else {}
+    live, grown = set(), set(prog["outputs"])
+    while grown - live:  # a live carried input needs the value carried into it
+        live |= grown
+        for k in range(len(prog["ops"]) - 1, -1, -1):
+            if n + k in live:
+                live.update(prog["ops"][k]["args"])
+        grown = live | {carried[i] for i in live if i in carried}
     kept_inputs = [i for i in range(n) if i in live]
     kept_ops = [k for k in range(len(prog["ops"])) if n + k in live]
     renumber = {old: new for new, old in enumerate(kept_inputs + [n + k for k in kept_ops])}
-    return {"inputs": [prog["inputs"][i] for i in kept_inputs],
-            "ops": [{"code": prog["ops"][k]["code"],
-                     "args": [renumber[j] for j in prog["ops"][k]["args"]]} for k in kept_ops],
-            "outputs": [renumber[j] for j in prog["outputs"]]}
+    pruned = {"inputs": [prog["inputs"][i] for i in kept_inputs],
+              "ops": [{"code": prog["ops"][k]["code"],
+                       "args": [renumber[j] for j in prog["ops"][k]["args"]]}
+                      for k in kept_ops],
+              "outputs": [renumber[j] for j in prog["outputs"]]}
+    if prog.get("loop"):
+        pruned["loop"] = {**prog["loop"], "carry": [[renumber[i], renumber[j]]
+                                                    for i, j in prog["loop"]["carry"] if i in live]}
+    return pruned
 
 
 def valid(prog: dict) -> bool:
@@ -631,7 +673,11 @@ def valid(prog: dict) -> bool:
 
 def candidates(prog: dict):
     """Smaller variants of a program, the most reducing first."""
-    outs = prog["outputs"]
+    outs, loop = prog["outputs"], prog.get("loop")
+    if loop:  # straight-line, then carrying one value fewer
+        yield {key: value for key, value in prog.items() if key != "loop"}
+        for pair in loop["carry"]:
+            yield {**prog, "loop": {**loop, "carry": [p for p in loop["carry"] if p != pair]}}
     if len(outs) > 1:
         for half in (outs[: len(outs) // 2], outs[len(outs) // 2:]):
             yield {**prog, "outputs": half}
@@ -641,9 +687,12 @@ def candidates(prog: dict):
     for k in range(len(prog["ops"]) - 1, -1, -1):
         for arg in dict.fromkeys(prog["ops"][k]["args"]):  # use an operand instead
             swap = lambda j: arg if j == n + k else j
-            yield {"inputs": prog["inputs"],
-                   "ops": [{**op, "args": [swap(j) for j in op["args"]]} for op in prog["ops"]],
-                   "outputs": [swap(j) for j in outs]}
+            swapped = {**prog, "ops": [{**op, "args": [swap(j) for j in op["args"]]}
+                                       for op in prog["ops"]],
+                       "outputs": [swap(j) for j in outs]}
+            if loop:
+                swapped["loop"] = {**loop, "carry": [[i, swap(j)] for i, j in loop["carry"]]}
+            yield swapped
     for i, spec in enumerate(prog["inputs"]):
         smaller = [{**spec, "special": False}] if spec["special"] else []
         for d, size in enumerate(spec["shape"]):
@@ -734,6 +783,8 @@ def main(argv=None) -> int:
     ap.add_argument("--start", type=int, default=0, help="first seed")
     ap.add_argument("--count", type=int, default=100, help="number of seeds")
     ap.add_argument("--seed", type=int, help="run one seed and print its program")
+    ap.add_argument("--loop", action="store_true",
+                    help="each program as the body of a scan (lax.scan over 2 or 3 steps)")
     ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     ap.add_argument("--log", help="append one JSON line per program here, as it finishes")
@@ -744,20 +795,21 @@ def main(argv=None) -> int:
         return 0
     seeds = [opts.seed] if opts.seed is not None else range(opts.start, opts.start + opts.count)
     if opts.seed is not None:
-        print(source(program(opts.seed)))
+        print(source(program(opts.seed, opts.loop)))
 
     log = open(opts.log, "a") if opts.log else None
 
     def report(seed, failures):
         for key in sorted({class_key(f) for f in failures}):
-            print(f"seed {seed} {opts.kind}: {key}", flush=True)
+            print(f"seed {seed} {opts.kind}{' loop' * opts.loop}: {key}", flush=True)
         if log:
-            log.write(json.dumps({"seed": seed, "kind": opts.kind, "failures": failures}) + "\n")
+            log.write(json.dumps({"seed": seed, "kind": opts.kind, "loop": opts.loop,
+                                  "failures": failures}) + "\n")
             log.flush()
 
     t0 = time.monotonic()
     with Worker(opts.timeout) as worker:
-        results = fuzz(seeds, opts.kind, worker, report)
+        results = fuzz(seeds, opts.kind, worker, report, opts.loop)
         classes = summary(results)
         print(f"\n{opts.kind}: {len(results)} programs in {time.monotonic() - t0:.0f} s, "
               f"{sum(bool(f) for f in results.values())} failing\n{rates(results)}")
@@ -765,7 +817,7 @@ def main(argv=None) -> int:
             first = min(s for s, fs in results.items() if key in {class_key(f) for f in fs})
             print(f"{count:5d}  {key}  (first seed {first})")
             if opts.shrink:
-                small = shrink(program(first), opts.kind, key, worker)
+                small = shrink(program(first, opts.loop), opts.kind, key, worker)
                 print(repro(small, opts.kind, f"{key} (seed {first})"))
     if log:
         log.close()

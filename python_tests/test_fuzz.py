@@ -34,6 +34,35 @@ def test_fast_slice(worker, kind, seed):
         f"python python_tests/fuzz.py --kind {kind} --seed {seed} --shrink"
 
 
+# the same seeds' programs as the bodies of scans: carried values, loop regions
+LOOP_SLICE = {"jit": [*range(1000, 1006)], "hlo-opt": [*range(1000, 1006)]}
+KNOWN_LOOP: dict = {}
+
+
+@pytest.mark.parametrize("kind,seed", [
+    pytest.param(k, s, marks=[pytest.mark.xfail(strict=True, reason=KNOWN_LOOP[k, s])]
+                 if (k, s) in KNOWN_LOOP else []) for k, seeds in LOOP_SLICE.items() for s in seeds])
+def test_fast_loop_slice(worker, kind, seed):
+    failures = worker.run(fuzz.program(seed, loop=True), kind)
+    assert [f for f in failures if f["class"] not in ("invalid", "jit-differs")] == [], \
+        f"python python_tests/fuzz.py --kind {kind} --loop --seed {seed} --shrink"
+
+
+def test_loop_programs_carry_values_of_their_inputs_types():
+    import jax
+    for seed in range(12):
+        straight, looped = fuzz.program(seed), fuzz.program(seed, loop=True)
+        assert {k: v for k, v in looped.items() if k != "loop"} == straight
+        assert looped["loop"]["length"] in (2, 3)
+        _, f_jax = fuzz.functions(looped)
+        avals = [jax.ShapeDtypeStruct(tuple(s["shape"]), fuzz.Generator(0)._dtype(s["dtype"]))
+                 for s in looped["inputs"]]
+        outs = jax.eval_shape(f_jax, *avals)  # JAX accepts every carry
+        assert len(outs) == len(looped["outputs"])
+        assert all(o.shape[0] == looped["loop"]["length"] for o in outs)
+    assert sum(len(fuzz.program(s, loop=True)["loop"]["carry"]) for s in range(12)) >= 6
+
+
 def test_programs_are_reproducible_and_cover_the_dtypes():
     programs = [fuzz.program(seed) for seed in range(12)]
     assert programs[5] == fuzz.program(5)
@@ -112,6 +141,17 @@ class _FailsOnSin:
         if any("sin" in op["code"] for op in prog["ops"]):
             return [{"class": "mismatch", "stage": "all", "detail": "{np}.sin({0}): values differ"}]
         return []
+
+
+def test_shrinking_a_loop_program_keeps_its_carry_valid():
+    seed = next(s for s in range(200) if any("{np}.sin(" in op["code"]
+                                             for op in fuzz.program(s)["ops"])
+                and fuzz.program(s, loop=True)["loop"]["carry"])
+    failing = _FailsOnSin()
+    key = fuzz.class_key(failing.run(fuzz.program(seed, loop=True), "jit")[0])
+    small = fuzz.shrink(fuzz.program(seed, loop=True), "jit", key, failing,
+                        log=lambda _: None)
+    assert [op["code"] for op in small["ops"]] == ["{np}.sin({0})"] and "loop" not in small
 
 
 def test_shrinking_keeps_the_failure_and_drops_everything_else():
