@@ -351,3 +351,54 @@ def test_sort_and_take_errors():
                  exc=ValueError, match="same number of dimensions")
     check_raises(lambda m, x: m.take(x, np.array([0]), mode="raise"), f32(2),
                  exc=ValueError, match="invalid index mode 'raise'")
+
+
+# ------------------------------------------------------------- eager arrays closed over
+
+CLOSED_OVER = [
+    ("a[i]", lambda a, i, t: a[i]),
+    ("a[i, ::2]", lambda a, i, t: a[i, ::2]),
+    ("a[None, :, i]", lambda a, i, t: a[None, :, i]),
+    ("a.at[i].set(t)", lambda a, i, t: a.at[i].set(t)),
+    ("a.at[1, 2].add(t)", lambda a, i, t: a.at[1, 2].add(t)),
+    ("a.at[:, i].get()", lambda a, i, t: a.at[:, i].get()),
+    ("a.take(i)", lambda a, i, t: a.take(i)),
+    ("a.clip(t)", lambda a, i, t: a.clip(t, 7.0)),
+    ("a.sum(where)", lambda a, i, t: a.sum(axis=1, where=a > t)),
+    ("a @ t", lambda a, i, t: a @ (t * a[0])),
+    ("divmod(a, t)", lambda a, i, t: divmod(a, t)),
+    ("a < t", lambda a, i, t: (a < t) * t),
+]
+
+
+@pytest.mark.parametrize("name,fn", CLOSED_OVER)
+def test_eager_array_closed_over_by_a_traced_function(name, fn):
+    """An eager result is a jax.Array, whose methods are JAX's: closed over by a traced
+    function and given a tracer (a[i] under jit raised IndexError, a.take(i) a
+    TypeError), it takes ours. Under jit, vmap and grad (whose a.at[1, 2].add(t) raised a
+    ConcretizationError), against JAX with a jax.numpy array."""
+    ours, theirs = tracehlo.numpy.arange(12.0).reshape(3, 4), jnp.arange(12.0).reshape(3, 4)
+    i, t = np.int32(1), np.float32(2.5)
+    sum_ = lambda m, a: lambda i, t: jax.tree_util.tree_reduce(  # noqa: E731
+        lambda s, y: s + m.sum(y), fn(a, i, t), 0.0)
+    batch = (np.array([0, 2], np.int32), np.array([1.5, 6], np.float32))
+    runs = [(tracehlo.jit, jax.jit, (i, t)), (tracehlo.vmap, jax.vmap, batch)]
+    for ours_t, jax_t, args in runs:
+        got, want = ours_t(lambda i, t: fn(ours, i, t))(*args), \
+            jax_t(lambda i, t: fn(theirs, i, t))(*args)
+        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(tracehlo.grad(sum_(tracehlo.numpy, ours), argnums=1)(i, t),
+                                  jax.grad(sum_(jnp, theirs), argnums=1)(i, t))
+
+
+def test_eager_array_in_control_flow_and_dynamic_slice():
+    a = tracehlo.numpy.arange(5.0)
+    lax = tracehlo.lax
+    assert tracehlo.jit(lambda n: lax.fori_loop(0, n, lambda k, s: s + a[k], 0.0))(4) == 6.0
+    assert tracehlo.jit(lambda i: lax.cond(i > 1, lambda: a[i], lambda: -a[i]))(3) == 3.0
+    np.testing.assert_array_equal(tracehlo.jit(lambda i: lax.dynamic_slice(a, (i,), (2,)))(2),
+                                  [2.0, 3.0])
+    with pytest.raises(IndexError, match=r"test_indexing.py:\d+: slice bounds must be static"):
+        tracehlo.jit(lambda i: a[i:i + 2])(2)  # as JAX: a traced slice bound is an error
