@@ -50,6 +50,16 @@ STATIC = [
     ("separated 2d arrays", lambda x: x[np.array([[0], [1]]), ::2, np.array([[1, 3, -1]])]),
     ("arrays around ellipsis", lambda x: x[np.array([1]), ..., np.array([0, -1])]),
     ("adjacent arrays after slice", lambda x: x[:, np.array([2, 0]), np.array([[-1], [1]])]),
+    # a scalar bool is a 0-d mask: a new axis of length 1 or 0, indexed like an array
+    ("True", lambda x: x[True]),
+    ("False", lambda x: x[False]),
+    ("ellipsis True", lambda x: x[..., True]),
+    ("True None", lambda x: x[True, None]),
+    ("True and int", lambda x: x[True, 1]),
+    ("True True", lambda x: x[True, True]),
+    ("slice True array", lambda x: x[:, True, np.array([0, 1])]),
+    ("True slice array", lambda x: x[True, :, np.array([0, 1])]),
+    ("array True", lambda x: x[np.array([0, 1]), True]),
 ]
 
 
@@ -81,6 +91,18 @@ def test_item_assignment_points_to_at():
                        r"x\[idx\] = y, use x = x.at\[idx\].set\(y\) or another .at\[\] "
                        r"method \(set, add, multiply, min, max, get, apply"):
         tracehlo.jit(f)(X)
+
+
+def test_bool_scalar_index_after_none_as_numpy():
+    """x[None, True] is NumPy's (1, 1, 2, 3, 4); JAX 0.10.2 gives (1, 1, 1, 3, 4),
+    reading x[0] only (it inserts the bool's axis at the index position, not the axis),
+    and raises AssertionError for np.True_."""
+    got = tracehlo.jit(lambda x: (x[None, True], x[0, None, False], x[np.True_],
+                                  x[np.array(True), ..., None, False]))(X)
+    for g, w in zip(got, (X[None, True], X[0, None, False], X[np.True_],
+                          X[np.array(True), ..., None, False])):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
 
 
 def test_getitem_dtypes():
@@ -221,6 +243,11 @@ AT_MORE = [
     ("static out of bounds get clamps", lambda x: x.at[:, 7].get()),
     ("hints", lambda x: x.at[np.array([0, 1])].add(1, indices_are_sorted=True,
                                                     unique_indices=True)),
+    ("set True", lambda x: x.at[True].set(5)),
+    ("add False", lambda x: x.at[False].add(1)),
+    ("add True and int", lambda x: x.at[True, 1].add(np.arange(4, dtype=np.float32))),
+    ("get ellipsis False", lambda x: x.at[..., False].get()),
+    ("get True", lambda x: x.at[True, 0].get()),
 ]
 
 
