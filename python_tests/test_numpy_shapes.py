@@ -77,6 +77,52 @@ def test_constants():
     check(lambda m, x: m.add(m.multiply(m.expand_dims(x, 0), m.pi), m.e), f32(3))
 
 
+_A = np.array([[0.5, -2.0], [1.0, 3.0]], np.float32)
+LINSPACE = [
+    (0.3, 2.7, 50, {}), (0.3, 2.7, 50, dict(endpoint=False)), (0.3, 2.7, 0, {}),
+    (0.3, 2.7, 1, {}), (0.3, 2.7, 1, dict(endpoint=False, retstep=True)),
+    (0.3, 2.7, 2, dict(retstep=True)), (0.3, 2.7, 0, dict(retstep=True)),
+    (0, 10, 7, dict(dtype=np.int32)), (-3, 10, 9, dict(dtype=np.int8)),
+    (0, 10, 7, dict(dtype=np.float16)), (0.1, 10.7, 33, dict(dtype=tnp.bfloat16)),
+    (0.1, 0.9, 5, dict(dtype=bool)), (0.1, 3.3, 17, dict(dtype=np.float64)),
+    (1, 1000, 31, dict(dtype=np.uint8)), (_A, _A[::-1] * 3, 5, dict(axis=-1, retstep=True)),
+    (np.float32(0.1), np.float32(0.7), 13, {}), (np.float16(0.1), np.float16(2), 13, {}),
+    (1 + 2j, 3 - 1j, 7, {}), (np.int32(2), 7, 11, {}), (np.float64(0.3), 2.7, 19, {}),
+]
+
+
+def _bits(x):
+    x = np.asarray(x)
+    return x.dtype, x.shape, x.reshape(-1).view(np.uint8).tobytes()
+
+
+def check_linspace_bits(cases):
+    import jax
+    import jax.numpy as jnp
+    for start, stop, num, kw in cases:
+        want = [_bits(w) for w in jax.tree_util.tree_leaves(jnp.linspace(start, stop, num, **kw))]
+        runs = {"eager": lambda: tnp.linspace(start, stop, num, **kw),
+                "jit static": tracehlo.jit(lambda: tnp.linspace(start, stop, num, **kw)),
+                "jit traced": lambda: tracehlo.jit(
+                    lambda s, e: tnp.linspace(s, e, num, **kw))(start, stop)}
+        for mode, run in runs.items():
+            got = [_bits(g) for g in jax.tree_util.tree_leaves(run())]
+            assert got == want, (mode, start, stop, num, kw)
+
+
+def test_linspace_bit_equal_to_jax():
+    """JAX's linspace bit for bit (NumPy's start + iota * step differed from it in 16
+    of linspace(0.3, 2.7, 50)'s 50 values): endpoint, num 0/1/2, retstep, axis, int,
+    bool, 16-bit, complex and array bounds, eagerly and under jit."""
+    check_linspace_bits(LINSPACE)
+
+
+def test_linspace_bit_equal_to_jax_x64(x64):
+    check_linspace_bits([(0.3, 2.7, 50, {}), (0.1, 3.3, 17, dict(dtype=np.float32)),
+                         (0.3, 2.7, 50, dict(dtype=np.int64, endpoint=False)),
+                         (np.int64(-5), np.int64(2 ** 33), 9, {})])
+
+
 def test_empty_constants_under_jit():
     check(lambda m: m.arange(3, 1), eager=False)
     check(lambda m: m.linspace(0, 1, 0), eager=False)

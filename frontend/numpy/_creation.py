@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from .. import core
+from ..config import config
 from ..core import Tracer, at_user_line
 from ._util import (
     _as_dtype, _broadcast_shapes, _canon_axis, _inexact, _is_array, _operand, _shape,
@@ -92,23 +95,36 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """Static bounds give a constant; traced ones JAX's interpolation
-    start * (1 - t) + stop * t, which recovers both ends exactly."""
+    """JAX's values bit for bit: JAX's interpolation start * (1 - t) + stop * t with
+    t = iota / div (which recovers both ends exactly), written as XLA's simplifier
+    rewrites it: t = iota * (1 / div), the reciprocal in float32 for bfloat16
+    (which XLA CPU computes in float32), and for a scalar stop stop * t = iota *
+    (stop / div). XLA's fused code then contracts a multiply-add (FMA): static bounds
+    are computed as one program with XLA's own fusion, as JAX compiles it, since one
+    primitive at a time or our fusion may round differently. An integer dtype floors;
+    the step is nan for num < 2 with the endpoint."""
     num = _static_int(num, "linspace's num")
     if num < 0:
-        raise ValueError(at_user_line(f"number of samples, {num}, must be non-negative"))
+        raise ValueError(at_user_line(f"Number of samples, {num}, must be non-negative."))
     if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        return _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis)
-    values, step = _np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
-    out = asarray(values.astype(_dtypes.canonicalize(dtype or _dtypes.default_float())))
-    return (out, step) if retstep else out
+        return _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    with core.evaluating():
+        return _linspace_compiled(config.enable_x64)(
+            start, stop, num, endpoint, retstep, dtype, axis)
 
 
-def _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis):
-    dt = _dtypes.canonicalize(dtype) if dtype is not None else result_type(start, stop)
-    dt = dt if dtype is not None or _dtypes.is_inexact(dt) else _inexact(dt)
-    compute = dt if _dtypes.is_inexact(dt) else _dtypes.default_float()
+@functools.lru_cache(maxsize=None)
+def _linspace_compiled(x64: bool):
+    """One jit per x64 mode: jit's cache key does not hold it."""
+    from ..api import jit
+    return jit(_linspace, static_argnums=(2, 3, 4, 5, 6), fusion="xla")
+
+
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else _inexact_of(start, stop)
+    compute = dt if _dtypes.is_inexact(dt) else _inexact(dt)
     start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
+    scalar_stop = stop if _shape(stop) == () else None
     bounds = _broadcast_shapes(_shape(start), _shape(stop))
     start, stop = broadcast_to(start, bounds), broadcast_to(stop, bounds)
     axis = _canon_axis(axis, len(bounds) + 1)
@@ -117,23 +133,34 @@ def _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis):
     if num > 1:
         delta = lax.div(lax.sub(stop, start), _as_dtype(div, compute))
         out_shape = with_axis[:axis] + (div,) + with_axis[axis + 1:]
-        steps = lax.div(lax.broadcasted_iota(compute, out_shape, axis), _as_dtype(div, compute))
-        out = lax.add(
-            lax.mul(broadcast_to(lax.reshape(start, with_axis), out_shape),
-                    lax.sub(_as_dtype(1, compute), steps)),
-            lax.mul(broadcast_to(lax.reshape(stop, with_axis), out_shape), steps))
+        real = _dtypes.finfo(compute).dtype  # a complex range steps in its real dtype
+        wide = _dtypes.float32 if real == _dtypes.bfloat16 else real
+        iota = astype(lax.broadcasted_iota(real, out_shape, axis), wide)
+        recip = _as_dtype(_np.divide(wide.type(1), wide.type(div)), wide)
+        steps = astype(astype(lax.mul(iota, recip), real), compute)
+        if scalar_stop is not None and wide == real:
+            stop_part = lax.mul(astype(iota, compute),
+                                lax.mul(scalar_stop, astype(recip, compute)))
+        else:
+            stop_part = lax.mul(broadcast_to(lax.reshape(stop, with_axis), out_shape), steps)
+        out = lax.add(lax.mul(broadcast_to(lax.reshape(start, with_axis), out_shape),
+                              lax.sub(_as_dtype(1, compute), steps)), stop_part)
         if endpoint:
             out = lax.concatenate([out, lax.reshape(stop, with_axis)], axis)
     else:
-        delta = full((), _np.nan if endpoint or num == 0 else 0, compute)
-        if num == 1 and not endpoint:
-            delta = lax.sub(stop, start)
+        delta = lax.sub(stop, start) if num == 1 and not endpoint else \
+            full((), _np.nan, compute)
         out = lax.reshape(start, with_axis) if num == 1 else \
             zeros(with_axis[:axis] + (0,) + with_axis[axis + 1:], compute)
-    if not _dtypes.is_inexact(dt):
+    if _dtypes.is_int(dt):
         out = lax.floor(out)
     out = astype(out, dt)
     return (out, delta) if retstep else out
+
+
+def _inexact_of(*args):
+    dt = result_type(*args)
+    return dt if _dtypes.is_inexact(dt) else _inexact(dt)
 
 
 def eye(N, M=None, k=0, dtype=None):
