@@ -29,8 +29,8 @@ from ._reductions import (
 from ._contractions import (
     trace, dot, matmul, vdot, inner, outer, tensordot, einsum)
 from ._searching import (
-    nonzero, flatnonzero, argwhere, unique, searchsorted, digitize, histogram, bincount,
-    put_along_axis)
+    nonzero, flatnonzero, argwhere, unique, unique_all, unique_counts, unique_inverse,
+    unique_values, searchsorted, digitize, histogram, bincount, put_along_axis)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -59,7 +59,8 @@ __all__ = [
     "size", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "subtract",
     "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile",
     "trace", "transpose", "tri", "tril", "triu", "true_divide", "trunc", "uint16",
-    "uint32", "uint64", "uint8", "unique", "var", "vdot", "vstack", "where", "zeros",
+    "uint32", "uint64", "uint8", "unique", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values", "var", "vdot", "vstack", "where", "zeros",
     "zeros_like"]
 
 _install_array_methods()
