@@ -1,4 +1,4 @@
-"""Array creation: full/zeros/ones/eye/arange/linspace and the triangles."""
+"""Array creation: full/zeros/ones/eye/arange/linspace/logspace/geomspace and the triangles."""
 from __future__ import annotations
 
 import builtins
@@ -12,6 +12,7 @@ from .. import lax
 from .. import core
 from ..config import config
 from ..core import Tracer, at_user_line
+from .. import numpy as _tnp
 from ._util import (
     _as_dtype, _broadcast_shapes, _canon_axis, _inexact, _is_array, _operand, _shape,
     _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, result_type,
@@ -99,30 +100,72 @@ def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis
     t = iota / div (which recovers both ends exactly), written as XLA's simplifier
     rewrites it: t = iota * (1 / div), the reciprocal in float32 for bfloat16
     (which XLA CPU computes in float32), and for a scalar stop stop * t = iota *
-    (stop / div). XLA's fused code then contracts a multiply-add (FMA): static bounds
-    are computed as one program with XLA's own fusion, as JAX compiles it, since one
-    primitive at a time or our fusion may round differently. An integer dtype floors;
-    the step is nan for num < 2 with the endpoint."""
+    (stop / div). An integer dtype floors; the step is nan for num < 2 with the
+    endpoint."""
     num = _static_int(num, "linspace's num")
     if num < 0:
         raise ValueError(at_user_line(f"Number of samples, {num}, must be non-negative."))
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        return _linspace(start, stop, num, endpoint, retstep, dtype, axis)
+    return _as_jax_compiles(_linspace, (start, stop), num, endpoint, retstep, dtype, axis)
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop), as JAX: computed in the inexact dtype, then cast
+    (an integer dtype truncates)."""
+    num = _static_int(num, "logspace's num")
+    return _as_jax_compiles(_logspace, (start, stop, base), num, endpoint, dtype, axis)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """sign(start) * logspace(log10(|start|), log10(|stop|)) with stop's sign taken from
+    start, as JAX computes it."""
+    num = _static_int(num, "geomspace's num")
+    return _as_jax_compiles(_geomspace, (start, stop), num, endpoint, dtype, axis)
+
+
+def _as_jax_compiles(fn, operands: tuple, *static):
+    """fn(*operands, *static); for concrete operands computed now as one program with
+    XLA's own fusion, as JAX compiles it (its operands are arguments there, not
+    constants): one primitive at a time or under our fusion XLA may round differently
+    (an FMA contracted or not), and JAX's values are the reference."""
+    if builtins.any(isinstance(x, Tracer) for x in operands):
+        return fn(*operands, *static)
     with core.evaluating():
-        return _linspace_compiled(config.enable_x64)(
-            start, stop, num, endpoint, retstep, dtype, axis)
+        return _compiled_by_xla(fn, len(operands), config.enable_x64)(*operands, *static)
 
 
 @functools.lru_cache(maxsize=None)
-def _linspace_compiled(x64: bool):
+def _compiled_by_xla(fn, n_operands: int, x64: bool):
     """One jit per x64 mode: jit's cache key does not hold it."""
     from ..api import jit
-    return jit(_linspace, static_argnums=(2, 3, 4, 5, 6), fusion="xla")
+    return jit(fn, static_argnums=tuple(range(n_operands, fn.__code__.co_argcount)),
+               fusion="xla")
+
+
+def _inexact_dtypes(start, stop, dtype):
+    """(result dtype, computation dtype): JAX's to_inexact_dtype of the bounds' type."""
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else _inexact_of(start, stop)
+    return dt, (dt if _dtypes.is_inexact(dt) else _inexact(dt))
+
+
+def _logspace(start, stop, base, num, endpoint, dtype, axis):
+    dt, compute = _inexact_dtypes(start, stop, dtype)
+    lin = _linspace(astype(_operand(start), compute), astype(_operand(stop), compute), num,
+                    endpoint, False, None, axis)
+    return astype(_tnp.power(base, lin), dt)
+
+
+def _geomspace(start, stop, num, endpoint, dtype, axis):
+    dt, compute = _inexact_dtypes(start, stop, dtype)
+    start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
+    sign = _tnp.sign(start)
+    res = _tnp.multiply(sign, _logspace(_tnp.log10(_tnp.divide(start, sign)),
+                                        _tnp.log10(_tnp.divide(stop, sign)), 10.0,
+                                        num, endpoint, compute, 0))
+    return astype(_tnp.moveaxis(res, 0, _canon_axis(axis, _tnp.ndim(res))), dt)
 
 
 def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
-    dt = _dtypes.canonicalize(dtype) if dtype is not None else _inexact_of(start, stop)
-    compute = dt if _dtypes.is_inexact(dt) else _inexact(dt)
+    dt, compute = _inexact_dtypes(start, stop, dtype)
     start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
     scalar_stop = stop if _shape(stop) == () else None
     bounds = _broadcast_shapes(_shape(start), _shape(stop))
