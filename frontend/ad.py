@@ -107,16 +107,15 @@ def _primal_array(x):
 def _concrete_primal(primal, what):
     """A transformation's tracer is as concrete as its primal: Python control flow on
     values works outside jit, and fails at the user's line under it. Not an array
-    conversion: NumPy or JAX code given the value (np.asarray, JAX's numpy, a
-    jax.Array's .at[]) would compute without its derivative, a silent wrong answer
-    (JAX raises TracerArrayConversionError there too)."""
+    conversion: NumPy or JAX code given the value (np.asarray, JAX's numpy) would
+    compute without its derivative, a silent wrong answer (JAX raises
+    TracerArrayConversionError there too). A jax.Array's own methods given it are
+    ours (_array_methods.py)."""
     if what == "converting to a NumPy array":
         raise core.ConcretizationError(core.at_user_line(
-            "a value being differentiated was converted to a NumPy array (np.asarray, a "
-            "JAX numpy function, or a jax.Array method such as .at[] given it), which "
-            "would lose its derivative. Use tracehlo.numpy and tracehlo.lax (for a "
-            "constant array updated with it: tracehlo.lax.dynamic_update_slice, "
-            "tracehlo.numpy.where, or .at[] on the differentiated value itself)."))
+            "a value being differentiated was converted to a NumPy array (np.asarray or "
+            "a JAX numpy function given it), which would lose its derivative. Use "
+            "tracehlo.numpy and tracehlo.lax instead."))
     return primal._trace.concrete(primal, what) if isinstance(primal, Tracer) else primal
 
 

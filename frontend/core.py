@@ -214,6 +214,17 @@ def install_evaluation_trace(trace: Trace) -> None:
 
 
 @contextlib.contextmanager
+def evaluating():
+    """While active, bind evaluates, as outside any trace: a constant computed from
+    static values (under jit too) gets the value its own compiled program gives."""
+    token = _trace_state.set(_base_state)
+    try:
+        yield
+    finally:
+        _trace_state.reset(token)
+
+
+@contextlib.contextmanager
 def new_trace(trace: Trace):
     """Make `trace` the innermost one in this thread (and context) while active."""
     stack, dynamic = _trace_state.get(_base_state)

@@ -16,6 +16,7 @@ import jax.sharding
 from jaxlib import xla_client
 
 _jaxlib = xla_client._xla  # the nanobind extension (jaxlib._jax) behind xla_client
+ArrayImpl = _jaxlib.ArrayImpl  # the class of every device buffer: jax.Array's implementation
 
 # XLA pass names that perform fusion, per platform: switched off per compile when our
 # own passes choose the kernels (env_option_overrides, never the process-wide XLA_FLAGS).

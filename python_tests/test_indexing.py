@@ -50,6 +50,16 @@ STATIC = [
     ("separated 2d arrays", lambda x: x[np.array([[0], [1]]), ::2, np.array([[1, 3, -1]])]),
     ("arrays around ellipsis", lambda x: x[np.array([1]), ..., np.array([0, -1])]),
     ("adjacent arrays after slice", lambda x: x[:, np.array([2, 0]), np.array([[-1], [1]])]),
+    # a scalar bool is a 0-d mask: a new axis of length 1 or 0, indexed like an array
+    ("True", lambda x: x[True]),
+    ("False", lambda x: x[False]),
+    ("ellipsis True", lambda x: x[..., True]),
+    ("True None", lambda x: x[True, None]),
+    ("True and int", lambda x: x[True, 1]),
+    ("True True", lambda x: x[True, True]),
+    ("slice True array", lambda x: x[:, True, np.array([0, 1])]),
+    ("True slice array", lambda x: x[True, :, np.array([0, 1])]),
+    ("array True", lambda x: x[np.array([0, 1]), True]),
 ]
 
 
@@ -81,6 +91,18 @@ def test_item_assignment_points_to_at():
                        r"x\[idx\] = y, use x = x.at\[idx\].set\(y\) or another .at\[\] "
                        r"method \(set, add, multiply, min, max, get, apply"):
         tracehlo.jit(f)(X)
+
+
+def test_bool_scalar_index_after_none_as_numpy():
+    """x[None, True] is NumPy's (1, 1, 2, 3, 4); JAX 0.10.2 gives (1, 1, 1, 3, 4),
+    reading x[0] only (it inserts the bool's axis at the index position, not the axis),
+    and raises AssertionError for np.True_."""
+    got = tracehlo.jit(lambda x: (x[None, True], x[0, None, False], x[np.True_],
+                                  x[np.array(True), ..., None, False]))(X)
+    for g, w in zip(got, (X[None, True], X[0, None, False], X[np.True_],
+                          X[np.array(True), ..., None, False])):
+        assert g.shape == w.shape
+        np.testing.assert_array_equal(g, w)
 
 
 def test_getitem_dtypes():
@@ -221,6 +243,11 @@ AT_MORE = [
     ("static out of bounds get clamps", lambda x: x.at[:, 7].get()),
     ("hints", lambda x: x.at[np.array([0, 1])].add(1, indices_are_sorted=True,
                                                     unique_indices=True)),
+    ("set True", lambda x: x.at[True].set(5)),
+    ("add False", lambda x: x.at[False].add(1)),
+    ("add True and int", lambda x: x.at[True, 1].add(np.arange(4, dtype=np.float32))),
+    ("get ellipsis False", lambda x: x.at[..., False].get()),
+    ("get True", lambda x: x.at[True, 0].get()),
 ]
 
 
@@ -351,3 +378,54 @@ def test_sort_and_take_errors():
                  exc=ValueError, match="same number of dimensions")
     check_raises(lambda m, x: m.take(x, np.array([0]), mode="raise"), f32(2),
                  exc=ValueError, match="invalid index mode 'raise'")
+
+
+# ------------------------------------------------------------- eager arrays closed over
+
+CLOSED_OVER = [
+    ("a[i]", lambda a, i, t: a[i]),
+    ("a[i, ::2]", lambda a, i, t: a[i, ::2]),
+    ("a[None, :, i]", lambda a, i, t: a[None, :, i]),
+    ("a.at[i].set(t)", lambda a, i, t: a.at[i].set(t)),
+    ("a.at[1, 2].add(t)", lambda a, i, t: a.at[1, 2].add(t)),
+    ("a.at[:, i].get()", lambda a, i, t: a.at[:, i].get()),
+    ("a.take(i)", lambda a, i, t: a.take(i)),
+    ("a.clip(t)", lambda a, i, t: a.clip(t, 7.0)),
+    ("a.sum(where)", lambda a, i, t: a.sum(axis=1, where=a > t)),
+    ("a @ t", lambda a, i, t: a @ (t * a[0])),
+    ("divmod(a, t)", lambda a, i, t: divmod(a, t)),
+    ("a < t", lambda a, i, t: (a < t) * t),
+]
+
+
+@pytest.mark.parametrize("name,fn", CLOSED_OVER)
+def test_eager_array_closed_over_by_a_traced_function(name, fn):
+    """An eager result is a jax.Array, whose methods are JAX's: closed over by a traced
+    function and given a tracer (a[i] under jit raised IndexError, a.take(i) a
+    TypeError), it takes ours. Under jit, vmap and grad (whose a.at[1, 2].add(t) raised a
+    ConcretizationError), against JAX with a jax.numpy array."""
+    ours, theirs = tracehlo.numpy.arange(12.0).reshape(3, 4), jnp.arange(12.0).reshape(3, 4)
+    i, t = np.int32(1), np.float32(2.5)
+    sum_ = lambda m, a: lambda i, t: jax.tree_util.tree_reduce(  # noqa: E731
+        lambda s, y: s + m.sum(y), fn(a, i, t), 0.0)
+    batch = (np.array([0, 2], np.int32), np.array([1.5, 6], np.float32))
+    runs = [(tracehlo.jit, jax.jit, (i, t)), (tracehlo.vmap, jax.vmap, batch)]
+    for ours_t, jax_t, args in runs:
+        got, want = ours_t(lambda i, t: fn(ours, i, t))(*args), \
+            jax_t(lambda i, t: fn(theirs, i, t))(*args)
+        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(tracehlo.grad(sum_(tracehlo.numpy, ours), argnums=1)(i, t),
+                                  jax.grad(sum_(jnp, theirs), argnums=1)(i, t))
+
+
+def test_eager_array_in_control_flow_and_dynamic_slice():
+    a = tracehlo.numpy.arange(5.0)
+    lax = tracehlo.lax
+    assert tracehlo.jit(lambda n: lax.fori_loop(0, n, lambda k, s: s + a[k], 0.0))(4) == 6.0
+    assert tracehlo.jit(lambda i: lax.cond(i > 1, lambda: a[i], lambda: -a[i]))(3) == 3.0
+    np.testing.assert_array_equal(tracehlo.jit(lambda i: lax.dynamic_slice(a, (i,), (2,)))(2),
+                                  [2.0, 3.0])
+    with pytest.raises(IndexError, match=r"test_indexing.py:\d+: slice bounds must be static"):
+        tracehlo.jit(lambda i: a[i:i + 2])(2)  # as JAX: a traced slice bound is an error

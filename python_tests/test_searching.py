@@ -71,6 +71,27 @@ def test_unique_nan():
                         m.unique(x, equal_nan=False, size=5)), x)
 
 
+def _unique_api(m, x, sized):
+    kw = [dict(size=6), dict(size=7, fill_value=9), dict(size=3), dict(size=8, fill_value=-1)]
+    fns = (m.unique_values, m.unique_counts, m.unique_inverse, m.unique_all)
+    return tuple(f(x, **(k if sized else {})) for f, k in zip(fns, kw))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int32"])
+def test_unique_array_api(dtype):
+    """unique_values, unique_counts, unique_inverse, unique_all (the array API's, in
+    JAX): JAX's namedtuples and values, NaNs distinct, with size= and fill_value under
+    jit."""
+    x = np.array([[np.nan, 1, 2], [1, np.nan, -0.0]], np.float32) if dtype == "float32" \
+        else sample(dtype)
+    agree(lambda m, x: _unique_api(m, x, True), x)
+    agree(lambda m, x: _unique_api(m, x, False), x, jit=False)
+    want = _unique_api(jnp, x, True)
+    for got in (_unique_api(tnp, x, True),
+                tracehlo.jit(lambda x: _unique_api(tnp, x, True))(x)):
+        for g, w in zip(got[1:], want[1:]):
+            assert (type(g).__name__, g._fields) == (type(w).__name__, w._fields)
+
 
 def _slices(dtype):
     """(6, 3) with repeated rows and columns; (2, 5, 2) with repeated slices along 1."""

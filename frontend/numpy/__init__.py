@@ -6,7 +6,7 @@ from ._util import (
     finfo, ndim, shape, size, result_type, asarray, array, astype, broadcast_to, where)
 from ._creation import (
     full, zeros, ones, empty, full_like, zeros_like, ones_like, empty_like, arange,
-    linspace, eye, identity, tri, tril, triu)
+    linspace, logspace, geomspace, eye, identity, tri, tril, triu)
 from ._ufuncs import (
     sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, arcsinh, arccosh, arctanh,
     exp, exp2, log, log1p, expm1, sqrt, cbrt, negative, sign, arctan2, add, subtract,
@@ -29,8 +29,8 @@ from ._reductions import (
 from ._contractions import (
     trace, dot, matmul, vdot, inner, outer, tensordot, einsum)
 from ._searching import (
-    nonzero, flatnonzero, argwhere, unique, searchsorted, digitize, histogram, bincount,
-    put_along_axis)
+    nonzero, flatnonzero, argwhere, unique, unique_all, unique_counts, unique_inverse,
+    unique_values, searchsorted, digitize, histogram, bincount, put_along_axis)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -45,11 +45,12 @@ __all__ = [
     "degrees", "diag", "diagonal", "digitize", "divide", "divmod", "dot", "dtype", "e",
     "einsum", "empty", "empty_like", "equal", "exp", "exp2", "expand_dims", "expm1",
     "eye", "finfo", "flatnonzero", "flip", "fliplr", "flipud", "float16", "float32",
-    "float64", "float_power", "floor", "floor_divide", "fmod", "full", "full_like",
+    "float64", "float_power", "floor", "floor_divide", "fmod", "full", "full_like", "geomspace",
     "greater", "greater_equal", "histogram", "hstack", "hypot", "identity", "iinfo",
     "imag", "inf", "inner", "int16", "int32", "int64", "int8", "invert", "isfinite",
     "isinf", "isnan", "left_shift", "less", "less_equal", "linalg", "linspace", "log",
-    "log10", "log1p", "log2", "logaddexp", "logical_and", "logical_not", "logical_or",
+    "log10", "log1p", "log2", "logaddexp",
+    "logspace", "logical_and", "logical_not", "logical_or",
     "logical_xor", "matmul", "max", "maximum", "mean", "min", "minimum", "mod",
     "moveaxis", "multiply", "nan", "ndim", "negative", "newaxis", "nextafter",
     "nonzero", "not_equal", "ones", "ones_like", "outer", "pad", "pi", "pow", "power",
@@ -59,7 +60,8 @@ __all__ = [
     "size", "sort", "split", "sqrt", "square", "squeeze", "stack", "std", "subtract",
     "sum", "swapaxes", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile",
     "trace", "transpose", "tri", "tril", "triu", "true_divide", "trunc", "uint16",
-    "uint32", "uint64", "uint8", "unique", "var", "vdot", "vstack", "where", "zeros",
+    "uint32", "uint64", "uint8", "unique", "unique_all", "unique_counts",
+    "unique_inverse", "unique_values", "var", "vdot", "vstack", "where", "zeros",
     "zeros_like"]
 
 _install_array_methods()

@@ -1,14 +1,18 @@
-"""Array creation: full/zeros/ones/eye/arange/linspace and the triangles."""
+"""Array creation: full/zeros/ones/eye/arange/linspace/logspace/geomspace and the triangles."""
 from __future__ import annotations
 
 import builtins
+import functools
 import math
 
 import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
+from .. import core
+from ..config import config
 from ..core import Tracer, at_user_line
+from .. import numpy as _tnp
 from ._util import (
     _as_dtype, _broadcast_shapes, _canon_axis, _inexact, _is_array, _operand, _shape,
     _shape_arg, _static, _static_int, _t, asarray, astype, bool_, broadcast_to, result_type,
@@ -92,23 +96,78 @@ def arange(start, stop=None, step=None, dtype=None):
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
-    """Static bounds give a constant; traced ones JAX's interpolation
-    start * (1 - t) + stop * t, which recovers both ends exactly."""
+    """JAX's values bit for bit: JAX's interpolation start * (1 - t) + stop * t with
+    t = iota / div (which recovers both ends exactly), written as XLA's simplifier
+    rewrites it: t = iota * (1 / div), the reciprocal in float32 for bfloat16
+    (which XLA CPU computes in float32), and for a scalar stop stop * t = iota *
+    (stop / div). An integer dtype floors; the step is nan for num < 2 with the
+    endpoint."""
     num = _static_int(num, "linspace's num")
     if num < 0:
-        raise ValueError(at_user_line(f"number of samples, {num}, must be non-negative"))
-    if isinstance(start, Tracer) or isinstance(stop, Tracer):
-        return _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis)
-    values, step = _np.linspace(start, stop, num, endpoint=endpoint, retstep=True, axis=axis)
-    out = asarray(values.astype(_dtypes.canonicalize(dtype or _dtypes.default_float())))
-    return (out, step) if retstep else out
+        raise ValueError(at_user_line(f"Number of samples, {num}, must be non-negative."))
+    return _as_jax_compiles(_linspace, (start, stop), num, endpoint, retstep, dtype, axis)
 
 
-def _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis):
-    dt = _dtypes.canonicalize(dtype) if dtype is not None else result_type(start, stop)
-    dt = dt if dtype is not None or _dtypes.is_inexact(dt) else _inexact(dt)
-    compute = dt if _dtypes.is_inexact(dt) else _dtypes.default_float()
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """base ** linspace(start, stop), as JAX: computed in the inexact dtype, then cast
+    (an integer dtype truncates)."""
+    num = _static_int(num, "logspace's num")
+    return _as_jax_compiles(_logspace, (start, stop, base), num, endpoint, dtype, axis)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """sign(start) * logspace(log10(|start|), log10(|stop|)) with stop's sign taken from
+    start, as JAX computes it."""
+    num = _static_int(num, "geomspace's num")
+    return _as_jax_compiles(_geomspace, (start, stop), num, endpoint, dtype, axis)
+
+
+def _as_jax_compiles(fn, operands: tuple, *static):
+    """fn(*operands, *static); for concrete operands computed now as one program with
+    XLA's own fusion, as JAX compiles it (its operands are arguments there, not
+    constants): one primitive at a time or under our fusion XLA may round differently
+    (an FMA contracted or not), and JAX's values are the reference."""
+    if builtins.any(isinstance(x, Tracer) for x in operands):
+        return fn(*operands, *static)
+    with core.evaluating():
+        return _compiled_by_xla(fn, len(operands), config.enable_x64)(*operands, *static)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled_by_xla(fn, n_operands: int, x64: bool):
+    """One jit per x64 mode: jit's cache key does not hold it."""
+    from ..api import jit
+    return jit(fn, static_argnums=tuple(range(n_operands, fn.__code__.co_argcount)),
+               fusion="xla")
+
+
+def _inexact_dtypes(start, stop, dtype):
+    """(result dtype, computation dtype): JAX's to_inexact_dtype of the bounds' type."""
+    dt = _dtypes.canonicalize(dtype) if dtype is not None else _inexact_of(start, stop)
+    return dt, (dt if _dtypes.is_inexact(dt) else _inexact(dt))
+
+
+def _logspace(start, stop, base, num, endpoint, dtype, axis):
+    dt, compute = _inexact_dtypes(start, stop, dtype)
+    lin = _linspace(astype(_operand(start), compute), astype(_operand(stop), compute), num,
+                    endpoint, False, None, axis)
+    return astype(_tnp.power(base, lin), dt)
+
+
+def _geomspace(start, stop, num, endpoint, dtype, axis):
+    dt, compute = _inexact_dtypes(start, stop, dtype)
     start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
+    sign = _tnp.sign(start)
+    res = _tnp.multiply(sign, _logspace(_tnp.log10(_tnp.divide(start, sign)),
+                                        _tnp.log10(_tnp.divide(stop, sign)), 10.0,
+                                        num, endpoint, compute, 0))
+    return astype(_tnp.moveaxis(res, 0, _canon_axis(axis, _tnp.ndim(res))), dt)
+
+
+def _linspace(start, stop, num, endpoint, retstep, dtype, axis):
+    dt, compute = _inexact_dtypes(start, stop, dtype)
+    start, stop = astype(_operand(start), compute), astype(_operand(stop), compute)
+    scalar_stop = stop if _shape(stop) == () else None
     bounds = _broadcast_shapes(_shape(start), _shape(stop))
     start, stop = broadcast_to(start, bounds), broadcast_to(stop, bounds)
     axis = _canon_axis(axis, len(bounds) + 1)
@@ -117,23 +176,34 @@ def _linspace_traced(start, stop, num, endpoint, retstep, dtype, axis):
     if num > 1:
         delta = lax.div(lax.sub(stop, start), _as_dtype(div, compute))
         out_shape = with_axis[:axis] + (div,) + with_axis[axis + 1:]
-        steps = lax.div(lax.broadcasted_iota(compute, out_shape, axis), _as_dtype(div, compute))
-        out = lax.add(
-            lax.mul(broadcast_to(lax.reshape(start, with_axis), out_shape),
-                    lax.sub(_as_dtype(1, compute), steps)),
-            lax.mul(broadcast_to(lax.reshape(stop, with_axis), out_shape), steps))
+        real = _dtypes.finfo(compute).dtype  # a complex range steps in its real dtype
+        wide = _dtypes.float32 if real == _dtypes.bfloat16 else real
+        iota = astype(lax.broadcasted_iota(real, out_shape, axis), wide)
+        recip = _as_dtype(_np.divide(wide.type(1), wide.type(div)), wide)
+        steps = astype(astype(lax.mul(iota, recip), real), compute)
+        if scalar_stop is not None and wide == real:
+            stop_part = lax.mul(astype(iota, compute),
+                                lax.mul(scalar_stop, astype(recip, compute)))
+        else:
+            stop_part = lax.mul(broadcast_to(lax.reshape(stop, with_axis), out_shape), steps)
+        out = lax.add(lax.mul(broadcast_to(lax.reshape(start, with_axis), out_shape),
+                              lax.sub(_as_dtype(1, compute), steps)), stop_part)
         if endpoint:
             out = lax.concatenate([out, lax.reshape(stop, with_axis)], axis)
     else:
-        delta = full((), _np.nan if endpoint or num == 0 else 0, compute)
-        if num == 1 and not endpoint:
-            delta = lax.sub(stop, start)
+        delta = lax.sub(stop, start) if num == 1 and not endpoint else \
+            full((), _np.nan, compute)
         out = lax.reshape(start, with_axis) if num == 1 else \
             zeros(with_axis[:axis] + (0,) + with_axis[axis + 1:], compute)
-    if not _dtypes.is_inexact(dt):
+    if _dtypes.is_int(dt):
         out = lax.floor(out)
     out = astype(out, dt)
     return (out, delta) if retstep else out
+
+
+def _inexact_of(*args):
+    dt = result_type(*args)
+    return dt if _dtypes.is_inexact(dt) else _inexact(dt)
 
 
 def eye(N, M=None, k=0, dtype=None):

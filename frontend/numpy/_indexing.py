@@ -25,13 +25,13 @@ def _normalize(x, index):
     index = index if isinstance(index, tuple) else (index,)
     for i in index:
         if not (i is None or i is Ellipsis or isinstance(i, slice) or _is_int_scalar(i)
-                or _is_array_index(i)):
+                or _is_bool_scalar(i) or _is_array_index(i)):
             raise IndexError(at_user_line(
                 "only integers, slices (`:`), ellipsis (`...`), None and integer or boolean "
                 f"arrays are valid indices, got {type(i).__name__}"))
     if sum(i is Ellipsis for i in index) > 1:
         raise IndexError(at_user_line("an index can only have a single ellipsis ('...')"))
-    real = [i for i in index if i is not None and i is not Ellipsis]
+    real = [i for i in index if i is not None and i is not Ellipsis and not _is_bool_scalar(i)]
     consumed = sum(_np.ndim(i) if _is_bool_array(i) else 1 for i in real)
     if consumed > x.ndim:
         raise IndexError(at_user_line(f"too many indices for array: array is {x.ndim}-"
@@ -40,17 +40,34 @@ def _normalize(x, index):
     for i in index:
         if i is Ellipsis:
             expanded.extend([slice(None)] * (x.ndim - consumed))
+        elif _is_bool_scalar(i):  # a new axis, indexed by [0] or []: NumPy's 0-d mask
+            expanded.append(_ScalarBool(bool(i)))
         elif _is_bool_array(i):
             expanded.extend(_np.nonzero(_np.asarray(i)))  # static mask: concrete indices
         else:
             expanded.append(i)
     if not any(i is Ellipsis for i in index):
         expanded.extend([slice(None)] * (x.ndim - consumed))
-    new_axes = [k for k, i in enumerate(expanded) if i is None]
+    new_axes = [k for k, i in enumerate(expanded) if i is None or type(i) is _ScalarBool]
     if new_axes:
         x = lax.expand_dims(x, new_axes)
-        expanded = [slice(None) if i is None else i for i in expanded]
+        expanded = [slice(None) if i is None else
+                    _np.arange(int(i.value)) if type(i) is _ScalarBool else i for i in expanded]
     return x, expanded, new_axes
+
+
+class _ScalarBool:
+    __slots__ = ("value",)
+
+    def __init__(self, value: bool):
+        self.value = value
+
+
+def _is_bool_scalar(i) -> bool:
+    """A concrete 0-d boolean index (True, np.True_, a 0-d mask array)."""
+    return isinstance(i, (bool, _np.bool_)) or (
+        not isinstance(i, Tracer) and _is_array_index(i) and _np.ndim(i) == 0
+        and _np.dtype(getattr(i, "dtype", None) or _np.asarray(i).dtype) == _np.bool_)
 
 
 class NonConcreteBooleanIndexError(IndexError):

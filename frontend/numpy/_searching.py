@@ -1,5 +1,6 @@
-"""Searching and counting: nonzero, argwhere, unique, searchsorted, digitize, histogram,
-bincount, put_along_axis.
+"""Searching and counting: nonzero, argwhere, unique (and the array API's unique_values,
+unique_counts, unique_inverse, unique_all), searchsorted, digitize, histogram, bincount,
+put_along_axis.
 
 Results whose length depends on the data (nonzero, unique, bincount) take a static
 `size=` (or `length=`) under a trace, as in JAX; eagerly the length is read from the
@@ -8,6 +9,7 @@ concrete input when it is not given.
 from __future__ import annotations
 
 import builtins
+from typing import NamedTuple
 
 import numpy as _np
 
@@ -144,6 +146,44 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         else:
             out.append(t.full(1 if n else 0, n, t.int32))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+class _UniqueAllResult(NamedTuple):
+    values: object
+    indices: object
+    inverse_indices: object
+    counts: object
+
+
+class _UniqueCountsResult(NamedTuple):
+    values: object
+    counts: object
+
+
+class _UniqueInverseResult(NamedTuple):
+    values: object
+    inverse_indices: object
+
+
+def unique_values(x, /, *, size=None, fill_value=None):
+    """The array API's unique: NaNs distinct (equal_nan=False), as JAX's."""
+    return unique(_operand(x), equal_nan=False, size=size, fill_value=fill_value)
+
+
+def unique_counts(x, /, *, size=None, fill_value=None):
+    return _UniqueCountsResult(*unique(_operand(x), return_counts=True, equal_nan=False,
+                                       size=size, fill_value=fill_value))
+
+
+def unique_inverse(x, /, *, size=None, fill_value=None):
+    return _UniqueInverseResult(*unique(_operand(x), return_inverse=True, equal_nan=False,
+                                        size=size, fill_value=fill_value))
+
+
+def unique_all(x, /, *, size=None, fill_value=None):
+    return _UniqueAllResult(*unique(_operand(x), return_index=True, return_inverse=True,
+                                    return_counts=True, equal_nan=False, size=size,
+                                    fill_value=fill_value))
 
 
 _SEARCH_METHODS = ("scan", "scan_unrolled", "sort", "compare_all")
