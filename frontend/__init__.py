@@ -12,8 +12,8 @@ from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
                    TracerBoolConversionError)
 from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
-from .ad import (checkpoint, grad, hessian, jacfwd, jacrev, jvp, linearize, remat,
-                 value_and_grad, vjp)
+from .ad import (checkpoint, checkpoint_policies, grad, hessian, jacfwd, jacrev, jvp,
+                 linearize, remat, value_and_grad, vjp)
 from .custom_derivatives import custom_jvp, custom_vjp
 from .batching import vmap
 from . import lax, nn, numpy, random
@@ -24,7 +24,7 @@ __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction
            "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
            "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "random", "verify",
            # transformations
-           "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
+           "checkpoint", "checkpoint_policies", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
            "jvp", "linearize", "remat", "value_and_grad", "vjp", "vmap"]
 
 del elementwise, indexing, linalg, reductions, shape_ops, sort

@@ -852,7 +852,8 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     x = np.float32(0.5)
     g = tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0)(x)
     np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sin(jnp.sin(x)) * 2.0)(x), rtol=1e-6)
-    assert len(calls) == 2  # forward, then again in the backward pass
+    assert len(calls) == 1  # staged once, as JAX traces it once; the backward pass reruns
+    #                         its Graph
     assert tracehlo.remat is tracehlo.checkpoint
     # under jit the recomputation starts from a barrier, so CSE does not merge its sin
     # with the forward pass's two
@@ -861,6 +862,85 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     assert ir.count("= optimization_barrier") == 1 and ir.count("= sin") == 3, ir
     np.testing.assert_allclose(
         tracehlo.jit(tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0))(x), g)
+
+
+
+def test_checkpoint_policies_recompute_what_jax_recomputes():
+    """value_and_grad of checkpoint(f, policy=p) holds as many matrix products, tanh, sin,
+    cos and barriers as JAX's StableHLO: everything_saveable recomputes nothing,
+    nothing_saveable (the default) both products and the tanh, dots_saveable the tanh
+    only, from the saved product; prevent_cse=False leaves the recomputation to CSE.
+    The gradients, of the inputs and of a weight the function closes over, agree."""
+    rng = np.random.default_rng(0)
+    x, w1, w2 = (rng.normal(size=s).astype(np.float32) for s in [(3, 4), (4, 4), (4, 4)])
+
+    def f(lib, x, w1, w2):
+        return lib.sum(lib.sin(lib.tanh(x @ w1) @ w2))
+    ops = ["dot_general", "tanh", "sin", "cos", "optimization_barrier"]
+
+    def both(name, cse):
+        return [T.value_and_grad(lambda x, w1, T=T, L=L: T.checkpoint(
+                    lambda x, a: f(L, x, a, w2), prevent_cse=cse,
+                    policy=name and getattr(T.checkpoint_policies, name))(x, w1),
+                    argnums=(0, 1))
+                for T, L in [(tracehlo, tnp), (jax, jnp)]]
+    merged = None
+    for name in ["everything_saveable", "nothing_saveable", "dots_saveable", None]:
+        for cse in (True, False):
+            mine, theirs = both(name, cse)
+            ir = str(tracehlo.make_ir(mine)(x, w1))
+            counts = [ir.count(f"= {op}") for op in ops]
+            if cse or name == "everything_saveable":
+                hlo = jax.jit(theirs).lower(x, w1).as_text()
+                want = [hlo.count(f"stablehlo.{op} ") for op in
+                        ["dot_general", "tanh", "sine", "cosine", "optimization_barrier"]]
+                assert counts == want, (name, cse, counts, want)
+                merged = merged if cse else want  # everything_saveable's, no barrier
+            else:  # JAX leaves the merge to XLA's CSE; ours merges it before make_ir
+                assert counts == merged, (name, cse, counts)
+            (v, g), (jv, jg) = tracehlo.jit(mine)(x, w1), theirs(x, w1)
+            np.testing.assert_allclose(v, jv, rtol=1e-6)
+            for a, b in zip(g, jg):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    grad_w = lambda T, L: T.grad(lambda w: T.checkpoint(lambda x: f(L, x, w, w2))(x))  # noqa
+    np.testing.assert_allclose(grad_w(tracehlo, tnp)(w1), grad_w(jax, jnp)(w1), rtol=1e-5)
+
+
+def test_checkpoint_static_argnums_are_python_values():
+    """As in JAX: static arguments stay Python values (a loop count, a function name),
+    and fun is staged anew per value; others are traced, so Python control flow on them
+    raises. Bad static_argnums and prevent_cse raise JAX's errors at the user's line."""
+    x = np.linspace(0.1, 1, 4).astype(np.float32)
+
+    def g(lib, n, x, mode):
+        for _ in range(n):
+            x = getattr(lib, mode)(x)
+        return x
+    for T, L in [(tracehlo, tnp), (jax, jnp)]:
+        f = T.checkpoint(lambda n, x, mode: g(L, n, x, mode), static_argnums=(0, -1))
+        got = (T.grad(lambda x: f(3, x, "tanh").sum())(x),
+               T.jit(T.grad(lambda x: f(2, x * x, "sin").sum()))(x),
+               T.vmap(T.grad(lambda x: f(2, x, "cos")))(x),
+               T.jvp(lambda x: f(2, x, "sin"), (x,), (x,)))
+        if T is tracehlo:
+            ours = got
+    for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(got)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    f = tracehlo.checkpoint(lambda n, x: g(tnp, n, x, "sin"), static_argnums=0)
+    ir = lambda n: str(tracehlo.make_ir(tracehlo.grad(lambda x: f(n, x).sum()))(x))  # noqa
+    assert ir(2).count("= cos") == 2 and ir(3).count("= cos") == 3
+    for ours, theirs in [
+            (lambda: tracehlo.checkpoint(lambda x: x, static_argnums=(1,))(x),
+             lambda: jax.checkpoint(lambda x: x, static_argnums=(1,))(x)),
+            (lambda: tracehlo.checkpoint(lambda x: x, prevent_cse=1),
+             lambda: jax.checkpoint(lambda x: x, prevent_cse=1))]:
+        with pytest.raises((TypeError, ValueError)) as want:
+            theirs()
+        with pytest.raises(want.type, match=f"^{re.escape(__file__)}:") as got:
+            ours()
+        assert str(got.value).endswith(str(want.value).replace("jax.", "tracehlo."))
+    with pytest.raises(tracehlo.TracerBoolConversionError, match=re.escape(__file__)):
+        tracehlo.grad(tracehlo.checkpoint(lambda x: tnp.sin(x) if x > 0 else x))(1.0)
 
 
 # ---------------------------------------------------------------- errors and IR
