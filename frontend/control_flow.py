@@ -360,15 +360,20 @@ def _carry_diff(carry, path, a, b) -> str:
         leaf = f"the input carry component {carry}{path}" if path else f"the input carry {carry}"
     else:
         leaf = f"the input carry at path {path}" if path else "the input carry"
-    what = [w for w, differ in [("the dtypes do not match", a.dtype != b.dtype),
-                                ("the shapes do not match", a.shape != b.shape)] if differ]
     return (f"{leaf} has type {_long_name(a)} but the corresponding output carry component "
-            f"has type {_long_name(b)}, so " + ", and ".join(what))
+            f"has type {_long_name(b)}{_mismatch(a, b)}")
 
 
 def _long_name(t) -> str:
     """A type as JAX's errors write it: float32[2,3]."""
     return f"{t.dtype.name}[{','.join(str(d) for d in t.shape)}]"
+
+
+def _mismatch(a, b) -> str:
+    """How two types differ, as JAX's errors end: ', so the shapes do not match'."""
+    what = [w for w, differ in [("the dtypes do not match", a.dtype != b.dtype),
+                                ("the shapes do not match", a.shape != b.shape)] if differ]
+    return ", so " + ", and ".join(what) if what else ""
 
 
 def fori_loop(lower, upper, body_fun, init_val):
