@@ -62,6 +62,10 @@ class ConcretizationError(TracehloError, TypeError):
     pass
 
 
+class UnexpectedTracerError(TracehloError, TypeError):
+    pass
+
+
 # ---------------------------------------------------------------- source locations
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
