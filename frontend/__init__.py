@@ -9,11 +9,11 @@
 from .primitives import elementwise, indexing, linalg, reductions, shape_ops, sort
 from .config import config
 from .core import (ConcretizationError, Primitive, TracehloError, Tracer,
-                   TracerBoolConversionError)
+                   TracerBoolConversionError, UnexpectedTracerError)
 from .ir import ArrayType, Graph
 from .api import Compiled, JitFunction, compile, jit, make_ir
-from .ad import (checkpoint, grad, hessian, jacfwd, jacrev, jvp, linearize, remat,
-                 value_and_grad, vjp)
+from .ad import (checkpoint, checkpoint_policies, grad, hessian, jacfwd, jacrev, jvp,
+                 linearize, remat, value_and_grad, vjp)
 from .custom_derivatives import custom_jvp, custom_vjp
 from .batching import vmap
 from . import lax, nn, numpy, random
@@ -21,11 +21,12 @@ from .ir_parser import parse_ir
 from .verify import verify
 
 __all__ = ["ArrayType", "Compiled", "ConcretizationError", "Graph", "JitFunction",
-           "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError", "compile",
-           "config", "jit", "lax", "make_ir", "nn", "numpy", "parse_ir", "random", "verify",
+           "Primitive", "TracehloError", "Tracer", "TracerBoolConversionError",
+           "UnexpectedTracerError", "compile", "config", "jit", "lax", "make_ir", "nn",
+           "numpy", "parse_ir", "random", "verify",
            # transformations
-           "checkpoint", "custom_jvp", "custom_vjp", "grad", "hessian", "jacfwd", "jacrev",
-           "jvp", "linearize", "remat", "value_and_grad", "vjp", "vmap"]
+           "checkpoint", "checkpoint_policies", "custom_jvp", "custom_vjp", "grad", "hessian",
+           "jacfwd", "jacrev", "jvp", "linearize", "remat", "value_and_grad", "vjp", "vmap"]
 
 del elementwise, indexing, linalg, reductions, shape_ops, sort
 

@@ -37,6 +37,7 @@ its inputs (calls.py).
 from __future__ import annotations
 
 import functools
+import types
 
 import jax.tree_util as tree_util
 import numpy as np
@@ -324,8 +325,13 @@ class VJPTrace(Trace):
         if fwd is not None:  # it emits the primal itself, with what its backward reads
             outs, backward = fwd(primals, **self.with_needed(fwd, params, operands))
             return self.record(backward, operands, outs)
+        return self.apply_rule(prim, operands, params, _bind_list(prim, primals, params))
+
+    def apply_rule(self, prim, operands, params, outs) -> list:
+        """Tracers for outs, prim's results on these operands (bound, or saved by
+        checkpoint), with a tape node for prim's VJP rule."""
+        primals = [self.primal(x) for x in operands]
         rule = vjp_rules.get(prim)
-        outs = _bind_list(prim, primals, params)
         if rule is None:
             if getattr(jvp_rules.get(prim), "zero", False) or not any(
                     dtypes.is_inexact(type_of(o).dtype) for o in outs):
@@ -604,28 +610,110 @@ def stop_gradient(x):
     return tree_util.tree_map(stop, x)
 
 
-def checkpoint(fun, *, prevent_cse=True, policy=None):
-    """fun, whose intermediate values the tape does not keep: the backward pass runs
-    fun's forward pass again from its saved inputs (JAX's checkpoint / remat), passed
-    through an optimization_barrier so that under jit neither our CSE nor XLA's merges
-    the recomputation with the forward pass. JAX's prevent_cse and policy choose what to
-    save; they do not change results, and we save nothing but the inputs whatever they
-    say."""
-    del prevent_cse, policy  # accepted so JAX code runs unchanged; see above
+def everything_saveable(*_, **__) -> bool:
+    """Save every value: the backward pass recomputes nothing, as without checkpoint."""
+    return True
+
+
+def nothing_saveable(*_, **__) -> bool:
+    """Save only checkpoint's inputs: the backward pass recomputes everything (the
+    default policy)."""
+    return False
+
+
+def dots_saveable(prim, *_, **__) -> bool:
+    """Save the results of matrix products: the backward pass recomputes the rest."""
+    return prim.name in ("dot_general", "conv_general_dilated")
+
+
+checkpoint_policies = types.SimpleNamespace(
+    everything_saveable=everything_saveable, nothing_saveable=nothing_saveable,
+    dots_saveable=dots_saveable, checkpoint_dots=dots_saveable)
+
+
+def _static_argnums(static_argnums, nargs) -> frozenset:
+    """static_argnums checked as JAX's checkpoint checks them, as non-negative indices."""
+    nums = (static_argnums,) if type(static_argnums) is int else static_argnums
+    if not (type(nums) is tuple and all(type(d) is int for d in nums)):
+        raise TypeError(at_user_line(
+            "the `static_argnums` argument to `tracehlo.checkpoint` / `tracehlo.remat` must "
+            f"be an int, tuple of ints or, bool, but got value {static_argnums}"))
+    if not all(-nargs <= d < nargs for d in nums):
+        raise ValueError(at_user_line(
+            "the `static_argnums` argument to `tracehlo.checkpoint` / `tracehlo.remat` can "
+            "only take integer values greater than or equal to `-len(args)` and less than "
+            f"`len(args)`, but got {nums}, while `len(args)` = {nargs}"))
+    return frozenset(d % nargs for d in nums)
+
+
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+    """fun, whose intermediate values the tape keeps only where `policy(prim, *input
+    types, **params)` says so (default: none, checkpoint_policies.nothing_saveable): the
+    backward pass runs fun's other equations again from its inputs and the saved values
+    (JAX's checkpoint / remat). As in JAX, fun is staged to a Graph on abstract values of
+    its arguments, except static_argnums, passed as the Python values they are (staged
+    anew per call). With prevent_cse, the recomputation starts from an
+    optimization_barrier, so that under jit neither our CSE nor XLA's merges it with the
+    forward pass (which would save everything); a tuple (JAX's per argument) places it
+    if any entry asks for it."""
+    if not isinstance(prevent_cse, (tuple, bool)):
+        raise TypeError(at_user_line(
+            f"prevent_cse must be a bool or tuple of bools, got type(prevent_cse)="
+            f"{type(prevent_cse)}"))
+    save = policy or nothing_saveable
 
     @functools.wraps(fun)
-    def remat_fun(*args):
-        leaves, in_tree = tree_util.tree_flatten(args)
+    def remat_fun(*args, **kwargs):
+        static = _static_argnums(static_argnums, len(args)) if static_argnums != () else ()
+        dyn = [a for i, a in enumerate(args) if i not in static]
+        leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+
+        def call(*leaves):
+            dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
+            it = iter(dyn_args)
+            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
+        with core.staging(getattr(fun, "__name__", "checkpoint")) as staged:
+            ins = [staged.new_input(type_of(x)) for x in leaves]
+            out_leaves, out_tree = tree_util.tree_flatten(call(*ins))
+            graph = staged.build(out_leaves)
+        leaves = [_primal_array(x) for x in leaves] + staged.captured_values()
         trace = core.find_trace(leaves)
         if not isinstance(trace, VJPTrace):
-            return fun(*args)
-        primals = [trace.primal(x) for x in leaves]
-        out = fun(*tree_util.tree_unflatten(in_tree, primals))
-        outs, out_tree = tree_util.tree_flatten(out)
+            return tree_util.tree_unflatten(out_tree, core.eval_graph(graph, *leaves))
+        primals, saved = [trace.primal(x) for x in leaves], {}
+
+        def forward(eqn, ins):
+            outs = _bind_list(eqn.prim, ins, eqn.params)
+            if eqn.prim not in vjp_fwd_rules and save(eqn.prim, *map(type_of, ins),
+                                                      **eqn.params):
+                saved.update(zip(eqn.outputs, outs))
+            return outs
+        outs = core.eval_graph(graph, *primals, apply=forward)
+        is_saved = lambda eqn: bool(eqn.outputs) and eqn.outputs[0] in saved  # noqa: E731
 
         def backward(cts):
             from .primitives.elementwise import optimization_barrier
-            return vjp_of(_Flat(fun, in_tree, False), optimization_barrier(primals))[1](cts)
+            # the barrier takes the inputs and the saved values that recomputed equations
+            # read (which CSE would merge with the forward pass's); one that only VJP
+            # rules read stays out of it, so that it keeps nothing else alive
+            known, start = dict(saved), primals
+            if prevent_cse if isinstance(prevent_cse, bool) else any(prevent_cse):
+                reread = list(dict.fromkeys(v for e in graph.eqns if not is_saved(e)
+                                            for v in e.inputs if v in saved))
+                start = optimization_barrier(primals + [saved[v] for v in reread])
+                known.update(zip(reread, start[len(primals):]))
+                start = start[:len(primals)]
+
+            def again(*xs):
+                def apply(eqn, ins):  # a saved equation: its VJP rule, not it again
+                    if not is_saved(eqn):
+                        return _bind_list(eqn.prim, ins, eqn.params)
+                    outs = [known[v] for v in eqn.outputs]
+                    inner = core.find_trace(ins)
+                    return inner.apply_rule(eqn.prim, ins, eqn.params, outs) \
+                        if inner is xs[0]._trace else outs
+                return core.eval_graph(graph, *xs, apply=apply), None
+            return vjp_of(again, start)[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
 

@@ -29,7 +29,7 @@ import weakref
 import jax.tree_util as tree_util
 
 from . import ad, core, dtypes
-from .batching import batch_at, batch_graph, moveaxis, not_mapped
+from .batching import batch_at, batch_graph, moveaxis, not_mapped, vmap
 from .calls import _vjp_graph
 from .core import at_user_line, type_of
 from .ir import ArrayType, Graph, Literal
@@ -39,7 +39,8 @@ from .primitives import define, unchanged
 from .primitives.elementwise import (add, bitwise_or, clamp, convert_element_type, eq, ne,
                                      select)
 from .primitives.reductions import reduce_or
-from .primitives.shape_ops import broadcast_in_dim, concatenate, pad, rev, slice_in_dim
+from .primitives.shape_ops import (broadcast_in_dim, concatenate, pad, reshape, rev,
+                                   slice_in_dim)
 
 _int32 = dtypes.canonicalize("int32")
 
@@ -359,15 +360,20 @@ def _carry_diff(carry, path, a, b) -> str:
         leaf = f"the input carry component {carry}{path}" if path else f"the input carry {carry}"
     else:
         leaf = f"the input carry at path {path}" if path else "the input carry"
-    what = [w for w, differ in [("the dtypes do not match", a.dtype != b.dtype),
-                                ("the shapes do not match", a.shape != b.shape)] if differ]
     return (f"{leaf} has type {_long_name(a)} but the corresponding output carry component "
-            f"has type {_long_name(b)}, so " + ", and ".join(what))
+            f"has type {_long_name(b)}{_mismatch(a, b)}")
 
 
 def _long_name(t) -> str:
     """A type as JAX's errors write it: float32[2,3]."""
     return f"{t.dtype.name}[{','.join(str(d) for d in t.shape)}]"
+
+
+def _mismatch(a, b) -> str:
+    """How two types differ, as JAX's errors end: ', so the shapes do not match'."""
+    what = [w for w, differ in [("the dtypes do not match", a.dtype != b.dtype),
+                                ("the shapes do not match", a.shape != b.shape)] if differ]
+    return ", so " + ", and ".join(what) if what else ""
 
 
 def fori_loop(lower, upper, body_fun, init_val):
@@ -578,9 +584,29 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
             tree_util.tree_unflatten(tree_util.tree_structure(pair[1]), outs[k:]))
 
 
-def map(f, xs):
-    """f applied to each slice of xs along its leading axis, stacked: a scan."""
-    return scan(lambda _, x: ((), f(x)), (), xs)[1]
+def map(f, xs, *, batch_size=None):
+    """f applied to each slice of xs along its leading axis, stacked: a scan. With
+    batch_size, as JAX's: a scan of f vmapped over chunks of batch_size rows, and f
+    vmapped once more over the remaining rows (batch_size=0: all of them)."""
+    leaves, tree = tree_util.tree_flatten(xs)
+    if batch_size is None or not leaves:  # no leaves: scan's error
+        return scan(lambda _, x: ((), f(x)), (), xs)[1]
+    leaves = _as_arrays(leaves)
+    n = type_of(leaves[0]).shape[0]
+    num, rest = divmod(n, batch_size) if batch_size else (0, n)
+    done = num * batch_size
+    parts = []
+    if num:
+        chunks = [reshape(slice_in_dim(x, 0, done), (num, batch_size) + type_of(x).shape[1:])
+                  for x in leaves]
+        ys = scan(lambda _, x: ((), vmap(f)(x)), (), tree_util.tree_unflatten(tree, chunks))[1]
+        parts.append(tree_util.tree_map(lambda y: reshape(y, (done,) + type_of(y).shape[2:]), ys))
+    if rest:
+        parts.append(vmap(f)(tree_util.tree_unflatten(
+            tree, [slice_in_dim(x, done, n) for x in leaves])))
+    if len(parts) == 1:
+        return parts[0]
+    return tree_util.tree_map(lambda a, b: concatenate([a, b], 0), *parts)
 
 
 def _scan_parts(values, num_carry, num_consts):

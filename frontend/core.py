@@ -62,6 +62,10 @@ class ConcretizationError(TracehloError, TypeError):
     pass
 
 
+class UnexpectedTracerError(TracehloError, TypeError):
+    pass
+
+
 # ---------------------------------------------------------------- source locations
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -498,11 +502,12 @@ def staging(name: str):
     return new_trace(StagingTrace(name))
 
 
-def eval_graph(graph: Graph, *args) -> list:
+def eval_graph(graph: Graph, *args, apply=None) -> list:
     """Bind every equation of `graph` again, under whatever traces are active: on device
     arrays it runs the graph, under a staging trace it copies it into that trace (and
     later under jvp or vmap, transforms it). Constants are lifted at first use, so a
-    re-staged graph names its values as the original did."""
+    re-staged graph names its values as the original did. `apply(eqn, operands) ->
+    outputs`, if given, replaces the bind (checkpoint reuses saved outputs there)."""
     env = dict(zip(graph.inputs, args))
     constants = dict(graph.constants)
 
@@ -515,6 +520,10 @@ def eval_graph(graph: Graph, *args) -> list:
         return value
 
     for eqn in graph.eqns:
-        outs = bind(eqn.prim, [read(a) for a in eqn.inputs], eqn.params)
+        ins = [read(a) for a in eqn.inputs]
+        if apply is not None:
+            env.update(zip(eqn.outputs, apply(eqn, ins)))
+            continue
+        outs = bind(eqn.prim, ins, eqn.params)
         env.update(zip(eqn.outputs, outs if eqn.prim.multiple_results else [outs]))
     return [read(a) for a in graph.outputs]

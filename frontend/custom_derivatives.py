@@ -17,17 +17,23 @@ graph verifies and lowers, not differentiates. The call lowers to g's equations 
 from __future__ import annotations
 
 import functools
+import inspect
 
 import jax.tree_util as tree_util
+from jax.dtypes import float0
 
 from . import core, dtypes
+from .arguments import fn_location, fn_name
 from .ad import (JVPTrace, JVPTracer, VJPTrace, VJPTracer, Zero, backward_pass,
-                 instantiate)
+                 instantiate, stop_gradient, tangent_dtype)
 from .batching import BatchTrace, axis_size, batch_at, vmap
 from .calls import _pjit_shape
-from .core import at_user_line, new_trace, type_of
+from .control_flow import _long_name, _mismatch
+from .core import Tracer, UnexpectedTracerError, at_user_line, new_trace, type_of
+from .ir import ArrayType
 from .lowering import lower_body
 from .primitives import define
+from .primitives.elementwise import add
 
 
 class _Applied:
@@ -35,9 +41,9 @@ class _Applied:
     the others (their tree): the `rule` param of a staged equation. Its output tree is
     known once fun or a rule has run."""
 
-    def __init__(self, custom, nondiff, tree):
-        self.custom, self.nondiff, self.tree = custom, nondiff, tree
-        self.out_tree = None
+    def __init__(self, custom, nondiff, tree, in_types):
+        self.custom, self.nondiff, self.tree, self.in_types = custom, nondiff, tree, in_types
+        self.out_tree = self.out_types = None  # out_types: fun's, where it was staged
         self.__name__ = getattr(custom, "__name__", "custom")
 
     def args(self, leaves) -> list:
@@ -54,14 +60,16 @@ class _Applied:
 
 
 class _CustomRule:
-    """What custom_jvp and custom_vjp share: fun, its arguments split into those of
-    nondiff_argnums (passed to the rules as they are) and the differentiable ones, and
-    the dispatch on the trace that sees the call."""
+    """What custom_jvp and custom_vjp share: fun, its arguments (keyword and default ones
+    placed positionally, as JAX does) split into those of nondiff_argnums (passed to the
+    rules first; each class says what a traced value there does) and the differentiable
+    ones, and the dispatch on the trace that sees the call."""
 
     def __init__(self, fun, nondiff_argnums):
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.nondiff_argnums = tuple(sorted(nondiff_argnums))
+        self.signature = None  # fun's, once called
 
     def split(self, args):
         """(nondiff arguments, leaves of the others, their tree)."""
@@ -76,10 +84,34 @@ class _CustomRule:
         return [next(nondiff_it) if i in self.nondiff_argnums else next(rest_it)
                 for i in range(len(rest) + len(nondiff))]
 
-    def __call__(self, *args):
+    def resolve(self, args, kwargs) -> tuple:
+        """All arguments positionally, keyword and default ones placed by fun's signature,
+        as JAX's custom functions pass them to fun and the rules (a functools.partial's
+        signature is opaque there: it takes positional arguments only)."""
+        if self.signature is None:
+            fun = self.fun if not isinstance(self.fun, functools.partial) else \
+                (lambda *args, **kwargs: None)
+            self.signature = inspect.signature(fun)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            stuck = [k for k in bound.kwargs if k in kwargs]
+            if stuck:
+                raise TypeError("The following keyword arguments could not be resolved to "
+                                f"positions: {', '.join(stuck)}")
+        except TypeError as e:
+            raise TypeError(at_user_line(
+                f"The input arguments to the {type(self).__name__}-decorated function "
+                f"{self.__name__} could not be resolved to positional-only arguments. "
+                f"Binding failed with the error:\n{e}")) from None
+        return bound.args
+
+    def __call__(self, *args, **kwargs):
         self.check_defined()
+        args = [self.nondiff_arg(a) if i in self.nondiff_argnums else a
+                for i, a in enumerate(self.resolve(args, kwargs))]
         nondiff, leaves, tree = self.split(args)
-        app = _Applied(self, nondiff, tree)
+        app = _Applied(self, nondiff, tree, [type_of(x) for x in leaves])
         trace = core.find_trace(leaves)
         if isinstance(trace, JVPTrace):
             primals, tangents = zip(*map(trace.unpack, leaves))
@@ -99,6 +131,7 @@ class _CustomRule:
         with core.staging(app.__name__) as staged:
             ins = [staged.new_input(type_of(x)) for x in leaves]
             graph = staged.build(app.flat(self.fun(*app.args(ins))))
+        app.out_types = graph.out_types
         prim = custom_jvp_call_p if isinstance(self, custom_jvp) else custom_vjp_call_p
         return prim.bind(*leaves, *staged.captured_values(), call=graph, rule=app)
 
@@ -112,7 +145,8 @@ class _CustomRule:
 
 class custom_jvp(_CustomRule):
     """A function with a user-defined JVP rule, as JAX's custom_jvp: `f.defjvp(rule)` with
-    `rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`. Under the
+    `rule(*nondiff_args, primals, tangents) -> (primal_out, tangent_out)`, or one rule
+    per argument by `f.defjvps`. Under the
     tape, the rule's tangent function (linear in the tangents) is recorded on a nested
     tape, and its backward pass is the VJP."""
 
@@ -124,16 +158,79 @@ class custom_jvp(_CustomRule):
         self.jvp = jvp
         return jvp
 
+    def defjvps(self, *jvps):
+        """One rule per argument, `jvp(tangent, primal_out, *primals)` (None: the output
+        does not vary with that argument), their tangents summed, as JAX's defjvps."""
+        if self.nondiff_argnums:
+            raise TypeError(at_user_line("Can't use ``defjvps`` with ``nondiff_argnums``."))
+
+        def jvp(primals, tangents):
+            out = self(*primals)
+            parts = [rule(t, out, *primals) for t, rule in zip(tangents, jvps) if rule]
+            if not parts:
+                return out, tree_util.tree_map(lambda o: instantiate(Zero.like(o)), out)
+            return out, tree_util.tree_map(lambda *ts: functools.reduce(add, ts), *parts)
+        self.defjvp(jvp)
+
+    def nondiff_arg(self, arg):
+        """A nondiff argument, its traced values through stop_gradient, as in JAX: fun
+        run on them gets no derivative either."""
+        return tree_util.tree_map(lambda x: stop_gradient(x) if isinstance(x, Tracer) else x,
+                                  arg)
+
     def check_defined(self):
         if self.jvp is None:
             raise AttributeError(at_user_line(
                 f"No JVP defined for custom_jvp function {self.__name__} using defjvp."))
 
     def jvp_of(self, app, primals, tangents):
-        """(primal outs, tangent outs) from the rule, zero tangents as arrays."""
-        out, t_out = self.jvp(*app.nondiff, app.rule_args(primals),
-                              app.rule_args(map(instantiate, tangents)))
-        return app.flat(out), tree_util.tree_leaves(t_out)
+        """(primal outs, tangent outs) from the rule, zero tangents as arrays; JAX's
+        errors for another result, at the rule's line. Its primal out is checked against
+        fun's where fun was staged."""
+        pair = self.jvp(*app.nondiff, app.rule_args(primals),
+                        app.rule_args(map(instantiate, tangents)))
+        rule, name = fn_name(self.jvp), self.__name__
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(_at(self.jvp, (
+                f"Custom JVP rule {rule} for function {name} must produce a pair (list or "
+                f"tuple of length two) representing primal and tangent outputs, but got "
+                f"{pair}.")))
+        (outs, tree), (t_outs, t_tree) = map(tree_util.tree_flatten, pair)
+        if tree != t_tree:
+            raise TypeError(_at(self.jvp, (
+                f"Custom JVP rule {rule} for function {name} must produce primal and tangent "
+                f"outputs with equal container (pytree) structures, but got {tree} and "
+                f"{t_tree} respectively.")))
+        differ = _differ_from_fun(app, outs, tree)
+        if differ:
+            what, ours, funs = differ
+            raise TypeError(_at(self.jvp, (
+                f"Custom JVP rule {rule} for function {name} must produce a pair (list or "
+                "tuple of length two) where the first element represents the primal output "
+                "(equal in value to the output of the custom_jvp-decorated function "
+                f"{name}, and in particular " + (
+                    "of the same container/pytree structure" if what[0] == "c" else
+                    "with leaves of the same shape/dtype") + "), but instead the JVP rule "
+                f"output's first element had {what}:\n    {ours}\nwhile the "
+                f"custom_jvp-decorated function {name} had output {what}:\n    {funs}" + (
+                    "." if what[0] == "c" else ""))))
+        types = [type_of(o) for o in outs]
+        want = [ArrayType(t.shape, tangent_dtype(t.dtype)) for t in types]
+        got = [_tangent_type(t) for t in t_outs]
+        if want != got:
+            if len(want) == 1:
+                message = ("Custom JVP rule must produce primal and tangent outputs with "
+                           f"corresponding shapes and dtypes. Expected {_long_name(want[0])} "
+                           f"(tangent type of {_long_name(types[0])}) but got "
+                           f"{_long_name(got[0])}.")
+            else:
+                message = ("Custom JVP rule must produce primal and tangent outputs with "
+                           "corresponding shapes and dtypes, but got:\n" + "\n".join(
+                               f"  primal {_long_name(p)} with tangent {_long_name(t)}, "
+                               f"expecting tangent ShapedArray({_long_name(w)})"
+                               for p, w, t in zip(types, want, got) if w != t))
+            raise TypeError(_at(self.jvp, message))
+        return app.flat(pair[0]), t_outs
 
     def vjp_fwd(self, app, primals):
         """(primal outs, backward): the rule run with its tangents on a nested tape,
@@ -168,8 +265,21 @@ class custom_vjp(_CustomRule):
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
 
+    def nondiff_arg(self, arg):
+        """A nondiff argument, checked: JAX's error for a traced value there."""
+        if any(isinstance(x, Tracer) for x in tree_util.tree_leaves(arg)):
+            raise UnexpectedTracerError(at_user_line(
+                "Found a JAX Tracer object passed as an argument to a custom_vjp function in "
+                "a position indicated by nondiff_argnums as non-differentiable. Tracers "
+                "cannot be passed as non-differentiable arguments to custom_vjp functions; "
+                "instead, nondiff_argnums should only be used for arguments that can't be or "
+                "contain JAX tracers, e.g. function-valued arguments. In particular, "
+                "array-valued arguments should typically not be indicated as "
+                "nondiff_argnums."))
+        return arg
+
     def check_defined(self):
-        if self.fwd is None:
+        if self.fwd is None or self.bwd is None:
             raise AttributeError(at_user_line(
                 f"No VJP defined for custom_vjp function {self.__name__} using defvjp."))
 
@@ -179,7 +289,7 @@ class custom_vjp(_CustomRule):
 
     def vjp_fwd(self, app, primals):
         """(fwd's primal outs, backward: bwd)."""
-        out, res = self.fwd(*app.args(primals))
+        out, res = self.checked_fwd(app, primals)
         outs = app.flat(out)
         out_tree = app.out_tree
 
@@ -187,20 +297,103 @@ class custom_vjp(_CustomRule):
             return list(self.flat_bwd(app, res, tree_util.tree_unflatten(out_tree, cts)))
         return outs, backward
 
-    def flat_bwd(self, app, res, ct) -> tuple:
-        """bwd's cotangents as one per differentiable leaf (None: zero)."""
-        ct_args = self.bwd(*app.nondiff, res, ct)
-        arg_trees = app.tree.children()
-        if not isinstance(ct_args, tuple) or len(ct_args) != len(arg_trees):
-            raise TypeError(at_user_line(
-                "Custom VJP bwd rule must produce a tuple of length equal to the number "
-                f"of primal inputs ({len(arg_trees)}), got {ct_args!r}"))
-        return tuple(c for a, ct in zip(arg_trees, ct_args) for c in (
-            [None] * a.num_leaves if ct is None else tree_util.tree_leaves(ct)))
+    def checked_fwd(self, app, primals) -> tuple:
+        """fwd's (out, residuals), with JAX's errors for another result: at fwd's line, as
+        they are errors in it. Its out is checked against fun's where fun was staged."""
+        pair = self.fwd(*app.args(primals))
+        fwd_name, name = fn_name(self.fwd), self.__name__
+        must = (f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair "
+                "(list or tuple of length two) where the first element represents the "
+                "primal output (equal to {} the custom_vjp-decorated function "
+                f"{name}) and the second element represents residuals (i.e. values stored "
+                "from the forward pass for use on the backward pass), but ")
+        if not isinstance(pair, (list, tuple)) or len(pair) != 2:
+            raise TypeError(_at(self.fwd, must.format("those of") + f"instead of a pair "
+                                f"the fwd rule {fwd_name} produced {pair}."))
+        out, res = pair
+        for leaf in tree_util.tree_leaves(res):
+            try:
+                type_of(leaf)
+            except TypeError:
+                raise TypeError(_at(self.fwd, f"Argument '{leaf}' of type {type(leaf)} is "
+                                    "not a valid JAX type")) from None
+        differ = _differ_from_fun(app, *tree_util.tree_flatten(out))
+        if differ:
+            what, ours, funs = differ
+            raise TypeError(_at(self.fwd, must.format("the output of") + (
+                f"instead the fwd rule output's first element had {what}:\n    {ours}\n"
+                f"while the custom_vjp-decorated function {name} had output {what}:\n"
+                f"    {funs}" + ("." if what[0] == "c" else ""))))
+        return out, res
+
+    def flat_bwd(self, app, res, ct) -> list:
+        """bwd's cotangents as one per differentiable leaf (None: zero), with JAX's
+        errors for a result of another structure or shape, at bwd's line."""
+        cts = self.bwd(*app.nondiff, res, ct)
+        args = app.rule_args(range(app.tree.num_leaves))  # each leaf: its index
+        if isinstance(cts, list) and len(cts) == len(args):
+            cts = tuple(cts)
+        flat = [None] * app.tree.num_leaves
+
+        def put(c, arg):  # None, or one cotangent, for an argument's leaves
+            for i in tree_util.tree_leaves(arg):
+                flat[i] = c
+        try:
+            if not isinstance(cts, tuple):
+                raise ValueError
+            tree_util.tree_map(put, cts, args, is_leaf=lambda x: x is None)
+        except ValueError:
+            raise TypeError(_at(self.bwd, (
+                "Custom VJP bwd rule must produce an output with the same container (pytree) "
+                "structure as the args tuple of the primal function, and in particular must "
+                "produce a tuple of length equal to the number of arguments to the primal "
+                "function, but got bwd output structure "
+                f"{tree_util.tree_structure(cts)} for primal input structure "
+                f"{tree_util.tree_structure(args)}."))) from None
+        paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(args)[0]]
+        for i, (c, t, path) in enumerate(zip(flat, app.in_types, paths)):
+            if c is None or not dtypes.is_inexact(t.dtype):
+                flat[i] = None  # JAX's Zero: no cotangent for an integer input
+            elif type_of(c).shape != t.shape:  # another dtype passes, as in JAX
+                raise ValueError(_at(self.bwd, (
+                    "Custom VJP bwd rule must produce an output with the same type as the "
+                    "args tuple of the primal function, but at "
+                    f"output{path} the bwd rule produced an output of type "
+                    f"{_long_name(type_of(c))} corresponding to an input of type "
+                    f"{_long_name(t)}{_mismatch(t, type_of(c))}")))
+        return flat
 
     def vmap_rules(self, app, batched):
-        batched.defvjp(vmap(lambda *xs: self.fwd(*app.args(xs))),
+        batched.defvjp(vmap(lambda *xs: self.checked_fwd(app, xs)),
                        vmap(lambda res, ct: self.flat_bwd(app, res, ct)))
+
+
+def _at(fn, message) -> str:
+    """message at the line that defines the user's rule fn: the error is in it (at the
+    user's current line for a rule of ours, defjvps')."""
+    loc = fn_location(fn)
+    return f"{loc}: {message}" if loc and not loc.file.startswith(core._SKIP_DIRS) \
+        else at_user_line(message)
+
+
+def _differ_from_fun(app, leaves, tree):
+    """(what differs, the rule's output types, fun's) as JAX's errors print them, if a
+    rule's primal output differs from fun's output where fun was staged, else None."""
+    if app.out_types is None:
+        return None
+    types = [type_of(x) for x in leaves]
+    if tree == app.out_tree and types == app.out_types:
+        return None
+    what = "container/pytree structure" if tree != app.out_tree else "shapes/dtypes of"
+    return (what,) + tuple(str(tree_util.tree_unflatten(t, map(_long_name, ts))).replace(
+        "'", "") for t, ts in [(tree, types), (app.out_tree, app.out_types)])
+
+
+def _tangent_type(t) -> ArrayType:
+    """A tangent's type; float0 (JAX's tangent of an integer) is no device dtype."""
+    if getattr(t, "dtype", None) == float0:
+        return ArrayType(tuple(t.shape), float0)
+    return type_of(t)
 
 
 # ---------------------------------------------------------------- the staged calls
@@ -234,7 +427,8 @@ def _call_batch(values, dims, *, call, rule):
     then sum over the batch."""
     n, size = rule.tree.num_leaves, axis_size(values, dims)
     fun = vmap(lambda *xs: core.eval_graph(call, *xs), in_axes=(0,) * n + tuple(dims[n:]))
-    batched = rule.custom.batched(rule, lambda *xs: fun(*xs, *values[n:]))
+    batched = rule.custom.batched(  # fun's output tree, as the rules give theirs
+        rule, lambda *xs: tree_util.tree_unflatten(rule.out_tree, fun(*xs, *values[n:])))
     outs = tree_util.tree_leaves(batched(*[batch_at(v, d, size)
                                            for v, d in zip(values[:n], dims[:n])]))
     return outs, [0] * len(outs)

@@ -849,7 +849,8 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     x = np.float32(0.5)
     g = tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0)(x)
     np.testing.assert_allclose(g, jax.grad(lambda x: jnp.sin(jnp.sin(x)) * 2.0)(x), rtol=1e-6)
-    assert len(calls) == 2  # forward, then again in the backward pass
+    assert len(calls) == 1  # staged once, as JAX traces it once; the backward pass reruns
+    #                         its Graph
     assert tracehlo.remat is tracehlo.checkpoint
     # under jit the recomputation starts from a barrier, so CSE does not merge its sin
     # with the forward pass's two
@@ -858,6 +859,238 @@ def test_checkpoint_recomputes_in_the_backward_pass():
     assert ir.count("= optimization_barrier") == 1 and ir.count("= sin") == 3, ir
     np.testing.assert_allclose(
         tracehlo.jit(tracehlo.grad(lambda x: tracehlo.checkpoint(block)(x) * 2.0))(x), g)
+
+
+
+def test_checkpoint_policies_recompute_what_jax_recomputes():
+    """value_and_grad of checkpoint(f, policy=p) holds as many matrix products, tanh, sin,
+    cos and barriers as JAX's StableHLO: everything_saveable recomputes nothing,
+    nothing_saveable (the default) both products and the tanh, dots_saveable the tanh
+    only, from the saved product; prevent_cse=False leaves the recomputation to CSE.
+    The gradients, of the inputs and of a weight the function closes over, agree."""
+    rng = np.random.default_rng(0)
+    x, w1, w2 = (rng.normal(size=s).astype(np.float32) for s in [(3, 4), (4, 4), (4, 4)])
+
+    def f(lib, x, w1, w2):
+        return lib.sum(lib.sin(lib.tanh(x @ w1) @ w2))
+    ops = ["dot_general", "tanh", "sin", "cos", "optimization_barrier"]
+
+    def both(name, cse):
+        return [T.value_and_grad(lambda x, w1, T=T, L=L: T.checkpoint(
+                    lambda x, a: f(L, x, a, w2), prevent_cse=cse,
+                    policy=name and getattr(T.checkpoint_policies, name))(x, w1),
+                    argnums=(0, 1))
+                for T, L in [(tracehlo, tnp), (jax, jnp)]]
+    merged = None
+    for name in ["everything_saveable", "nothing_saveable", "dots_saveable", None]:
+        for cse in (True, False):
+            mine, theirs = both(name, cse)
+            ir = str(tracehlo.make_ir(mine)(x, w1))
+            counts = [ir.count(f"= {op}") for op in ops]
+            if cse or name == "everything_saveable":
+                hlo = jax.jit(theirs).lower(x, w1).as_text()
+                want = [hlo.count(f"stablehlo.{op} ") for op in
+                        ["dot_general", "tanh", "sine", "cosine", "optimization_barrier"]]
+                assert counts == want, (name, cse, counts, want)
+                merged = merged if cse else want  # everything_saveable's, no barrier
+            else:  # JAX leaves the merge to XLA's CSE; ours merges it before make_ir
+                assert counts == merged, (name, cse, counts)
+            (v, g), (jv, jg) = tracehlo.jit(mine)(x, w1), theirs(x, w1)
+            np.testing.assert_allclose(v, jv, rtol=1e-6)
+            for a, b in zip(g, jg):
+                np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    grad_w = lambda T, L: T.grad(lambda w: T.checkpoint(lambda x: f(L, x, w, w2))(x))  # noqa
+    np.testing.assert_allclose(grad_w(tracehlo, tnp)(w1), grad_w(jax, jnp)(w1), rtol=1e-5)
+
+
+def test_checkpoint_static_argnums_are_python_values():
+    """As in JAX: static arguments stay Python values (a loop count, a function name),
+    and fun is staged anew per value; others are traced, so Python control flow on them
+    raises. Bad static_argnums and prevent_cse raise JAX's errors at the user's line."""
+    x = np.linspace(0.1, 1, 4).astype(np.float32)
+
+    def g(lib, n, x, mode):
+        for _ in range(n):
+            x = getattr(lib, mode)(x)
+        return x
+    for T, L in [(tracehlo, tnp), (jax, jnp)]:
+        f = T.checkpoint(lambda n, x, mode: g(L, n, x, mode), static_argnums=(0, -1))
+        got = (T.grad(lambda x: f(3, x, "tanh").sum())(x),
+               T.jit(T.grad(lambda x: f(2, x * x, "sin").sum()))(x),
+               T.vmap(T.grad(lambda x: f(2, x, "cos")))(x),
+               T.jvp(lambda x: f(2, x, "sin"), (x,), (x,)))
+        if T is tracehlo:
+            ours = got
+    for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(got)):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    f = tracehlo.checkpoint(lambda n, x: g(tnp, n, x, "sin"), static_argnums=0)
+    ir = lambda n: str(tracehlo.make_ir(tracehlo.grad(lambda x: f(n, x).sum()))(x))  # noqa
+    assert ir(2).count("= cos") == 2 and ir(3).count("= cos") == 3
+    for ours, theirs in [
+            (lambda: tracehlo.checkpoint(lambda x: x, static_argnums=(1,))(x),
+             lambda: jax.checkpoint(lambda x: x, static_argnums=(1,))(x)),
+            (lambda: tracehlo.checkpoint(lambda x: x, prevent_cse=1),
+             lambda: jax.checkpoint(lambda x: x, prevent_cse=1))]:
+        with pytest.raises((TypeError, ValueError)) as want:
+            theirs()
+        with pytest.raises(want.type, match=f"^{re.escape(__file__)}:") as got:
+            ours()
+        assert str(got.value).endswith(str(want.value).replace("jax.", "tracehlo."))
+    with pytest.raises(tracehlo.TracerBoolConversionError, match=re.escape(__file__)):
+        tracehlo.grad(tracehlo.checkpoint(lambda x: tnp.sin(x) if x > 0 else x))(1.0)
+
+
+def _same_error(ours, theirs, line=None):
+    """ours() raises JAX's error (what theirs() raises): its type (tracehlo's error of
+    that name for JAX's own classes), its message, after the line of this file where
+    the user's mistake is (`line`, where given)."""
+    with pytest.raises(Exception) as want:
+        theirs()
+    kind = getattr(tracehlo, type(want.value).__name__, type(want.value))
+    with pytest.raises(kind) as got:
+        ours()
+    message = str(want.value).split("\nSee https://docs.jax.dev")[0]
+    if "JitTracer(" in message:  # a traced value printed: ours as Tracer<f32[3]>
+        message = message[:message.index("JitTracer(")]
+        assert message in str(got.value) and "Tracer<" in str(got.value), str(got.value)
+    else:
+        assert str(got.value).endswith(message), (str(got.value), message)
+    where = f"{__file__}:{line}: " if line else f"{__file__}:"
+    assert str(got.value).startswith(where), (str(got.value), where)
+
+
+def _bad_vjp_rules(M, np_):
+    """custom_vjp functions of (x, (y, {"z": z})) whose fwd or bwd returns something JAX
+    rejects, by name, with the line of the faulty rule."""
+    good_fwd = lambda x, t: (x * t[0] * t[1]["z"], (x, t))  # noqa: E731
+
+    def make(fwd, bwd):
+        f = M.custom_vjp(lambda x, t: x * t[0] * t[1]["z"])
+        f.defvjp(fwd, bwd)
+        return f, (bwd if fwd is good_fwd else fwd).__code__.co_firstlineno
+    return {
+        "bwd returns one array": make(good_fwd, lambda r, g: g),
+        "bwd tuple too short": make(good_fwd, lambda r, g: (g,)),
+        "bwd misses a subtree": make(good_fwd, lambda r, g: (g, (g,))),
+        "bwd cotangent of another shape": make(
+            good_fwd, lambda r, g: (np_.sum(g), (g, {"z": g}))),
+        "fwd returns no pair": make(lambda x, t: x * t[0], lambda r, g: r),
+        "fwd residual a string": make(lambda x, t: (x * t[0], "abc"), lambda r, g: r)}
+
+
+def test_custom_vjp_rule_results_are_checked_as_in_jax():
+    """fwd must return a pair with array residuals, bwd a tuple of cotangents of the
+    primal inputs' structure and shapes: JAX's errors, at the faulty rule's line, eager
+    and under jit and vmap. A list for the tuple and another dtype pass, as in JAX
+    (which keeps the dtype bwd gives)."""
+    x, y, z = np.float32(2.0), np.ones(3, np.float32), np.float32(0.5)
+    ours, theirs = _bad_vjp_rules(tracehlo, tnp), _bad_vjp_rules(jax, jnp)
+    for name, (f, line) in ours.items():
+        jf = theirs[name][0]
+        for T, M in [(lambda g: g, lambda g: g), (tracehlo.jit, jax.jit)]:
+            _same_error(lambda: T(tracehlo.grad(lambda x: tnp.sum(f(x, (y, {"z": z})))))(x),
+                        lambda: M(jax.grad(lambda x: jnp.sum(jf(x, (y, {"z": z})))))(x),
+                        line)
+    f, jf = (ours["bwd cotangent of another shape"][0],
+             theirs["bwd cotangent of another shape"][0])
+    _same_error(lambda: tracehlo.vmap(tracehlo.grad(lambda x: tnp.sum(f(x, (y, {"z": z})))))(y),
+                lambda: jax.vmap(jax.grad(lambda x: jnp.sum(jf(x, (y, {"z": z})))))(y))
+
+    def fine(M, np_):
+        f = M.custom_vjp(lambda x, y: x * y)
+        f.defvjp(lambda x, y: (x * y, (x, y)),
+                 lambda r, g: [np_.sum(g * r[1]).astype(np.float16), g * r[0]])
+        return M.grad(lambda x: np_.sum(f(x, y)))(x)
+    got, want = fine(tracehlo, tnp), fine(jax, jnp)
+    assert got.dtype == want.dtype == np.float16 and got == want
+
+
+def test_custom_vjp_fwd_output_is_checked_against_fun_where_fun_was_staged():
+    """Where fun was staged first (grad of jit), fwd's primal output must match fun's, as
+    JAX checks then: structure, then shapes and dtypes."""
+    def make(M, np_, fwd_out):
+        f = M.custom_vjp(lambda x: x * 2)
+        f.defvjp(lambda x: (fwd_out(x), None), lambda r, g: (g,))
+        return lambda x: M.grad(M.jit(lambda x: np_.sum(f(x))))(x)
+    line = test_custom_vjp_fwd_output_is_checked_against_fun_where_fun_was_staged.__code__
+    for fwd_out in [lambda x: (x, x), lambda x: x.astype(np.float16)]:
+        _same_error(lambda: make(tracehlo, tnp, fwd_out)(np.float32(1)),
+                    lambda: make(jax, jnp, fwd_out)(np.float32(1)), line.co_firstlineno + 5)
+
+
+def _resolved_args(M, np_):
+    """custom_jvp/custom_vjp called with keywords and defaults, defjvps, nondiff_argnums
+    holding a function, an int and an array; derivatives by grad, jvp, vmap and jit."""
+    @M.custom_jvp
+    def f(x, y, scale=2.0):
+        return np_.sin(x) * y * scale
+    f.defjvps(lambda t, out, x, y, s: np_.cos(x) * y * s * t, None,
+              lambda t, out, x, y, s: out / s * t)
+
+    @M.custom_vjp
+    def g(x, y=3.0):
+        return x * y
+    g.defvjp(lambda x, y=3.0: (g(x, y), (x, y)), lambda r, c: (np_.sum(c * r[1]) * 10, c * r[0]))
+
+    @functools.partial(M.custom_jvp, nondiff_argnums=(0, 2))
+    def h(fn, x, n):
+        return fn(x) ** n
+    h.defjvp(lambda fn, n, p, t: (h(fn, p[0], n), 5 * n * t[0]))
+    x, y = np.float32(0.7), np.linspace(0.5, 1.5, 3).astype(np.float32)
+    loss = lambda x, y: np_.sum(  # noqa: E731
+        f(x, y=y) + f(x, scale=3.0, y=y) + g(x, y=y) + g(x) + h(np_.tanh, x, 3)
+        + h(np_.tanh, x, y))
+    return [M.grad(loss, argnums=(0, 1))(x, y), M.jit(M.grad(loss, argnums=(0, 1)))(x, y),
+            M.jvp(lambda x, y: np_.sum(f(x, y=y) + h(np_.tanh, x, y)), (x, y),
+                  (np.float32(1), y)),  # (no jvp of a custom_vjp function)
+            M.vmap(M.grad(loss), (0, None))(y, y),
+            M.grad(lambda n: h(np_.sin, x, n))(np.float32(2))]  # a nondiff array: zero
+
+
+def test_custom_rules_take_keywords_defaults_defjvps_and_nondiff_values_as_jax():
+    got, want = _resolved_args(tracehlo, tnp), _resolved_args(jax, jnp)
+    for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(a, b, rtol=2e-6)
+
+
+def _bad_jvp_rules(M, np_):
+    """custom_jvp functions of (x, y) whose use or rule JAX rejects, by name, with the
+    line of the faulty rule (None: of the call)."""
+    def make(rule, fun=lambda x, y: x * y):
+        f = M.custom_jvp(fun)
+        f.defjvp(rule)
+        return f, rule.__code__.co_firstlineno if fun.__code__.co_kwonlyargcount == 0 else None
+    return {
+        "rule returns one array": make(lambda p, t: p[0] * p[1]),
+        "tangent of another structure": make(lambda p, t: (p[0] * p[1], (t[0],))),
+        "tangent of another shape": make(lambda p, t: (p[0] * p[1], t[0])),
+        "tangent of another dtype": make(lambda p, t: (
+            p[0] * p[1], (t[0] * p[1]).astype(np.float16))),
+        "a keyword-only argument": make(lambda p, t: p, lambda x, *, y: x * y)}
+
+
+def test_custom_jvp_misuse_raises_as_jax():
+    x, y = np.float32(2.0), np.ones(3, np.float32)
+    ours, theirs = _bad_jvp_rules(tracehlo, tnp), _bad_jvp_rules(jax, jnp)
+    for name, (f, line) in ours.items():
+        jf = theirs[name][0]
+        _same_error(lambda: tracehlo.jvp(lambda x: f(x, y=y), (x,), (x,)),
+                    lambda: jax.jvp(lambda x: jf(x, y=y), (x,), (x,)), line)
+        _same_error(lambda: tracehlo.jit(tracehlo.grad(lambda x: tnp.sum(f(x, y=y))))(x),
+                    lambda: jax.jit(jax.grad(lambda x: jnp.sum(jf(x, y=y))))(x), line)
+    def misuses(M):
+        no_rule = M.custom_jvp(lambda x: x)
+        staged = M.custom_jvp(lambda x: x * 2)
+        staged.defjvp(lambda p, t: (p[0][None], t[0][None]))  # not fun's shape
+        nondiff = functools.partial(M.custom_vjp, nondiff_argnums=(1,))(lambda x, n: x * n)
+        nondiff.defvjp(lambda x, n: (x * n, None), lambda n, r, g: (g * n,))
+        return [lambda: M.grad(no_rule)(x), lambda: M.jvp(M.jit(staged), (x,), (x,)),
+                lambda: M.jit(M.grad(nondiff))(x, x),
+                lambda: functools.partial(M.custom_jvp, nondiff_argnums=(0,))(
+                    lambda x: x).defjvps(None)]
+    mine, cases = misuses(tracehlo), misuses(jax)
+    for a, b in zip(mine, cases):
+        _same_error(a, b)
 
 
 # ---------------------------------------------------------------- errors and IR

@@ -143,6 +143,34 @@ def test_scan_cumulative_sum_forward_and_reverse_and_map():
     np.testing.assert_array_equal(squares, xs * xs)
 
 
+def test_map_batch_size_against_jax():
+    """lax.map(f, xs, batch_size=b), as JAX's: a scan of f vmapped over chunks of b rows
+    and f vmapped over the remaining rows (b=0: all rows; b > length: all rows), on a
+    pytree xs, eager, under jit and under grad."""
+    x = np.arange(30, dtype=np.float32).reshape(10, 3) / 7
+    k = np.arange(10, dtype=np.int32)
+
+    def f(lib, t):
+        return {"a": lib.sin(t[0]) * t[1].astype(np.float32), "b": lib.sum(t[0])}
+    seen = []
+    ours = lambda x, b: lax.map(lambda t: seen.append(t[0].shape) or f(tnp, t), (x, k),
+                                batch_size=b)
+    theirs = lambda x, b: jax.lax.map(lambda t: f(jnp, t), (x, k), batch_size=b)
+    for b in (3, 5, 0, 12, None):
+        seen.clear()
+        want = theirs(x, b)
+        for got in (ours(x, b), tracehlo.jit(ours, static_argnums=1)(x, b)):
+            for name in "ab":
+                assert got[name].dtype == want[name].dtype
+                np.testing.assert_array_equal(got[name], want[name])
+        g = tracehlo.grad(lambda x: tnp.sum(ours(x, b)["a"] * x[:, :1]))(x)
+        np.testing.assert_allclose(g, jax.grad(
+            lambda x: jnp.sum(theirs(x, b)["a"] * x[:, :1]))(x), rtol=1e-6)
+    seen.clear()
+    ours(x, 3)
+    assert seen == [(3,), (3,)]  # traced twice, as JAX: the scanned chunk, the remainder
+
+
 def rnn(params, xs, lib, scan):
     w, u, b = params
 
