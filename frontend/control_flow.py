@@ -563,7 +563,7 @@ def scan(f, init, xs, length=None, reverse=False, unroll=1):
         raise ValueError(at_user_line(
             f"scan got values with different leading axis sizes: {lengths}."))
     c_leaves, c_tree = tree_util.tree_flatten(init)
-    slice_types = [ArrayType(t.shape[1:], t.dtype) for t in x_types]
+    slice_types = [ArrayType(t.shape[1:], t.dtype, t.weak) for t in x_types]
     in_tree = tree_util.tree_structure((init, tree_util.tree_unflatten(x_tree, [0] * len(x_types))))
 
     def trace(c_types):
@@ -624,7 +624,7 @@ def _scan_shape(*in_types, body, length, reverse, num_carry, num_consts):
         raise TypeError(f"scan of length {length} over {_text(xs)}")
     if body.out_types[:num_carry] != carry:
         raise TypeError("scan body must return its carry's types first")
-    return body.out_types[:num_carry] + [ArrayType((length,) + t.shape, t.dtype)
+    return body.out_types[:num_carry] + [ArrayType((length,) + t.shape, t.dtype, t.weak)
                                          for t in body.out_types[num_carry:]]
 
 

@@ -413,6 +413,19 @@ def test_weakly_typed_initial_carry_is_promoted_as_in_jax():
         _raises_like_jax(lambda: refused(lax), lambda: refused(jax.lax))
 
 
+def test_scan_keeps_weak_types_of_its_stacked_outputs_and_slices():
+    """JAX stacks a weakly typed y (1.5 ** a bool) weakly, and slices a weak xs weakly
+    (found by fuzz.py --loop, seed 5: ours were strong)."""
+    def f(L, np_, c):
+        return L.scan(lambda c, x: (c, (1.5 ** np_.all(c), c * 2, x * 2)), c,
+                      np_.broadcast_to(1.5, (2,)))[1]
+    c = np.ones(3, np.float32)
+    want = [o.weak_type for o in jax.jit(lambda c: f(jax.lax, jax.numpy, c))(c)]
+    assert want == [True, False, True]
+    assert [o.weak_type for o in tracehlo.jit(lambda c: f(lax, tnp, c))(c)] == want
+    assert [o.weak_type for o in f(lax, tnp, c)] == want
+
+
 def test_zero_length_scan_returns_the_init_carry_and_empty_ys():
     """A scan of no steps lowers to no loop: its step's 1-row slice of an empty xs would
     not compile."""
