@@ -117,14 +117,19 @@ def region_read_problem(op, outside: list[bool]) -> str | None:
     not elementwise at one shape: broadcast, reverse, slice, ...) must read a
     parameter or a constant (measured, test_passes_capability.py: a broadcast of a
     fused convert in a scan body aborts, "has_layout()"; benchmarks/control_flow.py
-    found it in an RNN whose step scales by its integer counter). `outside[k]`:
-    whether the fusion reads operand k from outside."""
+    found it in an RNN whose step scales by its integer counter), and not a bf16 one,
+    which XLA CPU converts to f32 inside the fusion (fuzz.py --loop, jit seeds 16 and
+    43; random.f in bf16). `outside[k]`: whether the fusion reads operand k from outside."""
     operands = op.operation.operands
     shape = ir.RankedTensorType(op.operation.results[0].type).shape
     if opinfo.name(op) in HLO_ELEMENTWISE and all(
             ir.RankedTensorType(v.type).shape == shape for v in operands):
         return None
     for v, out in zip(operands, outside):
+        if opinfo.element_type(v.type) == "bf16":
+            return (f"a fused {opinfo.name(op)} of bf16, in a loop XLA compiles whole: XLA "
+                    "CPU converts it to f32 in the fusion, where only parameters and the "
+                    "root have layouts (aborts)")
         if not out and (isinstance(v.owner, ir.Block)
                         or opinfo.name(v.owner) != "stablehlo.constant"):
             return (f"a fused {opinfo.name(op)} reading a value computed in the fusion, "

@@ -340,6 +340,35 @@ module {
         %m = stablehlo.add %b, %x : tensor<4x8xf32>
         stablehlo.return %m : tensor<4x8xf32>""", operands="%v, %i",
         params="%x: tensor<4x8xf32>, %k: tensor<i32>", types="tensor<4x8xf32>, tensor<i32>"),
+    # a bf16 parameter is converted to f32 inside the fusion: a computed value there
+    # (fuzz.py --loop, jit seeds 16 and 43)
+    "while_body_broadcast_of_bf16_parameter": """
+module {
+  func.func public @main(%a: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %c0 = stablehlo.constant dense<0> : tensor<i32>
+    %b = stablehlo.convert %a : (tensor<4x8xf32>) -> tensor<4x8xbf16>
+    %r:2 = stablehlo.while(%i = %c0, %v = %b) : tensor<i32>, tensor<4x8xbf16>
+     cond {
+      %n = stablehlo.constant dense<3> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %i2 = stablehlo.add %i, %one : tensor<i32>
+      %s = stablehlo.slice %v [0:1, 0:1] : (tensor<4x8xbf16>) -> tensor<1x1xbf16>
+      %e = stablehlo.reshape %s : (tensor<1x1xbf16>) -> tensor<bf16>
+      %f = "mhlo.fusion"(%e, %v) ({
+      ^bb0(%p: tensor<bf16>, %x: tensor<4x8xbf16>):
+        %w = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<bf16>) -> tensor<4x8xbf16>
+        %m = stablehlo.add %x, %w : tensor<4x8xbf16>
+        stablehlo.return %m : tensor<4x8xbf16>
+      }) {fusion_kind = #mhlo<fusion_kind kLoop>} : (tensor<bf16>, tensor<4x8xbf16>) -> tensor<4x8xbf16>
+      stablehlo.return %i2, %f : tensor<i32>, tensor<4x8xbf16>
+    }
+    %o = stablehlo.convert %r#1 : (tensor<4x8xbf16>) -> tensor<4x8xf32>
+    return %o : tensor<4x8xf32>
+  }
+}""",
     "while_body_reverse_of_computed": while_fusion("""
         %t = stablehlo.tanh %x : tensor<4x8xf32>
         %r = stablehlo.reverse %t, dims = [1] : tensor<4x8xf32>
@@ -436,6 +465,7 @@ EXPECTED = {
     "while_body_broadcast_of_computed": ("aborts", False),
     "while_body_reverse_of_computed": ("aborts", False),
     "while_body_broadcast_of_converted_counter": ("aborts", False),
+    "while_body_broadcast_of_bf16_parameter": ("aborts", False),
     "while_body_broadcasts_of_parameter_and_constant": ("runs", True),
     "binary_with_constant_read_by_reverse": ("aborts", False),
     "bf16_constant_read_by_two_pads": ("aborts", False),
