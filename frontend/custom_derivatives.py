@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 
 from . import core, dtypes
 from .ad import (JVPTrace, JVPTracer, VJPTrace, VJPTracer, Zero, backward_pass,

@@ -7,19 +7,21 @@ element at flat index i hashes the 64-bit counter i (high word, low word), and
 `random_bits` xors the two output words. The same key gives the same numbers, eagerly
 and under jit and vmap; a key is consumed by `split`/`fold_in`, never mutated.
 
-Raw keys (`PRNGKey`) are uint32[2] arrays; typed keys (`key`) are `PRNGKeyArray`s, a
-pytree holding uint32[..., 2] data, so they pass through jit and vmap like arrays. Each
+Raw keys (`PRNGKey`) are uint32[2] arrays; typed keys (`key`) are `PRNGKeyArray`s over
+uint32[..., 2] data: one pytree leaf to the user, as in JAX, whose data jit, vmap, grad
+and the loops trace (pytree.py). Each
 sampler, as in JAX, checks its arguments in Python and runs a jit-compiled body with
 shape and dtype static (one compile per signature, eagerly too).
 """
 import math as _math
 
-import jax.tree_util as _tree_util
 import numpy as _np
+from jax.dtypes import float0 as _float0
 
 from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
+from . import pytree as _pytree
 from .custom_derivatives import custom_jvp as _custom_jvp
 from .api import jit as _jit
 from .batching import vmap as _vmap
@@ -46,8 +48,7 @@ _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.u
 
 class PRNGKeyArray:
     """An array of typed keys (JAX's random.key): shape `data.shape[:-1]`, each key the
-    last axis's two uint32 words. A pytree whose one leaf is the data, so jit and vmap
-    trace and batch the words."""
+    last axis's two uint32 words. A pytree leaf, opened to its data by our transforms."""
     __slots__ = ("_data",)
     dtype = "key<fry>"
 
@@ -71,12 +72,24 @@ class PRNGKeyArray:
         index = index if isinstance(index, tuple) else (index,)
         return PRNGKeyArray(_getitem(self._data, index + (slice(None),)))
 
+    def reshape(self, *shape):
+        """The keys in a new shape (one tuple, or the sizes; -1 inferred), words whole."""
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return PRNGKeyArray(_tnp.reshape(self._data, (*shape, 2)))
+
     def __repr__(self):
-        return f"PRNGKeyArray(shape={self.shape}, dtype={self.dtype}) overlaying:\n{self._data}"
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._data}"
 
 
-_tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None),
-                                lambda _, children: PRNGKeyArray(children[0]))
+def _remake_key(data):
+    """Keys over transformed data; over a float0 tangent or cotangent, as in JAX, a float0
+    array of the keys' shape (keys are not differentiable)."""
+    if getattr(data, "dtype", None) == _float0:
+        return _np.zeros(_np.shape(data)[:-1], _float0)
+    return PRNGKeyArray(data)
+
+
+_pytree.register_opaque(PRNGKeyArray, lambda k: k._data, _remake_key)
 
 
 def _is_uint32_key_data(t) -> bool:

@@ -94,6 +94,42 @@ def test_keys_flow_through_jit_and_vmap():
     assert_same(nested, jax.vmap(lambda k: jr.key_data(jr.split(k)))(jr.split(jk, 2)))
 
 
+def test_typed_keys_are_pytree_leaves():
+    """A typed key is one leaf to jax.tree_util, as JAX's; our transforms still trace its
+    words: jit results, cond operands, fori carries, reshape, and grad/jvp/vjp, where a
+    key's tangent and cotangent are float0 of the key's shape."""
+    k, jk = tr.key(4), jr.key(4)
+    assert jax.tree_util.tree_leaves(k) == [k]
+    assert jax.tree_util.tree_structure([k, 1]) == jax.tree_util.tree_structure([jk, 1])
+    ks, jks = tr.split(k, 6), jr.split(jk, 6)
+    assert_same(tr.key_data(ks.reshape(2, 3)), jr.key_data(jks.reshape(2, 3)))
+    assert_same(tr.key_data(ks.reshape((3, -1))[1]), jr.key_data(jks.reshape((3, -1))[1]))
+    assert repr(ks[0]) == repr(jks[0])
+
+    def flow(random, lax, k):
+        k = lax.cond(True, lambda k: random.split(k)[0], lambda k: k, k)
+        return lax.fori_loop(0, 3, lambda i, k: random.fold_in(k, i), k), [k]
+    ours = tracehlo.jit(lambda k: flow(tr, tracehlo.lax, k))(k)
+    want = flow(jr, jax.lax, jk)
+    assert jax.tree_util.tree_structure(ours) == jax.tree_util.tree_structure(want)
+    for got, expected in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(want)):
+        assert_same(tr.key_data(got), jr.key_data(expected))
+
+    f = lambda random: lambda k, x: (random.split(k), random.normal(k) * x)
+    for (got_k, got_x), (want_k, want_x) in [
+            (tracehlo.jvp(f(tr), (k, 1.0), (np.zeros((), jax.dtypes.float0), 2.0))[1],
+             jax.jvp(f(jr), (jk, 1.0), (np.zeros((), jax.dtypes.float0), 2.0))[1]),
+            (tracehlo.vjp(lambda k, x: f(tr)(k, x)[1], k, 1.0)[1](1.0),
+             jax.vjp(lambda k, x: f(jr)(k, x)[1], jk, 1.0)[1](1.0))]:
+        assert (got_k.dtype, got_k.shape) == (want_k.dtype, want_k.shape)
+        assert_same(got_x, want_x)
+    assert tracehlo.grad(lambda k: 1.0, allow_int=True)(k).dtype == jax.dtypes.float0
+    with pytest.raises(TypeError, match="test_random.py.*got key<fry>"):
+        tracehlo.grad(lambda k: tr.normal(k))(k)
+    with pytest.raises(TypeError, match="test_random.py.*float0"):
+        tracehlo.jvp(f(tr), (k, 1.0), (np.zeros((), np.float32), 2.0))
+
+
 def random_walk(random, lax, key):
     """A scan over split keys, drawing a normal step from each."""
     def step(x, k):
