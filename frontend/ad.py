@@ -39,7 +39,7 @@ from __future__ import annotations
 import functools
 import types
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 import numpy as np
 from jax.dtypes import float0
 
@@ -252,12 +252,15 @@ def _check_tuples(primals, tangents):
 def jvp(fun, primals, tangents, has_aux=False):
     """(fun(*primals), the derivative of fun at primals applied to tangents), as JAX's jvp."""
     _check_tuples(primals, tangents)
-    p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
-    t_leaves, t_tree = tree_util.tree_flatten(tuple(tangents))
+    p_leaves, in_tree = tree_util.user_flatten(tuple(primals))  # a key is one leaf here
+    t_leaves, t_tree = tree_util.user_flatten(tuple(tangents))
     if t_tree != in_tree:
         raise TypeError(at_user_line(
             f"primal and tangent arguments to jvp must have the same tree structure; "
             f"primals have tree structure {in_tree} whereas tangents have {t_tree}."))
+    t_leaves = [_key_tangent(p, t) if tree_util.is_opaque(p) else t
+                for p, t in zip(p_leaves, t_leaves)]
+    p_leaves, in_tree = tree_util.tree_flatten(tuple(primals))
     p_leaves = [_primal_array(p) for p in p_leaves]
     t_leaves = [_tangent_in(p, t) for p, t in zip(p_leaves, t_leaves)]
     flat = _Flat(fun, in_tree, has_aux)
@@ -265,6 +268,16 @@ def jvp(fun, primals, tangents, has_aux=False):
     primals_out = flat.unflatten([p for p, _ in pairs])
     tangents_out = flat.unflatten([instantiate(t) for _, t in pairs])
     return (primals_out, tangents_out, aux) if has_aux else (primals_out, tangents_out)
+
+
+def _key_tangent(key, tangent):
+    """A key's tangent, as in JAX: float0 of the key's shape; its data's, float0 too."""
+    if getattr(tangent, "dtype", None) != float0 or np.shape(tangent) != key.shape:
+        raise TypeError(at_user_line(
+            f"primal and tangent arguments to jvp do not match: keys of shape {key.shape} "
+            f"have float0 tangents of that shape, got {np.shape(tangent)} of dtype "
+            f"{getattr(tangent, 'dtype', type(tangent).__name__)}"))
+    return np.zeros(np.shape(tree_util.data(key)), float0)
 
 
 def _tangent_in(primal, tangent):
@@ -453,8 +466,9 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums(argnums, args)
         diff_args = tuple(args[i] for i in nums)
-        for leaf in tree_util.tree_leaves(diff_args):
-            _check_input(type_of(leaf).dtype, holomorphic, allow_int)
+        for leaf in tree_util.user_flatten(diff_args)[0]:  # a key by its own dtype
+            _check_input(leaf.dtype if tree_util.is_opaque(leaf) else type_of(leaf).dtype,
+                         holomorphic, allow_int)
         results = vjp(_partial(fun, args, kwargs, nums), *diff_args, has_aux=has_aux)
         out, f_vjp = results[:2]
         _check_output(out, holomorphic)
@@ -465,13 +479,15 @@ def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=F
 
 
 def _check_input(dtype, holomorphic, allow_int):
-    if holomorphic and not dtypes.is_complex(dtype):
+    """dtype: a NumPy dtype, or a key's dtype name (never inexact)."""
+    name, is_key = getattr(dtype, "name", dtype), isinstance(dtype, str)
+    if holomorphic and (is_key or not dtypes.is_complex(dtype)):
         raise TypeError(at_user_line(
-            f"holomorphic=True requires inputs with complex dtype, but got {dtype.name}."))
-    if not allow_int and not dtypes.is_inexact(dtype):
+            f"holomorphic=True requires inputs with complex dtype, but got {name}."))
+    if not allow_int and (is_key or not dtypes.is_inexact(dtype)):
         raise TypeError(at_user_line(
             "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-            f"of np.inexact), but got {dtype.name}. If you want to use Boolean- or "
+            f"of np.inexact), but got {name}. If you want to use Boolean- or "
             "integer-valued inputs, use vjp or set allow_int to True."))
 
 

@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 
 from . import calls, core, eager, runtime  # noqa: F401  (eager: the evaluation trace)
 from .arguments import (Signature, as_tuple, donated_leaves, fn_location, fn_name,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import inspect
 from typing import NamedTuple
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 
 from . import core
 from .core import Tracer, type_of

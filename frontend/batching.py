@@ -20,7 +20,7 @@ import functools
 import inspect
 import weakref
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 
 from . import core, runtime
 from .arguments import leaf_type

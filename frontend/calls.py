@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import weakref
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 
 from . import ad, arguments, core, dtypes
 from .batching import batch_graph

@@ -26,7 +26,7 @@ from __future__ import annotations
 import inspect
 import weakref
 
-import jax.tree_util as tree_util
+from . import pytree as tree_util
 
 from . import ad, core, dtypes
 from .batching import batch_at, batch_graph, moveaxis, not_mapped, vmap

@@ -19,10 +19,10 @@ from __future__ import annotations
 import functools
 import inspect
 
-import jax.tree_util as tree_util
 from jax.dtypes import float0
 
 from . import core, dtypes
+from . import pytree as tree_util
 from .arguments import fn_location, fn_name
 from .ad import (JVPTrace, JVPTracer, VJPTrace, VJPTracer, Zero, backward_pass,
                  instantiate, stop_gradient, tangent_dtype)

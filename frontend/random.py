@@ -7,19 +7,22 @@ element at flat index i hashes the 64-bit counter i (high word, low word), and
 `random_bits` xors the two output words. The same key gives the same numbers, eagerly
 and under jit and vmap; a key is consumed by `split`/`fold_in`, never mutated.
 
-Raw keys (`PRNGKey`) are uint32[2] arrays; typed keys (`key`) are `PRNGKeyArray`s, a
-pytree holding uint32[..., 2] data, so they pass through jit and vmap like arrays. Each
+Raw keys (`PRNGKey`) are uint32[2] arrays; typed keys (`key`) are `PRNGKeyArray`s over
+uint32[..., 2] data: one pytree leaf to the user, as in JAX, whose data jit, vmap, grad
+and the loops trace (pytree.py). Each
 sampler, as in JAX, checks its arguments in Python and runs a jit-compiled body with
 shape and dtype static (one compile per signature, eagerly too).
 """
 import math as _math
 
-import jax.tree_util as _tree_util
 import numpy as _np
+from jax.dtypes import TypePromotionError as _TypePromotionError
+from jax.dtypes import float0 as _float0
 
 from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
+from . import pytree as _pytree
 from .custom_derivatives import custom_jvp as _custom_jvp
 from .api import jit as _jit
 from .batching import vmap as _vmap
@@ -33,10 +36,13 @@ from .numpy._indexing import getitem as _getitem
 from .numpy._util import _promote, _promote_no_broadcast
 from .numpy.linalg import cholesky as _cholesky
 
-__all__ = ["PRNGKey", "PRNGKeyArray", "bernoulli", "beta", "bits", "categorical", "choice",
-           "dirichlet", "exponential", "fold_in", "gamma", "gumbel", "key", "key_data",
-           "loggamma", "multivariate_normal", "normal", "permutation", "randint", "split", "truncated_normal",
-           "uniform", "wrap_key_data"]
+__all__ = ["PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "bits", "categorical",
+           "cauchy", "chisquare", "choice", "dirichlet", "double_sided_maxwell", "exponential",
+           "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel", "key",
+           "key_data", "laplace", "loggamma", "logistic", "lognormal", "maxwell",
+           "multivariate_normal", "normal", "pareto", "permutation", "rademacher", "randint",
+           "rayleigh", "split", "t", "triangular", "truncated_normal", "uniform", "wald",
+           "weibull_min", "wrap_key_data"]
 
 _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.uint32),
          64: _np.dtype(_np.uint64)}
@@ -46,8 +52,7 @@ _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.u
 
 class PRNGKeyArray:
     """An array of typed keys (JAX's random.key): shape `data.shape[:-1]`, each key the
-    last axis's two uint32 words. A pytree whose one leaf is the data, so jit and vmap
-    trace and batch the words."""
+    last axis's two uint32 words. A pytree leaf, opened to its data by our transforms."""
     __slots__ = ("_data",)
     dtype = "key<fry>"
 
@@ -71,12 +76,24 @@ class PRNGKeyArray:
         index = index if isinstance(index, tuple) else (index,)
         return PRNGKeyArray(_getitem(self._data, index + (slice(None),)))
 
+    def reshape(self, *shape):
+        """The keys in a new shape (one tuple, or the sizes; -1 inferred), words whole."""
+        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
+        return PRNGKeyArray(_tnp.reshape(self._data, (*shape, 2)))
+
     def __repr__(self):
-        return f"PRNGKeyArray(shape={self.shape}, dtype={self.dtype}) overlaying:\n{self._data}"
+        return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._data}"
 
 
-_tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._data,), None),
-                                lambda _, children: PRNGKeyArray(children[0]))
+def _remake_key(data):
+    """Keys over transformed data; over a float0 tangent or cotangent, as in JAX, a float0
+    array of the keys' shape (keys are not differentiable)."""
+    if getattr(data, "dtype", None) == _float0:
+        return _np.zeros(_np.shape(data)[:-1], _float0)
+    return PRNGKeyArray(data)
+
+
+_pytree.register_opaque(PRNGKeyArray, lambda k: k._data, _remake_key)
 
 
 def _is_uint32_key_data(t) -> bool:
@@ -167,12 +184,12 @@ def wrap_key_data(key_bits_array):
 
 # ---------------------------------------------------------------- Threefry-2x32
 
-def _eager_program(fn, static_argnums=()):
+def _eager_program(fn, static_argnums=(), fusion="xla"):
     """`fn` jit-compiled for calls outside any trace, with XLA's own fusion, as eager
     ops are compiled: XLA fuses as it does for JAX, so the bits are JAX's even where
     they depend on fusion (FMA contraction, excess f16 precision, CHLO decompositions).
     Inside a trace the call is one pjit equation, compiled with the caller's program."""
-    return _jit(fn, static_argnums=static_argnums, fusion="xla")
+    return _jit(fn, static_argnums=static_argnums, fusion=fusion)
 
 
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
@@ -726,6 +743,17 @@ _choice_p_jit = _eager_program(_choice_p_body, static_argnums=(2, 3, 4))
 
 # ---------------------------------------------------------------- gamma, beta, dirichlet
 
+def _check_safe_cast(name, dtype, *params):
+    """JAX's check: a parameter more precise than the samples is an error (JAX's
+    TypePromotionError, a ValueError)."""
+    for x in params:
+        t = _type_of(x)
+        if _dtypes.result_type((t.dtype, t.weak), (dtype, False))[0] != dtype:
+            raise _TypePromotionError(_at_user_line(
+                f"In arguments to {name}, cannot safely cast argument of type {t.dtype} to "
+                f"{dtype}"))
+
+
 def _gamma_one(data, alpha, log_space):
     """One Gamma(alpha) sample by Marsaglia and Tsang's rejection method, in JAX's loop
     structure and key order, so the same candidates are drawn and the same one accepted.
@@ -949,12 +977,7 @@ def beta(key, a, b, shape=None, dtype=None):
     data, _ = _check_key("beta", key)
     dtype = _float_dtype("beta", dtype)
     a, b = _param(a), _param(b)
-    for x in (a, b):  # JAX's check: a parameter more precise than the samples is an error
-        t = _type_of(x)
-        if _dtypes.result_type((t.dtype, t.weak), (dtype, False))[0] != dtype:
-            raise ValueError(_at_user_line(
-                f"In arguments to beta, cannot safely cast argument of type {t.dtype} to "
-                f"{dtype}"))
+    _check_safe_cast("beta", dtype, a, b)
     if shape is None:
         shape = _np.broadcast_shapes(_tnp.shape(a), _tnp.shape(b))
     else:
@@ -1033,3 +1056,325 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
         shape = _shape_arg("multivariate_normal", shape)
         _check_shape("normal", shape, *batch)
     return _multivariate_normal_jit(data, mean, cov, shape, dtype)
+
+
+# ---------------------------------------------------------------- more distributions
+# Each body is JAX's formula op for op (lax ops where JAX's are, NumPy-style ops with
+# their promotion where JAX's are jnp's), so XLA sees the same program and the bits agree.
+
+def _params_shape(name, shape, *params):
+    """The result shape: `shape`, which the parameters must broadcast to, or else theirs."""
+    shapes = [_tnp.shape(x) for x in params]
+    if shape is None:
+        return _np.broadcast_shapes(*shapes)
+    shape = _shape_arg(name, shape)
+    _check_shape(name, shape, *shapes)
+    return shape
+
+
+def _open_interval_uniform(data, shape, dtype, minval):
+    """Uniform in [minval, 1), minval a host float rounded to dtype as JAX rounds it."""
+    return _uniform_body(data, _np.asarray(minval).astype(dtype), _np.array(1, dtype), shape,
+                         dtype)
+
+
+def _laplace_body(data, shape, dtype):
+    u = _open_interval_uniform(data, shape, dtype, -1.0 + _dtypes.finfo(dtype).epsneg)
+    return _lax.mul(_lax.sign(u), _lax.log1p(_lax.neg(_lax.abs(u))))
+
+
+def _logistic_body(data, shape, dtype):
+    x = _open_interval_uniform(data, shape, dtype, _dtypes.finfo(dtype).tiny)
+    return _lax.sub(_lax.log(x), _lax.log1p(_lax.neg(x)))
+
+
+def _cauchy_body(data, shape, dtype):
+    u = _open_interval_uniform(data, shape, dtype, _dtypes.finfo(dtype).eps)
+    return _lax.tan(_lax.mul(_np.array(_np.pi, dtype), _lax.sub(u, _np.array(0.5, dtype))))
+
+
+def _maxwell_body(data, shape, dtype):
+    """The norm of three standard normals."""
+    return _tnp.linalg.norm(_normal_body(data, (*shape, 3), dtype), axis=-1)
+
+
+def _rademacher_body(data, shape, dtype):
+    heads = _tnp.astype(_bernoulli_body(data, _tnp.asarray(0.5), shape, "low"), dtype)
+    return _tnp.astype(_tnp.subtract(_tnp.multiply(2, heads), 1), dtype)
+
+
+_laplace_jit, _logistic_jit, _cauchy_jit, _rademacher_jit = (
+    _eager_program(body, static_argnums=(1, 2)) for body in (
+        _laplace_body, _logistic_body, _cauchy_body, _rademacher_body))
+# The norm's reduce fused with our erf_inv polynomial by XLA's fusion differs from JAX's
+# in ~7% of f32 samples (measured: 67-93 of 1000, 8 keys); compiled with our passes, as
+# under tracehlo.jit, 0 of 8000 do.
+_maxwell_jit = _eager_program(_maxwell_body, static_argnums=(1, 2), fusion="tracehlo")
+
+
+def laplace(key, shape=(), dtype=None):
+    """Laplace-distributed floats: density exp(-|x|) / 2."""
+    data, _ = _check_key("laplace", key)
+    return _laplace_jit(data, _shape_arg("laplace", shape), _float_dtype("laplace", dtype))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Logistic-distributed floats: log(u) - log(1 - u)."""
+    data, _ = _check_key("logistic", key)
+    return _logistic_jit(data, _shape_arg("logistic", shape), _float_dtype("logistic", dtype))
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Cauchy-distributed floats: tan(pi (u - 1/2))."""
+    data, _ = _check_key("cauchy", key)
+    return _cauchy_jit(data, _shape_arg("cauchy", shape), _float_dtype("cauchy", dtype))
+
+
+def maxwell(key, shape=(), dtype=None):
+    """One-sided Maxwell-distributed floats."""
+    data, _ = _check_key("maxwell", key)
+    return _maxwell_jit(data, _shape_arg("maxwell", shape), _float_dtype("maxwell", dtype))
+
+
+def rademacher(key, shape=(), dtype=None):
+    """-1 or 1 with probability 1/2 each, of any dtype (the default integer one)."""
+    data, _ = _check_key("rademacher", key)
+    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
+    return _rademacher_jit(data, _shape_arg("rademacher", shape), dtype)
+
+
+def _double_sided_maxwell_body(data, loc, scale, shape, dtype):
+    """JAX's shapes: `shape` (or the parameters' shape, if empty) followed by the
+    parameters' shape."""
+    params_shape = _np.broadcast_shapes(_tnp.shape(loc), _tnp.shape(scale))
+    shape = (shape or params_shape) + params_shape
+    maxwell_key, rademacher_key = _two_keys(data)
+    sign = _rademacher_body(rademacher_key, shape, dtype)
+    return _tnp.add(_tnp.multiply(_tnp.multiply(sign, _maxwell_body(maxwell_key, shape, dtype)),
+                                  scale), loc)
+
+
+_double_sided_maxwell_jit = _eager_program(_double_sided_maxwell_body, static_argnums=(3, 4),
+                                           fusion="tracehlo")  # maxwell's reduce: above
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """Double-sided Maxwell-distributed floats about loc, of width scale."""
+    data, _ = _check_key("double_sided_maxwell", key)
+    return _double_sided_maxwell_jit(data, _param(loc), _param(scale),
+                                     _shape_arg("double_sided_maxwell", shape),
+                                     _float_dtype("double_sided_maxwell", dtype))
+
+
+def _weibull_min_body(data, scale, concentration, shape, dtype):
+    u = _unit_uniform(data, shape, dtype)
+    return _tnp.multiply(_tnp.power(_tnp.negative(_tnp.log1p(_tnp.negative(u))),
+                                    _tnp.divide(1.0, concentration)), scale)
+
+
+_weibull_min_jit = _eager_program(_weibull_min_body, static_argnums=(3, 4))
+
+
+def weibull_min(key, scale, concentration, shape=(), dtype=None):
+    """Weibull-distributed floats by the inverse CDF (scale, concentration > 0)."""
+    data, _ = _check_key("weibull_min", key)
+    return _weibull_min_jit(data, _param(scale), _param(concentration),
+                            _shape_arg("weibull_min", shape), _float_dtype("weibull_min", dtype))
+
+
+def _pareto_body(data, b, shape, dtype):
+    e = _exponential_body(data, shape, dtype)
+    return _lax.exp(_tnp.divide(e, _lax.convert_element_type(b, dtype)))
+
+
+def _lognormal_body(data, sigma, shape, dtype):
+    return _lax.exp(_tnp.multiply(_normal_body(data, shape, dtype),
+                                  _lax.convert_element_type(sigma, dtype)))
+
+
+def _rayleigh_body(data, scale, shape, dtype):
+    u = _unit_uniform(data, shape, dtype)
+    scale = _tnp.broadcast_to(_tnp.astype(scale, dtype), shape)
+    return _lax.mul(scale, _lax.sqrt(_lax.mul(_lax.log(u), _np.array(-2, dtype))))
+
+
+def _wald_body(data, mean, shape, dtype):
+    """The inverse Gaussian by Michael, Schucany and Haas's transformation."""
+    k1, k2 = _two_keys(data)
+    mean = _tnp.broadcast_to(_tnp.astype(mean, dtype), shape)
+    v = _normal_body(k1, shape, dtype)
+    z = _unit_uniform(k2, shape, dtype)
+    y = _lax.mul(v, v)  # JAX's integer_pow(v, 2), which XLA computes as v * v
+    mean_sq = _lax.mul(mean, mean)
+    sqrt_term = _lax.sqrt(_tnp.add(_tnp.multiply(_tnp.multiply(4, mean), y),
+                                   _tnp.multiply(mean_sq, _lax.mul(y, y))))
+    x = _tnp.subtract(_tnp.add(mean, _tnp.divide(_tnp.multiply(mean_sq, y), 2)),
+                      _tnp.multiply(_tnp.divide(mean, 2), sqrt_term))
+    return _lax.select(_lax.le(z, _tnp.divide(mean, _tnp.add(mean, x))), x,
+                       _tnp.divide(mean_sq, x))
+
+
+def _chisquare_body(data, df, shape, dtype):
+    """Twice a Gamma(df / 2) sample, drawn in log space."""
+    half_df = _lax.div(_lax.convert_element_type(df, dtype), _np.array(2, dtype))
+    log_g = _gamma_draw(data, half_df, shape, dtype, True)
+    return _lax.mul(_tnp.exp(log_g), _np.array(2, dtype))
+
+
+def _t_body(data, df, shape, dtype):
+    key_n, key_g = _two_keys(data)
+    n = _normal_body(key_n, shape, dtype)
+    half_df = _lax.div(_lax.convert_element_type(df, dtype), _np.array(2, dtype))
+    g = _gamma_draw(key_g, half_df, shape, dtype, False)
+    return _tnp.multiply(n, _tnp.sqrt(_tnp.divide(half_df, g)))
+
+
+def _f_body(data, dfnum, dfden, shape, dtype):
+    dfden = _lax.convert_element_type(dfden, dtype)
+    dfnum = _lax.convert_element_type(dfnum, dtype)
+    key_dfd, key_dfn = _two_keys(data)
+    num = _lax.div(_chisquare_body(key_dfn, dfnum, shape, dtype), dfnum)
+    den = _lax.div(_chisquare_body(key_dfd, dfden, shape, dtype), dfden)
+    return _lax.div(*_broadcast(num, den))
+
+
+def _triangular_body(data, left, mode, right, shape, dtype):
+    left, mode, right = (_tnp.broadcast_to(_lax.convert_element_type(x, dtype), shape)
+                         for x in (left, mode, right))
+    fc = _tnp.divide(_tnp.subtract(mode, left), _tnp.subtract(right, left))
+    u = _unit_uniform(data, shape, dtype)
+    out1 = _tnp.add(left, _lax.sqrt(_tnp.multiply(
+        _tnp.multiply(u, _tnp.subtract(right, left)), _tnp.subtract(mode, left))))
+    out2 = _tnp.subtract(right, _lax.sqrt(_tnp.multiply(
+        _tnp.multiply(_tnp.subtract(1, u), _tnp.subtract(right, left)),
+        _tnp.subtract(right, mode))))
+    return _lax.select(_tnp.less(u, fc), out1, out2)
+
+
+_pareto_jit, _lognormal_jit, _rayleigh_jit, _wald_jit, _chisquare_jit, _t_jit = (
+    _eager_program(body, static_argnums=(2, 3)) for body in (
+        _pareto_body, _lognormal_body, _rayleigh_body, _wald_body, _chisquare_body, _t_body))
+_f_jit = _eager_program(_f_body, static_argnums=(3, 4))
+_triangular_jit = _eager_program(_triangular_body, static_argnums=(4, 5))
+
+
+def _parametrized(name, key, dtype, shape, *params, kinds="f"):
+    """(key data, params as arrays, result shape, dtype), checked as JAX checks them."""
+    data, _ = _check_key(name, key)
+    dtype = _float_dtype(name, dtype, kinds)
+    params = [_param(x) for x in params]
+    shape = _params_shape(name, shape, *params)
+    _check_safe_cast(name, dtype, *params)
+    return data, params, shape, dtype
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto-distributed floats in [1, inf) of shape parameter b > 0."""
+    data, (b,), shape, dtype = _parametrized("pareto", key, dtype, shape, b)
+    return _pareto_jit(data, b, shape, dtype)
+
+
+def lognormal(key, sigma=_np.float32(1), shape=None, dtype=None):
+    """exp of normal samples of standard deviation sigma (complex dtypes too)."""
+    data, (sigma,), shape, dtype = _parametrized("lognormal", key, dtype, shape, sigma,
+                                                 kinds="fc")
+    return _lognormal_jit(data, sigma, shape, dtype)
+
+
+def rayleigh(key, scale, shape=None, dtype=None):
+    """Rayleigh-distributed floats of the given scale."""
+    data, (scale,), shape, dtype = _parametrized("rayleigh", key, dtype, shape, scale)
+    return _rayleigh_jit(data, scale, shape, dtype)
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) floats of the given mean and shape parameter 1."""
+    data, (mean,), shape, dtype = _parametrized("wald", key, dtype, shape, mean)
+    return _wald_jit(data, mean, shape, dtype)
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square-distributed floats of df degrees of freedom."""
+    data, (df,), shape, dtype = _parametrized("chisquare", key, dtype, shape, df)
+    return _chisquare_jit(data, df, shape, dtype)
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t-distributed floats of df degrees of freedom."""
+    data, (df,), shape, dtype = _parametrized("t", key, dtype, shape, df)
+    return _t_jit(data, df, shape, dtype)
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F-distributed floats of dfnum and dfden degrees of freedom."""
+    data, (dfnum, dfden), shape, dtype = _parametrized("f", key, dtype, shape, dfnum, dfden)
+    return _f_jit(data, dfnum, dfden, shape, dtype)
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular-distributed floats on [left, right] peaking at mode."""
+    data, params, shape, dtype = _parametrized("triangular", key, dtype, shape, left, mode,
+                                               right)
+    return _triangular_jit(data, *params, shape, dtype)
+
+
+def _geometric_body(data, p, shape, dtype):
+    """The number of Bernoulli(p) trials up to the first success, by the inverse CDF."""
+    u = _unit_uniform(data, shape, _type_of(p).dtype)
+    u = _tnp.where(_tnp.equal(u, 0), 1, u)
+    log_one_minus_p = _tnp.broadcast_to(_lax.log1p(_tnp.negative(p)), shape)
+    g = _tnp.add(_lax.floor(_lax.div(_lax.log(u), log_one_minus_p)), 1)
+    return _tnp.astype(g, dtype)
+
+
+_geometric_jit = _eager_program(_geometric_body, static_argnums=(2, 3))
+
+
+def geometric(key, p, shape=None, dtype=None):
+    """Geometric-distributed integers >= 1 of success probability p."""
+    data, _ = _check_key("geometric", key)
+    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
+    if not _dtypes.is_int(dtype):
+        raise ValueError(_at_user_line(
+            f"dtype argument to `geometric` must be an int dtype, got {dtype}"))
+    (p,) = _promote(_param(p), to_inexact=True)
+    return _geometric_jit(data, p, _params_shape("geometric", shape, p), dtype)
+
+
+def _generalized_normal_body(data, p, shape, dtype):
+    """A Gamma(1/p) sample to the power 1/p, of random sign."""
+    k_gamma, k_sign = _two_keys(data)
+    inv_p = _tnp.divide(1, p)
+    g = _gamma_draw(k_gamma, inv_p, shape, dtype, False)
+    return _tnp.multiply(_rademacher_body(k_sign, shape, dtype), _tnp.power(g, inv_p))
+
+
+def _ball_body(data, p, d, shape, dtype):
+    """Uniform in the unit p-ball of R^d: generalized normals over their p-norm made
+    larger by an exponential sample."""
+    k1, k2 = _two_keys(data)
+    g = _generalized_normal_body(k1, p, (*shape, d), dtype)
+    e = _exponential_body(k2, shape, dtype)
+    radius = _tnp.power(_tnp.add(_tnp.sum(_tnp.power(_tnp.abs(g), p), axis=-1), e),
+                        _tnp.divide(1, p))
+    return _tnp.divide(g, _tnp.expand_dims(radius, -1))
+
+
+_generalized_normal_jit = _eager_program(_generalized_normal_body, static_argnums=(2, 3))
+_ball_jit = _eager_program(_ball_body, static_argnums=(2, 3, 4))
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Generalized normal floats: density proportional to exp(-|x|**p)."""
+    data, _ = _check_key("generalized_normal", key)
+    dtype = _dtypes.canonicalize(_np.float64 if dtype is None else dtype)
+    return _generalized_normal_jit(data, _param(p), _shape_arg("generalized_normal", shape),
+                                   dtype)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Points uniform in the unit p-norm ball of dimension d, of shape `shape + (d,)`."""
+    data, _ = _check_key("ball", key)
+    dtype = _dtypes.canonicalize(_np.float64 if dtype is None else dtype)
+    d = _static_count(d, "d")
+    return _ball_jit(data, _param(p), d, _shape_arg("ball", shape), dtype)

@@ -6,7 +6,7 @@ lax names; Python scalars adopt the other operands' dtype, as weak types do in J
 """
 from __future__ import annotations
 
-import jax.tree_util as tree_util
+from .. import pytree as tree_util
 import numpy as np
 
 from .. import ad, dtypes
