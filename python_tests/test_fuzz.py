@@ -34,8 +34,9 @@ def test_fast_slice(worker, kind, seed):
         f"python python_tests/fuzz.py --kind {kind} --seed {seed} --shrink"
 
 
-# the same seeds' programs as the bodies of scans: carried values, loop regions
-LOOP_SLICE = {"jit": [*range(1000, 1006)], "hlo-opt": [*range(1000, 1006)]}
+# the same seeds' programs as the bodies of scans: carried values, loop regions; and
+# the loop runs' aborts since fixed (16, 43: a bf16 broadcast in a small loop body)
+LOOP_SLICE = {"jit": [*range(1000, 1006), 16, 43], "hlo-opt": [*range(1000, 1006)]}
 KNOWN_LOOP: dict = {}
 
 
