@@ -54,6 +54,12 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
             op.operation.results[0].replace_all_uses_with(operands[-1])
         elif opinfo.name(op) == "stablehlo.compare" and operands[0] == operands[1]:
             _self_compare_to_constant(op)
+    folded = {}
+    for op in list(block.operations)[:-1]:
+        if (opinfo.name(op) in ("stablehlo.divide", "stablehlo.remainder")
+                and all(folds_to_constant(v, constant_args, folded)
+                        for v in op.operation.operands)):
+            _guard_constant_integer_division(op)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == opinfo.REDUCE:
             _unit_sum_to_reshape(op)
@@ -181,6 +187,53 @@ def _self_compare_to_constant(compare) -> None:
             "value": ir.DenseElementsAttr.get_splat(
                 result.type, ir.BoolAttr.get(value))})
     result.replace_all_uses_with(folded.results[0])
+
+
+def _guard_constant_integer_division(op) -> None:
+    """An integer divide or remainder XLA folds to a constant divides in its
+    evaluator, which kills the process (SIGFPE) on a zero divisor or INT_MIN / -1;
+    at run time XLA gives x / 0 = -1 (all ones), x % 0 = x, INT_MIN / -1 = INT_MIN
+    and INT_MIN % -1 = 0. Our own folds make such constants (compare(x, x) above:
+    fuzzer, hlo-opt loop seed 71, `fmod(x <= x, x > x)`), so the divisor is made
+    safe and those results selected, as tracehlo's lowering does; XLA folds it all."""
+    operation = op.operation
+    result_type = operation.results[0].type
+    element = ir.RankedTensorType(result_type).element_type
+    if (not isinstance(element, ir.IntegerType) or element.width == 1
+            or not opinfo.static_tensor(result_type)):
+        return
+    x, divisor = operation.operands
+    signed = not element.is_unsigned
+
+    def splat(number):
+        return ir.Operation.create("stablehlo.constant", results=[result_type], attributes={
+            "value": ir.DenseElementsAttr.get_splat(
+                result_type, ir.IntegerAttr.get(element, number))}).results[0]
+
+    def create(name, operands, result=None, **attributes):
+        return ir.Operation.create(f"stablehlo.{name}", results=[result or bools],
+                                   operands=operands,
+                                   attributes=attributes).results[0]
+
+    def equals(value, number):
+        return create("compare", [value, splat(number)],
+                      comparison_direction=stablehlo.ComparisonDirectionAttr.get("EQ"))
+
+    all_ones = -1 if signed else (1 << element.width) - 1
+    with op.location, ir.InsertionPoint(op):
+        bools = ir.RankedTensorType.get(ir.RankedTensorType(result_type).shape,
+                                        ir.IntegerType.get_signless(1))
+        by_zero = equals(divisor, 0)
+        unsafe = by_zero
+        if signed:
+            overflows = create("and", [equals(x, -(1 << (element.width - 1))),
+                                       equals(divisor, -1)])
+            unsafe = create("or", [by_zero, overflows])
+        safe_divisor = create("select", [unsafe, splat(1), divisor], result_type)
+        quotient = create(operation.name.split(".")[1], [x, safe_divisor], result_type)
+        by_zero_result = splat(all_ones) if operation.name == "stablehlo.divide" else x
+        guarded = create("select", [by_zero, by_zero_result, quotient], result_type)
+    operation.results[0].replace_all_uses_with(guarded)
 
 
 def _empty_to_constant(op) -> None:

@@ -328,3 +328,41 @@ def test_a_key_added_in_a_loop_body_call_compiles_fused():
         for _ in range(5):
             want = (want + np.uint32(7)) * (want + np.uint32(7))
     assert proc.stdout.strip() == str(want.tolist())
+
+
+# Integer division that only our folds make constant: canonicalize folds x <= x to
+# true and x > x to false, and XLA's evaluator then divided by zero and killed the
+# process (SIGFPE; fuzzer, hlo-opt loop seed 71: fmod(x <= x, x > x) of uint16).
+# Each program is compared with jax.jit's run of the unfolded text.
+CONSTANT_DIVISIONS = textwrap.dedent("""
+    import numpy as np, jax, jax.numpy as jnp
+    from jax import lax
+    from tracehlo import passes, runtime
+    int_min = np.iinfo(np.int32).min
+    programs = [
+        lambda x: jnp.fmod(x <= x, x > x),
+        lambda x: lax.div(jnp.where(x == x, 7, 0).astype(np.uint8), (x != x).astype(np.uint8)),
+        lambda x: lax.div(jnp.where(x == x, int_min, 0), jnp.where(x == x, -1, 1)),
+        lambda x: lax.rem(jnp.where(x == x, int_min, 0), jnp.where(x == x, -1, 1)),
+        lambda x: lax.div(jnp.where(x == x, 7, 0), (x != x).astype(np.int32)),
+    ]
+    x = np.array([3, 9], np.uint16)
+    for program in programs:
+        text = jax.jit(program).lower(x).as_text()
+        want = np.asarray(jax.jit(program)(x))
+        result = passes.fuse_with_report(text)
+        passes.check_backend(result.text)
+        exe = runtime.compile(result.text, [(want.shape, want.dtype)], xla_fusion=False,
+                              passes_off=result.xla_passes_off)
+        got = np.asarray(exe([jax.device_put(x)])[0])
+        print(got.dtype == want.dtype and got.tolist() == want.tolist(), want.tolist())
+""")
+
+
+def test_integer_division_by_a_folded_zero_compiles():
+    proc = subprocess.run([sys.executable, "-c", CONSTANT_DIVISIONS],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.splitlines() == [
+        "True [1, 1]", "True [255, 255]", "True [-2147483648, -2147483648]", "True [0, 0]",
+        "True [-1, -1]"]

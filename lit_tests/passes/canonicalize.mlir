@@ -266,3 +266,48 @@ func.func @constant_arithmetic(%u: tensor<8xf16>, %i: tensor<8xi32>, %s: tensor<
   %di = stablehlo.subtract %i, %ci : tensor<8xi32>
   return %kept, %left2, %s6, %di : tensor<8xf16>, tensor<8xf16>, tensor<f32>, tensor<8xi32>
 }
+
+// -----
+
+// An integer division XLA would fold (both operands fold to constants, here after
+// the self-compares fold) gets a safe divisor and XLA's run-time results selected:
+// XLA's evaluator dies on x / 0 and INT_MIN / -1. A divide of a parameter stays.
+// CHECK-LABEL: func.func @constant_integer_division
+// CHECK:      %[[A:.*]] = stablehlo.convert %c : (tensor<4xi1>) -> tensor<4xi32>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.convert %c_0 : (tensor<4xi1>) -> tensor<4xi32>
+// CHECK-NEXT: %[[ZERO:.*]] = stablehlo.constant dense<0> : tensor<4xi32>
+// CHECK-NEXT: %[[BY_ZERO:.*]] = stablehlo.compare EQ, %[[B]], %[[ZERO]]
+// CHECK-NEXT: %[[MIN:.*]] = stablehlo.constant dense<-2147483648> : tensor<4xi32>
+// CHECK-NEXT: %[[A_MIN:.*]] = stablehlo.compare EQ, %[[A]], %[[MIN]]
+// CHECK-NEXT: %[[M1:.*]] = stablehlo.constant dense<-1> : tensor<4xi32>
+// CHECK-NEXT: %[[B_M1:.*]] = stablehlo.compare EQ, %[[B]], %[[M1]]
+// CHECK-NEXT: %[[OVER:.*]] = stablehlo.and %[[A_MIN]], %[[B_M1]]
+// CHECK-NEXT: %[[UNSAFE:.*]] = stablehlo.or %[[BY_ZERO]], %[[OVER]]
+// CHECK-NEXT: %[[ONE:.*]] = stablehlo.constant dense<1> : tensor<4xi32>
+// CHECK-NEXT: %[[SAFE:.*]] = stablehlo.select %[[UNSAFE]], %[[ONE]], %[[B]]
+// CHECK-NEXT: %[[R:.*]] = stablehlo.remainder %[[A]], %[[SAFE]]
+// CHECK-NEXT: %[[RG:.*]] = stablehlo.select %[[BY_ZERO]], %[[A]], %[[R]]
+// CHECK:      %[[BU:.*]] = stablehlo.convert %c_0 : (tensor<4xi1>) -> tensor<4xui8>
+// CHECK-NEXT: %[[ZU:.*]] = stablehlo.constant dense<0> : tensor<4xui8>
+// CHECK-NEXT: %[[BY_ZERO_U:.*]] = stablehlo.compare EQ, %[[BU]], %[[ZU]]
+// CHECK-NEXT: %[[ONE_U:.*]] = stablehlo.constant dense<1> : tensor<4xui8>
+// CHECK-NEXT: %[[SAFE_U:.*]] = stablehlo.select %[[BY_ZERO_U]], %[[ONE_U]], %[[BU]]
+// CHECK-NEXT: %[[Q:.*]] = stablehlo.divide %{{.*}}, %[[SAFE_U]] : tensor<4xui8>
+// CHECK-NEXT: %[[ALL_ONES:.*]] = stablehlo.constant dense<255> : tensor<4xui8>
+// CHECK-NEXT: %[[QG:.*]] = stablehlo.select %[[BY_ZERO_U]], %[[ALL_ONES]], %[[Q]]
+// CHECK-NEXT: %[[XI:.*]] = stablehlo.convert %arg0
+// CHECK-NEXT: %[[V:.*]] = stablehlo.divide %[[XI]], %[[B]] : tensor<4xi32>
+// CHECK-NEXT: return %[[RG]], %[[QG]], %[[V]]
+func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi32>) {
+  %t = stablehlo.compare LE, %x, %x : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xi1>
+  %f = stablehlo.compare GT, %x, %x : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xi1>
+  %a = stablehlo.convert %t : (tensor<4xi1>) -> tensor<4xi32>
+  %b = stablehlo.convert %f : (tensor<4xi1>) -> tensor<4xi32>
+  %r = stablehlo.remainder %a, %b : tensor<4xi32>
+  %au = stablehlo.convert %t : (tensor<4xi1>) -> tensor<4xui8>
+  %bu = stablehlo.convert %f : (tensor<4xi1>) -> tensor<4xui8>
+  %q = stablehlo.divide %au, %bu : tensor<4xui8>
+  %xi = stablehlo.convert %x : (tensor<4xui16>) -> tensor<4xi32>
+  %v = stablehlo.divide %xi, %b : tensor<4xi32>
+  return %r, %q, %v : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>
+}
