@@ -214,8 +214,8 @@ class JitFunction:
         if core.tracing():  # called inside another trace: one call equation
             return calls.call(self._sig, args, kwargs)
         if not kwargs:  # a None aval (not a jax.Array) never matches: no exception cost
-            compiled = self._array_args_cache.get(tuple([getattr(a, "aval", None)
-                                                         for a in args]))
+            compiled = self._array_args_cache.get((config.enable_x64, *[
+                getattr(a, "aval", None) for a in args]))
             if compiled is not None:
                 return compiled.call_flat(args, ())
         key, leaves = self._key(args, kwargs)
@@ -228,13 +228,15 @@ class JitFunction:
         return compiled.call_flat(leaves, convert)
 
     def _key(self, args, kwargs):
-        """(cache key, traced leaves): tree structure, static values, one key per leaf."""
+        """(cache key, traced leaves): tree structure, static values, the x64 mode (it
+        sets the types of Python scalars and of what the function creates), one key
+        per leaf."""
         sig = self._sig
         dyn_args, dyn_kwargs, static = sig.split(args, kwargs) if (
             sig.has_static) else (args, kwargs, ())
         # the same leaves either way; the tree (part of the key) tells the forms apart
         leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs) if dyn_kwargs else dyn_args)
-        return (tree, static, *map(_leaf_key, leaves)), leaves
+        return (tree, static, config.enable_x64, *map(_leaf_key, leaves)), leaves
 
     def _compile_for(self, key, args, kwargs):
         """The cache entry for key, compiled by the first of the threads that miss."""
@@ -246,7 +248,7 @@ class JitFunction:
                 logger.warning("%s", self.explain_miss(key))
             compiled = Compiled(self._fn, self._sig, args, kwargs, self._backend, self._donate,
                                 self._fusion)
-            entry = (compiled, _needs_conversion(key[2:], compiled._dtypes))
+            entry = (compiled, _needs_conversion(key[3:], compiled._dtypes))
             self._cache[key] = entry
             self._last_key = key
             return entry
@@ -260,9 +262,11 @@ class JitFunction:
             return f"cache miss for {name}: argument tree structure changed from {old[0]} to {new[0]}"
         if old[1] != new[1]:
             return f"cache miss for {name}: static arguments changed from {dict(old[1])} to {dict(new[1])}"
+        if old[2] != new[2]:
+            return f"cache miss for {name}: enable_x64 changed from {old[2]} to {new[2]}"
         leaf_names = self._cache[old][0]._leaf_names
         changes = [f"{n}: {_describe(a)} -> {_describe(b)}"
-                   for n, a, b in zip(leaf_names, old[2:], new[2:]) if a != b]
+                   for n, a, b in zip(leaf_names, old[3:], new[3:]) if a != b]
         return f"cache miss for {name}: " + "; ".join(changes)
 
     def lower(self, *args, **kwargs) -> Compiled:

@@ -9,6 +9,7 @@ import weakref
 from . import pytree as tree_util
 
 from . import ad, arguments, core, dtypes
+from .config import config
 from .batching import batch_graph
 from .core import new_trace, staging
 from .lowering import tensor_type
@@ -25,7 +26,7 @@ def call(sig: arguments.Signature, args, kwargs):
     derived from its graph, a jvp'd graph or an eager executable, is reused too."""
     dyn_args, dyn_kwargs, static = sig.split(args, kwargs)
     leaves, tree = tree_util.tree_flatten((dyn_args, dyn_kwargs))
-    key = (tree, static, tuple(map(arguments.leaf_type, leaves)))
+    key = (tree, static, config.enable_x64, tuple(map(arguments.leaf_type, leaves)))
     cache = _traced_calls.setdefault(sig, {})
     traced = cache.get(key)
     if traced is None:

@@ -155,12 +155,17 @@ def test_weak_types_follow_jax():
 
 def test_enable_x64_switch():
     x = np.arange(3, dtype=np.float64)
-    assert tracehlo.jit(lambda a: a * 2)(x).dtype == np.float32
+    i = jax.device_put(np.arange(3, dtype=np.int32))
+    double = tracehlo.jit(lambda a: a * 2)
+    inner = tracehlo.jit(lambda a: a + tnp.arange(3))
+    outer = tracehlo.jit(lambda a: inner(a))
+    assert [double(x).dtype, double(0.3).dtype, outer(i).dtype] == [np.float32] * 2 + [np.int32]
     tracehlo.config.update("enable_x64", True)
     try:
         jax.config.update("jax_enable_x64", True)  # so jax.Arrays may hold 64 bits
-        out = tracehlo.jit(lambda a: a * 2)(x)
-        assert out.dtype == np.float64
+        # the same jitted functions: their caches (and a nested call's) hold the mode
+        assert [double(x).dtype, double(0.3).dtype] == [np.float64] * 2
+        assert outer(i).dtype == np.int64
         assert tnp.arange(3).dtype == np.int64
     finally:
         tracehlo.config.update("enable_x64", False)

@@ -10,7 +10,6 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from .. import core
-from ..config import config
 from ..core import Tracer, at_user_line
 from .. import numpy as _tnp
 from ._util import (
@@ -130,12 +129,11 @@ def _as_jax_compiles(fn, operands: tuple, *static):
     if builtins.any(isinstance(x, Tracer) for x in operands):
         return fn(*operands, *static)
     with core.evaluating():
-        return _compiled_by_xla(fn, len(operands), config.enable_x64)(*operands, *static)
+        return _compiled_by_xla(fn, len(operands))(*operands, *static)
 
 
 @functools.lru_cache(maxsize=None)
-def _compiled_by_xla(fn, n_operands: int, x64: bool):
-    """One jit per x64 mode: jit's cache key does not hold it."""
+def _compiled_by_xla(fn, n_operands: int):
     from ..api import jit
     return jit(fn, static_argnums=tuple(range(n_operands, fn.__code__.co_argcount)),
                fusion="xla")
