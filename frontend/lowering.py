@@ -93,6 +93,7 @@ class LoweringContext:
         self.loc: Location | None = None
         self._counter = 0
         self._scalar_constants: dict = {}
+        self._splats: dict = {}  # SSA name -> the one value all its elements hold
         self._region_depth = 0
 
     def fresh(self) -> str:
@@ -123,7 +124,14 @@ class LoweringContext:
         name = self.op(f"stablehlo.constant {dense_attr(value)} : {tensor_type(t)}")
         if key is not None:
             self._scalar_constants[key] = name
+        if value.size == 1:
+            self._splats[name] = value.flat[0]
         return name
+
+    def splat_value(self, name: str):
+        """The value of every element of `name` where the lowering made it a constant
+        or a broadcast of one (so a rule may leave out guards it cannot need), else None."""
+        return self._splats.get(name)
 
     def function(self, graph: Graph) -> str:
         """The symbol of a private function of this module that computes `graph`."""
@@ -165,8 +173,11 @@ class LoweringContext:
         """broadcast_in_dim of `operand` (rank-0 by default) to `to_type`'s shape."""
         dims = () if dims is None else dims
         target = ArrayType(to_type.shape, from_type.dtype)
-        return self.op(f"stablehlo.broadcast_in_dim {operand}, dims = [{', '.join(map(str, dims))}]"
+        name = self.op(f"stablehlo.broadcast_in_dim {operand}, dims = [{', '.join(map(str, dims))}]"
                        f" : ({tensor_type(from_type)}) -> {tensor_type(target)}")
+        if operand in self._splats:
+            self._splats[name] = self._splats[operand]
+        return name
 
 
 def lower_graph(graph: Graph, locations: bool = True, module_name: str | None = None,

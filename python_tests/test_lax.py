@@ -74,13 +74,13 @@ def test_integer_div_rem_of_constants_keeps_the_process_alive():
         z = np.zeros(3, np.int32)
         m = np.full(3, np.iinfo(np.int32).min, np.int32)
         print(*[np.asarray(r).tolist() for r in tracehlo.jit(lambda: (
-            tl.rem(z, z), tl.div(z, z), tl.div(m, -1), tl.rem(m, -1)))()])
+            tl.rem(z, z), tl.div(z, z), tl.div(m, -1), tl.rem(m, -1), tl.div(m, 0)))()])
     """)
     child = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert child.returncode == 0, child.stderr[-2000:]
     assert child.stdout.split() == ["[0,", "0,", "0]", "[-1,", "-1,", "-1]",
                                     "[-2147483648,", "-2147483648,", "-2147483648]",
-                                    "[0,", "0,", "0]"]
+                                    "[0,", "0,", "0]", "[-1,", "-1,", "-1]"]
 
 
 def test_bitwise_unary_and_bool():

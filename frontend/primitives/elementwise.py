@@ -450,13 +450,16 @@ erf_inv = _nary(erf_inv_p)
 # div and rem. XLA's constant folder dies (SIGFPE) on an integer division by zero or of
 # INT_MIN by -1, so no such divisor reaches it: it becomes 1, and the result is what XLA
 # computes at run time: x / 0 = -1 (all ones), x % 0 = x, INT_MIN / -1 = INT_MIN (= x / 1),
-# INT_MIN % -1 = 0 (= x % 1).
+# INT_MIN % -1 = 0 (= x % 1). A constant divisor that is neither needs no guard (x // 4
+# in unravel_index: the guard's ops were most of nonzero's program).
 def _division_lowering(mlir_op, remainder):
     def lowering(ctx, eqn, x, y):
         x, y = _operands_broadcast(ctx, eqn, (x, y))
         t = eqn.outputs[0].type
         tt = tensor_type(t)
-        if not dtypes.is_int(t.dtype):
+        divisor = ctx.splat_value(y)
+        if not dtypes.is_int(t.dtype) or (
+                divisor is not None and divisor != 0 and (t.dtype.kind == "u" or divisor != -1)):
             return ctx.op(f"{mlir_op} {x}, {y} : {tt}")
         b = ArrayType(t.shape, dtypes.bool_)
         tb = tensor_type(b)
