@@ -120,6 +120,8 @@ def is_expensive(op) -> bool:
         return any(is_expensive(inner) for inner in fusion_body(op))
     if n == "stablehlo.divide" and float_constant_divisor(op):
         return False  # XLA's simplifier turns x / c into x * (1 / c): a multiply
+    if n in ("stablehlo.divide", "stablehlo.remainder") and integer_scalar_divisor(op):
+        return False  # as XLA's IsExpensive: LLVM makes it multiplies and shifts
     return n in EXPENSIVE_ELEMENTWISE or n == REDUCE
 
 
@@ -132,6 +134,18 @@ def float_constant_divisor(op) -> bool:
     if producer is not None and producer.name == "stablehlo.broadcast_in_dim":
         producer = getattr(producer.operands[0].owner, "operation", None)
     return producer is not None and producer.name == "stablehlo.constant"
+
+
+def integer_scalar_divisor(op) -> bool:
+    """An integer divide or remainder by a one-element constant, possibly broadcast."""
+    divisor = op.operation.operands[1]
+    if not isinstance(ir.RankedTensorType(divisor.type).element_type, ir.IntegerType):
+        return False
+    producer = getattr(divisor.owner, "operation", None)
+    if producer is not None and producer.name == "stablehlo.broadcast_in_dim":
+        producer = getattr(producer.operands[0].owner, "operation", None)
+    return (producer is not None and producer.name == "stablehlo.constant"
+            and num_elements(producer.results[0].type) == 1)
 
 
 def static_tensor(t: ir.Type) -> bool:

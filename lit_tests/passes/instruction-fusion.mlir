@@ -45,6 +45,33 @@ func.func @divide_by_constant_is_cheap(%x: tensor<16xf32>) -> (tensor<16xf32>, t
 
 // -----
 
+// An integer divide (or remainder) by a broadcast constant is cheap, as in XLA's
+// IsExpensive (LLVM makes it multiplies and shifts): copied into both users. By a
+// parameter it is a division per element, computed once.
+// CHECK-LABEL: func.func @integer_divide_by_constant_is_cheap
+// CHECK: "mhlo.fusion"(%arg0)
+// CHECK: stablehlo.divide
+// CHECK: stablehlo.add
+// CHECK: "mhlo.fusion"(%arg0)
+// CHECK: stablehlo.divide
+// CHECK: stablehlo.multiply
+// CHECK: %[[V:.*]] = stablehlo.remainder %arg0, %arg1 : tensor<16xi32>
+// CHECK-NEXT: stablehlo.add %[[V]], %arg0
+// CHECK-NEXT: stablehlo.multiply %[[V]], %arg0
+func.func @integer_divide_by_constant_is_cheap(%x: tensor<16xi32>, %y: tensor<16xi32>) -> (tensor<16xi32>, tensor<16xi32>, tensor<16xi32>, tensor<16xi32>) {
+  %c = stablehlo.constant dense<4> : tensor<i32>
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<i32>) -> tensor<16xi32>
+  %q = stablehlo.divide %x, %b : tensor<16xi32>
+  %a = stablehlo.add %q, %x : tensor<16xi32>
+  %m = stablehlo.multiply %q, %x : tensor<16xi32>
+  %v = stablehlo.remainder %x, %y : tensor<16xi32>
+  %va = stablehlo.add %v, %x : tensor<16xi32>
+  %vm = stablehlo.multiply %v, %x : tensor<16xi32>
+  return %a, %m, %va, %vm : tensor<16xi32>, tensor<16xi32>, tensor<16xi32>, tensor<16xi32>
+}
+
+// -----
+
 // A cheap broadcast is copied into each consumer's fusion.
 // CHECK-LABEL: func.func @cheap_broadcast_duplicated
 // CHECK-NOT: stablehlo.broadcast_in_dim %arg1
