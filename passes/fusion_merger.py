@@ -8,6 +8,8 @@ We merge only when the modelled bytes moved do not grow, and the modelled time
 """
 from __future__ import annotations
 
+from jaxlib.mlir import ir
+
 from . import legality
 from . import opinfo
 from .cost import group_bytes, op_flops, seconds
@@ -19,6 +21,16 @@ from .rewrite import Group
 class FusionMerger(FusionPass):
     name = "fusion-merger"
 
+    def run(self, module: ir.Module, ctx: PassContext) -> None:
+        # (fusion, its users) -> why they cannot merge, kept across rounds while no
+        # round rewrites them: each round sees a handful of merges, and re-checking
+        # every unchanged pair made the merger quadratic (random.f's loops: 11 rounds)
+        self._refused: dict = {}
+        try:
+            super().run(module, ctx)
+        finally:
+            self._refused = {}
+
     def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         groups, claimed = [], set()
         for f, op in enumerate(graph.nodes):
@@ -28,10 +40,18 @@ class FusionMerger(FusionPass):
             users = graph.users[f]
             if claimed & ({f} | set(users)):
                 continue  # one merge per node per round; the next round sees the result
-            reason = self._problem(graph, f, users, ctx)
+            key = tuple(graph.nodes[i].operation for i in (f, *users))
+            reason = self._refused.get(key) or self._problem(graph, f, users, ctx)
             if self.record(ctx, graph, [f, *users], reason, "modelled bytes do not grow"):
                 groups += [Group({f, u}, copies={f}) for u in users]
                 claimed |= {f, *users}
+            else:
+                self._refused[key] = reason
+        # the groups' ops are erased when applied; an op made later may take the
+        # address (an MLIR operation's hash) of one, so what was said of them goes
+        rewritten = {graph.nodes[i].operation for g in groups for i in g.members}
+        self._refused = {key: reason for key, reason in self._refused.items()
+                         if rewritten.isdisjoint(key)}
         return groups
 
     def _problem(self, graph: DataflowGraph, f: int, users: list[int],
