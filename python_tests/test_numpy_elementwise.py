@@ -318,7 +318,8 @@ def test_broadcast_error():
 
 def test_int_negative_power_error():
     check_raises(lambda m, x: m.power(x, -1), i32(3), exc=TypeError,
-                 match="integers cannot be raised to negative powers")
+                 match=r"Integers cannot be raised to negative powers, got "
+                       r"integer_pow\(int32\[3\], -1\)")  # JAX's words
 
 
 def test_non_array_operand_error():

@@ -74,6 +74,8 @@ _ROUNDING = {"away_from_zero": jax.lax.RoundingMethod.AWAY_FROM_ZERO,
              "to_nearest_even": jax.lax.RoundingMethod.TO_NEAREST_EVEN}
 CASES["add"].instances.append(([(2, 3), ()], {}))
 CASES.update({
+    "integer_pow": Case(jax.lax.integer_pow, [([s], {"y": n}) for s in [(), (0,), (2, 3)]
+                                              for n in (0, 1, 3, -2)], POSITIVE),
     "round": Case(lambda x, method: jax.lax.round(x, _ROUNDING[method]),
                   [([s], {"method": m}) for s in [(), (0,), (2, 3)] for m in _ROUNDING],
                   (-3.0, 3.0)),

@@ -225,25 +225,6 @@ def minimum(x1, x2):
     return lax.min(*_promote(x1, x2))
 
 
-def _int_pow(x, n: int):
-    """x ** n for a static integer n by repeated squaring (JAX's integer_pow)."""
-    if n < 0 and not _dtypes.is_inexact(_t(x).dtype):
-        raise TypeError(at_user_line(
-            f"integers cannot be raised to negative powers, got an integer ** {n}"))
-    if n == 0:
-        return ones_like(x)
-    result, base, k = None, x, builtins.abs(n)
-    while k:
-        if k & 1:
-            result = base if result is None else lax.mul(result, base)
-        k >>= 1
-        if k:
-            base = lax.mul(base, base)
-    if n < 0:
-        result = lax.div(_like(1, result), result)
-    return result
-
-
 def _pow_int_int(x1, x2):
     """JAX's integer power by an array: six steps of binary exponentiation, so only the
     exponent's low six bits count (a negative exponent gives what JAX gives)."""
@@ -273,7 +254,7 @@ def power(x1, x2):
     integer exponent keeps the base's type (lax.pow: weak only if both are); else promote."""
     n = _static_exponent(x2)
     if n is not None:
-        return _int_pow(_numeric(_promote(x1)[0]), n)
+        return lax.integer_pow(_numeric(_promote(x1)[0]), n)
     x1, x2 = _operand(x1), _operand(x2)
     t1, t2 = _t(x1), _t(x2)
     if _dtypes.is_inexact(t1.dtype) and _dtypes.is_int(t2.dtype) and not t2.weak:

@@ -6,6 +6,9 @@ lax names; Python scalars adopt the other operands' dtype, as weak types do in J
 """
 from __future__ import annotations
 
+import builtins
+import operator
+
 from .. import pytree as tree_util
 import numpy as np
 
@@ -178,11 +181,11 @@ log1p_p, log1p = _elementwise("log1p", "stablehlo.log_plus_one", 1, "inexact",
 expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, add(out, 1))])
 sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "inexact",
-    deriv=[lambda g, out, x: div(g, mul(out, 2))])
+    deriv=[lambda g, out, x: mul(g, div(0.5, out))])
 rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, mul(div(out, x), -0.5))])
 cbrt_p, cbrt = _elementwise("cbrt", "stablehlo.cbrt", 1, "float",
-    deriv=[lambda g, out, x: div(g, mul(mul(out, out), 3))])
+    deriv=[lambda g, out, x: mul(g, mul(1 / 3, integer_pow(out, -2)))])
 sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, cos(x))])
 cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "inexact",
@@ -513,6 +516,64 @@ sign_p = define("sign", shape=_shape_rule("sign", 1, "number"), lower=_sign_lowe
                 jvp=ad.zero_jvp,
                 batch=broadcasting_rule)
 sign = _nary(sign_p)
+
+
+# integer_pow[y]: x ** y for a static integer y, as JAX's lax.integer_pow: multiplies by
+# repeated squaring (one over that for y < 0); its derivative y * x ** (y - 1) is one
+# integer_pow, so derivatives round and overflow as JAX's do (cbrt's second derivative
+# at 0 is -inf, not 0 * inf; x ** 3's gradient is 3 * x ** 2, not a product rule sum).
+def _integer_pow_shape(x, *, y):
+    t = _shape_rule("integer_pow", 1, "number")(x)
+    if y < 0 and not dtypes.is_inexact(t.dtype):
+        raise TypeError(f"Integers cannot be raised to negative powers, got "
+                        f"integer_pow({np.dtype(t.dtype).name}{list(t.shape)}, {y})")
+    return t
+
+
+def _integer_pow_lowering(ctx, eqn, x):
+    t = eqn.outputs[0].type
+    tt, y = tensor_type(t), eqn.params["y"]
+    if y == 0:
+        return ctx.constant(1, t.dtype, t.shape)
+    result, k = None, builtins.abs(y)
+    while k:
+        if k & 1:
+            result = x if result is None else ctx.op(f"stablehlo.multiply {result}, {x} : {tt}")
+        k >>= 1
+        if k:
+            x = ctx.op(f"stablehlo.multiply {x}, {x} : {tt}")
+    if y < 0:
+        result = ctx.op(f"stablehlo.divide {ctx.constant(1, t.dtype, t.shape)}, {result} : {tt}")
+    return result
+
+
+def _integer_pow_scale(g, x, y):
+    """g times d x**y / dx."""
+    return mul(g, mul(np.asarray(y, type_of(x).dtype), integer_pow(x, y - 1)))
+
+
+def _integer_pow_jvp(primals, tangents, *, y):
+    (x,), (t,) = primals, tangents
+    out = integer_pow(x, y)
+    if y == 0 or ad.is_zero(t):
+        return [out], [ad.Zero.like(out)]
+    return [out], [_integer_pow_scale(t, x, y)]
+
+
+@ad.takes_needed
+def _integer_pow_vjp(cts, primals, outs, needed, *, y):
+    (x,), (ct,) = primals, cts
+    if not needed[0] or not dtypes.is_inexact(type_of(x).dtype):
+        return [None]
+    return [None if y == 0 else _integer_pow_scale(ct, x, y)]
+
+
+integer_pow_p = define("integer_pow", shape=_integer_pow_shape, lower=_integer_pow_lowering,
+                       jvp=_integer_pow_jvp, vjp=_integer_pow_vjp, batch=broadcasting_rule)
+
+
+def integer_pow(x, y):
+    return integer_pow_p.bind(x, y=operator.index(y))
 
 
 # round[method]: 'away_from_zero' (lax.round's default) or 'to_nearest_even' (np.round).
