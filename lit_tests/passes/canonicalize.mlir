@@ -108,6 +108,21 @@ func.func @divide_by_a_folded_constant(%p: tensor<i1>) -> tensor<f32> {
 
 // -----
 
+// In bf16 a converted bool times y stays a multiply: XLA CPU computes it in f32
+// between converts, where its simplifier does not match it, so inf * false is nan
+// under jax.jit (fuzzer, jit seed 3001).
+// CHECK-LABEL: func.func @bf16_bool_multiply_stays
+// CHECK:      %[[C:.*]] = stablehlo.convert %arg0 : (tensor<4xi1>) -> tensor<4xbf16>
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg1, %[[C]] : tensor<4xbf16>
+// CHECK-NEXT: return %[[M]]
+func.func @bf16_bool_multiply_stays(%p: tensor<4xi1>, %y: tensor<4xbf16>) -> tensor<4xbf16> {
+  %c = stablehlo.convert %p : (tensor<4xi1>) -> tensor<4xbf16>
+  %m = stablehlo.multiply %y, %c : tensor<4xbf16>
+  return %m : tensor<4xbf16>
+}
+
+// -----
+
 // A dot_general contracting only dimensions of size 1 is an outer product (vmap of a
 // weight gradient): broadcast(lhs) * broadcast(rhs), as XLA's simplifier writes it,
 // so the fusion passes see (and fuse) the multiply. A real contraction, batch
