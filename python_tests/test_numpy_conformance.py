@@ -388,14 +388,85 @@ def _scalar_cases():
     yield "hypot(300, 400) f16", lambda m: m.hypot(np.float16(300), np.float16(400)), (), VALUES
 
 
+XP = np.array([-1.0, 0.0, 0.5, 2.0], np.float32)  # interp's sample points
+
+
+def _composite_cases():
+    """Functions built of the others (no primitive of their own): fewer dtypes, as their
+    building blocks' dtypes are covered above."""
+    yield "select([mask, ~mask], [x, x2], s)", lambda m, c, a, b, s: m.select(
+        [c, m.logical_not(c)], [a, b], s), ("mask", "x", "x2", "s")
+    yield "select([mask], [x])", lambda m, c, a: m.select([c], [a]), ("mask", "x")
+    yield "select([mask], [2.5], v)", lambda m, c, a: m.select([c], [2.5], a), ("mask", "v")
+    yield "piecewise(x, [mask, ~mask], [f, 1])", lambda m, a, c: m.piecewise(
+        a, [c, m.logical_not(c)], [lambda y: m.logical_not(y) if y.dtype == bool else y * 2, 1]
+    ), ("x", "mask")
+    yield "piecewise(x, [mask], [3, 5])", lambda m, a, c: m.piecewise(a, [c], [3, 5]), ("x", "mask")
+    yield "append(x, v)", lambda m, a, b: m.append(a, b), ("x", "v")
+    yield "append(x, x2, axis=1)", lambda m, a, b: m.append(a, b, axis=1), ("x", "x2")
+    yield "append(s, 1)", lambda m, a: m.append(a, 1), ("s",)
+    yield "insert(v, 1, 5)", lambda m, a: m.insert(a, 1, 5), ("v",)
+    yield "insert(x, 1, v, axis=0)", lambda m, a, b: m.insert(a, 1, b, axis=0), ("x", "v")
+    yield "insert(v, idx, s)", lambda m, a, i, s: m.insert(a, i, s), ("v", "idx", "s")
+    yield "insert(x, 0:2, 9, axis=1)", lambda m, a: m.insert(a, slice(0, 2), 9, axis=1), ("x",)
+    yield "insert(v, [], 1)", lambda m, a: m.insert(a, np.array([]), 1), ("v",)
+    yield "delete(v, 1)", lambda m, a: m.delete(a, 1), ("v",)
+    yield "delete(x, [0, 2], axis=1)", lambda m, a: m.delete(a, np.array([0, 2]), axis=1), ("x",)
+    yield "delete(x, 1:, axis=1)", lambda m, a: m.delete(a, slice(1, None), axis=1), ("x",)
+    yield "delete(x, -1)", lambda m, a: m.delete(a, -1), ("x",)
+    yield "delete(v, mask row)", lambda m, a: m.delete(a, np.array([True, False, True])), ("v",)
+    yield "delete(v, idx[:2], assume_unique)", lambda m, a, i: m.delete(
+        a, m.asarray(i)[:2], assume_unique_indices=True), ("v", "idx")
+    yield "interp(x, XP, fp)", lambda m, a, f: m.interp(a, XP, m.asarray(f)[0, 0, :, 0]), ("x", "x4")
+    yield "interp(x, XP, x4)", lambda m, a, f: m.interp(a, XP, f), ("x", "x4")
+    yield "interp(x, XP, fp, left, right)", lambda m, a: m.interp(
+        a, XP, XP * 2, left=-7, right=7.5), ("x",)
+    yield "interp(x, XP, fp, extrapolate)", lambda m, a: m.interp(
+        a, XP, XP ** 2, left="extrapolate", right="extrapolate"), ("x",)
+    yield "interp(x, XP, fp, period=1.5)", lambda m, a: m.interp(a, XP, XP + 1, period=1.5), ("x",)
+    yield "interp(s, v, v)", lambda m, a, b: m.interp(a, m.sort(b), b), ("s", "v")
+    yield "diff(x)", lambda m, a: m.diff(a), ("x",)
+    yield "diff(x4, 2, axis=1)", lambda m, a: m.diff(a, 2, axis=1), ("x4",)
+    yield "diff(x, prepend=0, append=x2)", lambda m, a, b: m.diff(a, prepend=0, append=b), ("x", "x2")
+    yield "diff(x, n=0)", lambda m, a: m.diff(a, n=0), ("x",)
+    yield "diff(v, n=5)", lambda m, a: m.diff(a, n=5), ("v",)
+    yield "diff(s)", lambda m, a: m.diff(a), ("s",)
+    yield "ediff1d(x)", lambda m, a: m.ediff1d(a), ("x",)
+    yield "ediff1d(x, to_end=s, to_begin=[1, 2])", lambda m, a, s: m.ediff1d(
+        a, to_end=s, to_begin=np.array([1, 2])), ("x", "s")
+    yield "trapezoid(x)", lambda m, a: m.trapezoid(a), ("x",)
+    yield "trapezoid(x4, dx=0.5, axis=1)", lambda m, a: m.trapezoid(a, dx=0.5, axis=1), ("x4",)
+    yield "trapezoid(x, v)", lambda m, a, b: m.trapezoid(a, b), ("x", "v")
+    yield "trapezoid(x, x2, axis=0)", lambda m, a, b: m.trapezoid(a, b, axis=0), ("x", "x2")
+    yield "gradient(x)", lambda m, a: m.gradient(a), ("x",)
+    yield "gradient(x4, 2.0, axis=(0, 3))", lambda m, a: m.gradient(a, 2.0, axis=(0, 3)), ("x4",)
+    yield "gradient(v, [0, 1, 3])", lambda m, a: m.gradient(a, np.array([0.0, 1.0, 3.0])), ("v",)
+    yield "gradient(x, 1.0, v, axis=(0, -1))", lambda m, a, b: m.gradient(
+        a, 1.0, m.sort(b), axis=(0, -1)), ("x", "v")
+    yield "gradient(z)", lambda m, a: m.gradient(a), ("z",)
+    yield "select([mask], [])", lambda m, c: m.select([c], []), ("mask",)
+    yield "select([], [])", lambda m: m.select([], []), ()
+    yield "piecewise(x, [mask], [1, 2, 3])", lambda m, a, c: m.piecewise(a, [c], [1, 2, 3]), ("x", "mask")
+    yield "diff(v, n=-1)", lambda m, a: m.diff(a, n=-1), ("v",)
+    yield "gradient(v, edge_order=2)", lambda m, a: m.gradient(a, edge_order=2), ("v",)
+    yield "gradient(v, 1.0, 2.0)", lambda m, a: m.gradient(a, 1.0, 2.0), ("v",)
+    yield "interp(x, XP, XP, left=bad)", lambda m, a: m.interp(a, XP, XP, left="bad"), ("x",)
+    yield "delete(v, [0.5])", lambda m, a: m.delete(a, np.array([0.5])), ("v",)
+    yield "insert(v, [[1]], 0)", lambda m, a: m.insert(a, np.array([[1]]), 0), ("v",)
+    yield "diff(list)", lambda m: m.diff([1, 2]), ()
+
+
 FAMILIES = {"unary": _unary_cases, "binary": _binary_cases, "reductions": _reduction_cases,
-             "arrays": _array_cases}
+            "arrays": _array_cases, "composite": _composite_cases}
+FAMILY_DTYPES = {"composite": ["bool", "int32", "float32", "complex64"]}
+FAMILY_EAGER = {"composite": {"float32"}}  # dtypes sampled eagerly, where not EAGER_DTYPES
 STATIC_FAMILIES = {"promotion": _promotion_cases, "scalars": _scalar_cases}
 # Compiling for values is what costs (XLA's compile time grows with every output), so
 # types (shape, dtype, weak_type, raising) are checked abstractly for every case, and
 # values for the cases marked VALUES, for every case of these families at these dtypes,
 # and for transcendental functions at inexact dtypes only (ints reach them as float32).
 ALL_VALUES = {"reductions": {"uint8", "float32", "complex64", "int64", "float64"},
+              "composite": {"float32", "float64"},
               "arrays": {"uint8", "float32", "complex64", "int64", "float64"},
               "promotion": {None}}
 TRANSCENDENTAL = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
@@ -565,14 +636,18 @@ def run_family(family, dtype, eager_every=None):
     # values where both trace: what JAX refuses may not even compile (XLA can crash on it)
     valued = [c for c in cases if c[3] and not isinstance(expected[c[0]], Raised)
               and not isinstance(types[c[0]], Raised)]
+    jax_values = _evaluate(ORACLE, _jax_jit, valued, pool)
     modes = {"types": (types, expected),
-             "values": (_evaluate(tnp, _ours_jit, valued, pool),
-                        _evaluate(ORACLE, _jax_jit, valued, pool))}
+             "values": (_evaluate(tnp, _ours_jit, valued, pool), jax_values)}
     if eager_every is None:
-        eager_every = EAGER_EVERY if dtype is None or dtype in EAGER_DTYPES else 0
+        eager_every = EAGER_EVERY if dtype is None or dtype in FAMILY_EAGER.get(
+            family, EAGER_DTYPES) else 0
     if eager_every:
         sample = cases[::eager_every]
-        modes["eager"] = (_eager(sample, pool), _evaluate(ORACLE, _jax_jit, sample, pool))
+        # JAX compiles only the sampled cases it has not computed for "values"
+        rest = [c for c in sample if c[0] not in jax_values]
+        modes["eager"] = (_eager(sample, pool),
+                          {**jax_values, **_evaluate(ORACLE, _jax_jit, rest, pool)})
     failures, checks = [], 0
     for mode, (actual, wanted) in modes.items():
         for name in actual:
@@ -638,7 +713,7 @@ NOT_YET_FIXED_X64 = _by_case({  # as NOT_YET_FIXED, for the --x64 subset
 })
 
 
-PARAMS = [(f, d) for f in FAMILIES for d in (X64_DTYPES if X64 else DTYPES)] + \
+PARAMS = [(f, d) for f in FAMILIES for d in FAMILY_DTYPES.get(f, X64_DTYPES if X64 else DTYPES)] + \
     [(f, None) for f in STATIC_FAMILIES]
 
 

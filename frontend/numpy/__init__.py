@@ -3,7 +3,8 @@ immutable arrays), built on tracehlo.lax. Works inside a trace and eagerly."""
 from ._util import (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, bfloat16, complex64, complex128, dtype, pi, e, inf, nan, newaxis, iinfo,
-    finfo, ndim, shape, size, result_type, asarray, array, astype, broadcast_to, where)
+    finfo, ndim, shape, size, result_type, asarray, array, astype, broadcast_to, where,
+    broadcast_arrays, broadcast_shapes)
 from ._creation import (
     full, zeros, ones, empty, full_like, zeros_like, ones_like, empty_like, arange,
     linspace, logspace, geomspace, eye, identity, tri, tril, triu)
@@ -31,6 +32,8 @@ from ._contractions import (
 from ._searching import (
     nonzero, flatnonzero, argwhere, unique, unique_all, unique_counts, unique_inverse,
     unique_values, searchsorted, digitize, histogram, bincount, put_along_axis)
+from ._numeric import (
+    select, piecewise, append, insert, delete, interp, diff, ediff1d, trapezoid, gradient)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -39,7 +42,7 @@ __all__ = [
     "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin",
     "argsort", "argwhere", "around", "array", "array_split", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bfloat16", "bincount", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "bool_", "broadcast_to", "cbrt", "ceil", "clip",
+    "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_shapes", "broadcast_to", "cbrt", "ceil", "clip",
     "column_stack", "complex128", "complex64", "concatenate", "conj", "conjugate",
     "copysign", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
     "degrees", "diag", "diagonal", "digitize", "divide", "divmod", "dot", "dtype", "e",
@@ -62,6 +65,8 @@ __all__ = [
     "trace", "transpose", "tri", "tril", "triu", "true_divide", "trunc", "uint16",
     "uint32", "uint64", "uint8", "unique", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "var", "vdot", "vstack", "where", "zeros",
-    "zeros_like"]
+    "zeros_like",
+    "select", "piecewise", "append", "insert", "delete", "interp", "diff", "ediff1d",
+    "trapezoid", "gradient"]
 
 _install_array_methods()

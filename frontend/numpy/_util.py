@@ -160,6 +160,18 @@ def broadcast_to(x, shape):
     return lax.broadcast_in_dim(x, shape, [lead + i for i in range(len(xs))])
 
 
+def broadcast_shapes(*shapes):
+    """The shape NumPy broadcasting gives shapes (ints count as 1-d shapes)."""
+    return _broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])
+
+
+def broadcast_arrays(*args):
+    """Each argument broadcast to their common shape, dtypes kept (a list, as JAX's)."""
+    args = [_array(_operand(a)) for a in args]
+    shape_ = _broadcast_shapes(*[_shape(a) for a in args])
+    return [broadcast_to(a, shape_) for a in args]
+
+
 def _inexact(dt):
     """The float an int or bool becomes in inexact arithmetic (JAX's to_inexact_dtype):
     float32 up to 32 bits, float64 for 64-bit ints (which exist under x64 only)."""
