@@ -454,6 +454,31 @@ def _composite_cases():
     yield "delete(v, [0.5])", lambda m, a: m.delete(a, np.array([0.5])), ("v",)
     yield "insert(v, [[1]], 0)", lambda m, a: m.insert(a, np.array([[1]]), 0), ("v",)
     yield "diff(list)", lambda m: m.diff([1, 2]), ()
+    # comparisons and type predicates
+    yield "isclose(x, x2)", lambda m, a, b: m.isclose(a, b), ("x", "x2")
+    yield "isclose(sp, sp2, equal_nan)", lambda m, a, b: m.isclose(a, b, equal_nan=True), ("sp", "sp2")
+    yield "isclose(sp, sp)", lambda m, a: m.isclose(a, a), ("sp",)
+    yield "isclose(x, v, rtol=0.5, atol=1)", lambda m, a, b: m.isclose(a, b, rtol=0.5, atol=1), ("x", "v")
+    yield "isclose(s, 1)", lambda m, a: m.isclose(a, 1), ("s",)
+    yield "allclose(x, x + 1e-9)", lambda m, a: m.allclose(a, m.asarray(a) * 1), ("x",)
+    yield "allclose(sp, sp, equal_nan)", lambda m, a: m.allclose(a, a, equal_nan=True), ("sp",)
+    yield "array_equal(x, x2)", lambda m, a, b: m.array_equal(a, b), ("x", "x2")
+    yield "array_equal(x, x)", lambda m, a: m.array_equal(a, a), ("x",)
+    yield "array_equal(x, v)", lambda m, a, b: m.array_equal(a, b), ("x", "v")
+    yield "array_equal(sp, sp, equal_nan)", lambda m, a: m.array_equal(a, a, equal_nan=True), ("sp",)
+    yield "array_equiv(x, row)", lambda m, a, b: m.array_equiv(a, b), ("x", "row")
+    yield "array_equiv(x, x4)", lambda m, a, b: m.array_equiv(a, b), ("x", "x4")
+    yield "array_equiv(v, x[0])", lambda m, a, b: m.array_equiv(a, m.asarray(b)[1]), ("v", "x")
+    yield "isin(x, v)", lambda m, a, b: m.isin(a, b), ("x", "v")
+    yield "isin(x, v, invert)", lambda m, a, b: m.isin(a, b, invert=True), ("x", "v")
+    yield "isin(x, x2, binary_search)", lambda m, a, b: m.isin(a, b, method="binary_search"), ("x", "x2")
+    yield "isin(x, x2, sort, invert)", lambda m, a, b: m.isin(a, b, method="sort", invert=True), ("x", "x2")
+    yield "isin(s, z)", lambda m, a, b: m.isin(a, b), ("s", "z")
+    yield "isin(x, v, method=bad)", lambda m, a, b: m.isin(a, b, method="bad"), ("x", "v")
+    for f in ("isposinf", "isneginf", "isreal", "iscomplex"):
+        yield f"{f}(sp)", lambda m, a, f=f: getattr(m, f)(a), ("sp",)
+        yield f"{f}(s)", lambda m, a, f=f: getattr(m, f)(a), ("s",)
+        yield f"{f}(2.5)", lambda m, f=f: getattr(m, f)(2.5), ()
 
 
 FAMILIES = {"unary": _unary_cases, "binary": _binary_cases, "reductions": _reduction_cases,
@@ -732,6 +757,24 @@ def _unlisted(family, dtype, failures):
     listed = {k for k in listed if k.startswith(prefix)}
     unexpected = [f"{cid} ({mode}): {why}" for cid, mode, why in failures if cid not in listed]
     return unexpected, sorted(listed - {f[0] for f in failures})
+
+
+PREDICATE_INPUTS = [1, 2.5, 1j, True, None, "s", np.float32(1), np.complex64(1), [1, 2], [1j],
+                    (1.5,), np.zeros(()), np.zeros(2, np.complex64), jnp.zeros(()),
+                    jnp.zeros(3, jnp.bfloat16)]
+
+
+def test_python_predicates():
+    """isscalar, iscomplexobj, isrealobj return Python bools, as JAX's; a traced 0-d
+    array is a scalar."""
+    for f in ("isscalar", "iscomplexobj", "isrealobj"):
+        for x in PREDICATE_INPUTS:
+            got, want = getattr(tnp, f)(x), getattr(jnp, f)(x)
+            assert type(got) is bool and got == want, (f, x, got, want)
+    seen = []
+    tracehlo.jit(lambda a, b: seen.extend(
+        [tnp.isscalar(a), tnp.isscalar(b), tnp.iscomplexobj(b)]))(np.float32(1), np.zeros(2))
+    assert seen == [True, False, False]
 
 
 def test_x64_subset():

@@ -34,6 +34,9 @@ from ._searching import (
     unique_values, searchsorted, digitize, histogram, bincount, put_along_axis)
 from ._numeric import (
     select, piecewise, append, insert, delete, interp, diff, ediff1d, trapezoid, gradient)
+from ._logic import (
+    isclose, allclose, array_equal, array_equiv, isin, isposinf, isneginf, isreal, iscomplex,
+    isscalar, iscomplexobj, isrealobj)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -67,6 +70,7 @@ __all__ = [
     "unique_inverse", "unique_values", "var", "vdot", "vstack", "where", "zeros",
     "zeros_like",
     "select", "piecewise", "append", "insert", "delete", "interp", "diff", "ediff1d",
-    "trapezoid", "gradient"]
+    "trapezoid", "gradient", "isclose", "allclose", "array_equal", "array_equiv", "isin",
+    "isposinf", "isneginf", "isreal", "iscomplex", "isscalar", "iscomplexobj", "isrealobj"]
 
 _install_array_methods()
