@@ -32,6 +32,7 @@ X64_DTYPES = ["int32", "int64", "uint32", "float32", "float64", "complex128"]
 EAGER_DTYPES = {"int32", "float32", "float64"}  # sampled eagerly; others: jit only
 EAGER_EVERY = 6
 VALUES = "values"  # a case's fourth field: compare values too (compiled), not only types
+TYPES = "types"  # a case's fourth field: types only, in a family whose values are all compared
 
 # The listed cases (JAX_INCONSISTENT, NOT_YET_FIXED and their x64 forms) are at the end.
 
@@ -389,6 +390,7 @@ def _scalar_cases():
 
 
 XP = np.array([-1.0, 0.0, 0.5, 2.0], np.float32)  # interp's sample points
+QS = np.array([0.0, 0.25, 0.5, 0.9, 1.0], np.float32)  # quantiles
 
 
 def _composite_cases():
@@ -479,12 +481,85 @@ def _composite_cases():
         yield f"{f}(sp)", lambda m, a, f=f: getattr(m, f)(a), ("sp",)
         yield f"{f}(s)", lambda m, a, f=f: getattr(m, f)(a), ("s",)
         yield f"{f}(2.5)", lambda m, f=f: getattr(m, f)(2.5), ()
+    # statistics
+    for f in ("nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd",
+              "nanargmax", "nanargmin", "nancumsum", "nancumprod", "count_nonzero", "median",
+              "nanmedian"):
+        yield f"{f}(sp)", lambda m, a, f=f: getattr(m, f)(a), ("sp",)
+        yield f"{f}(x, axis=1)", lambda m, a, f=f: getattr(m, f)(a, axis=1), ("x",), TYPES
+        yield f"{f}(s)", lambda m, a, f=f: getattr(m, f)(a), ("s",), TYPES
+        if f[:6] not in ("nanarg", "nancum"):
+            yield f"{f}(x4, axis=(1, 3), keepdims)", lambda m, a, f=f: getattr(m, f)(
+                a, axis=(1, 3), keepdims=True), ("x4",)
+        if f[:3] == "nan" and f[3:6] != "cum":
+            yield f"{f}(all-NaN rows)", lambda m, a, c, f=f: getattr(m, f)(
+                m.where(c, m.asarray(a) * np.nan, a), axis=0), ("x", "mask")
+    yield "nansum(x, where=mask, initial=1)", lambda m, a, c: m.nansum(a, where=c, initial=1), ("x", "mask")
+    yield "nanmax(sp, initial=0)", lambda m, a: m.nanmax(a, initial=0), ("sp",)
+    yield "nanvar(x, axis=0, ddof=1)", lambda m, a: m.nanvar(a, axis=0, ddof=1), ("x",)
+    yield "nanstd(sp, ddof=2, dtype=float32)", lambda m, a: m.nanstd(a, ddof=2, dtype="float32"), ("sp",)
+    yield "nanmean(x, dtype=float32)", lambda m, a: m.nanmean(a, dtype="float32"), ("x",)
+    yield "nanvar(x, axis=1, mean=...)", lambda m, a: m.nanvar(a, axis=1, mean=m.mean(
+        a, axis=1, keepdims=True)), ("x",)
+    yield "nancumsum(x, axis=0, dtype=float32)", lambda m, a: m.nancumsum(a, 0, dtype="float32"), ("x",)
+    yield "nanargmax(x, axis=0, keepdims)", lambda m, a: m.nanargmax(a, 0, keepdims=True), ("x",)
+    yield "median(x4, axis=2, keepdims)", lambda m, a: m.median(a, axis=2, keepdims=True), ("x4",)
+    yield "median(x, keepdims)", lambda m, a: m.median(a, keepdims=True), ("x",)
+    for method in ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf"):
+        yield f"quantile(x4, qs, axis=1, {method})", lambda m, a, k=method: m.quantile(
+            a, QS, axis=1, method=k), ("x4",), TYPES
+        yield f"nanquantile(sp, 0.3, {method})", lambda m, a, k=method: m.nanquantile(
+            a, 0.3, method=k), ("sp",), TYPES
+        yield f"nanquantile(x4 with NaN, qs, axis=(0, 2), {method})", lambda m, a, k=method: m.nanquantile(
+            m.where(m.asarray(a) > 1, np.nan, a), QS, axis=(0, 2), method=k), ("x4",)
+        yield f"quantile(sp, 0.5, {method})", lambda m, a, k=method: m.quantile(a, 0.5, method=k), ("sp",)
+    yield "quantile(x, qs, axis=1, inverted_cdf, weights)", lambda m, a, b: m.quantile(
+        a, QS, axis=1, method="inverted_cdf", weights=m.abs(b)), ("x", "x2")
+    yield "nanquantile(x, 0.6, inverted_cdf, weights (2, 3))", lambda m, a, b: m.nanquantile(
+        a, 0.6, method="inverted_cdf", weights=b, keepdims=True), ("x", "x2")
+    yield "quantile(x4, qs, axis=(1, 3), weights, keepdims)", lambda m, a: m.quantile(
+        a, QS, axis=(1, 3), method="inverted_cdf", weights=m.abs(m.asarray(a)[0, :, 0, :]),
+        keepdims=True), ("x4",)
+    yield "quantile(x, 0.5, weights, linear)", lambda m, a: m.quantile(a, 0.5, weights=a), ("x",)
+    yield "quantile(x, 0)", lambda m, a: m.quantile(a, 0), ("x",)
+    yield "quantile(x, qs, method=bad)", lambda m, a: m.quantile(a, QS, method="bad"), ("x",)
+    yield "quantile(x, 2-d q)", lambda m, a: m.quantile(a, np.ones((2, 2)) / 2), ("x",)
+    yield "percentile(x, 30)", lambda m, a: m.percentile(a, 30), ("x",)
+    yield "percentile(x4, [10, 90], axis=(1, 2), keepdims)", lambda m, a: m.percentile(
+        a, np.array([10, 90]), axis=(1, 2), keepdims=True), ("x4",)
+    yield "nanpercentile(sp, [25, 50], method=nearest)", lambda m, a: m.nanpercentile(
+        a, np.array([25.0, 50.0]), method="nearest"), ("sp",)
+    yield "average(x)", lambda m, a: m.average(a), ("x",)
+    yield "average(x, axis=1, weights=v, returned)", lambda m, a, w: m.average(
+        a, axis=1, weights=w, returned=True), ("x", "v")
+    yield "average(x4, axis=(1, 3), weights (3, 5))", lambda m, a: m.average(
+        a, axis=(3, 1), weights=m.transpose(m.asarray(a)[0, :, 0, :]), keepdims=True), ("x4",)
+    yield "average(x, axis=0, returned)", lambda m, a: m.average(a, axis=0, returned=True), ("x",)
+    yield "average(x, weights=v)", lambda m, a, w: m.average(a, weights=w), ("x", "v")
+    yield "cov(x)", lambda m, a: m.cov(a), ("x",)
+    yield "cov(x, rowvar=False, bias=True)", lambda m, a: m.cov(a, rowvar=False, bias=True), ("x",)
+    yield "cov(v, x)", lambda m, a, b: m.cov(a, b), ("v", "x")
+    yield "cov(x, fweights, aweights)", lambda m, a, w: m.cov(
+        a, fweights=np.array([1, 2, 1]), aweights=m.abs(w)), ("x", "v")
+    yield "cov(x, ddof=0, aweights)", lambda m, a: m.cov(a, ddof=0, aweights=np.array([1.0, 2, 1])), ("x",)
+    yield "cov(x, aweights, dtype=float32)", lambda m, a: m.cov(
+        a, aweights=np.array([1.0, 2, 1]), dtype="float32"), ("x",)
+    yield "cov(v)", lambda m, a: m.cov(a), ("v",)
+    yield "cov(z)", lambda m, a: m.cov(a), ("z",)
+    yield "cov(x4)", lambda m, a: m.cov(a), ("x4",)
+    yield "cov(x, fweights=float)", lambda m, a: m.cov(a, fweights=np.ones(3)), ("x",)
+    yield "corrcoef(x)", lambda m, a: m.corrcoef(a), ("x",)
+    yield "corrcoef(v, x, rowvar=False)", lambda m, a, b: m.corrcoef(
+        a, m.transpose(b), rowvar=False), ("v", "x")
+    yield "corrcoef(v)", lambda m, a: m.corrcoef(a), ("v",)
+    yield "count_nonzero(x, axis=(0, 1), keepdims)", lambda m, a: m.count_nonzero(
+        a, axis=(0, 1), keepdims=True), ("x",)
 
 
 FAMILIES = {"unary": _unary_cases, "binary": _binary_cases, "reductions": _reduction_cases,
             "arrays": _array_cases, "composite": _composite_cases}
 FAMILY_DTYPES = {"composite": ["bool", "int32", "float32", "complex64"]}
-FAMILY_EAGER = {"composite": {"float32"}}  # dtypes sampled eagerly, where not EAGER_DTYPES
+FAMILY_EAGER = {"composite": ({"float32"}, 15)}  # (dtypes sampled eagerly, every how many)
 STATIC_FAMILIES = {"promotion": _promotion_cases, "scalars": _scalar_cases}
 # Compiling for values is what costs (XLA's compile time grows with every output), so
 # types (shape, dtype, weak_type, raising) are checked abstractly for every case, and
@@ -505,7 +580,8 @@ def _cases(family, dtype):
     inexact = dtype is None or jnp.issubdtype(jnp.dtype(dtype), jnp.inexact)
     for case in (STATIC_FAMILIES.get(family) or FAMILIES[family])():
         name, fn, argnames = case[:3]
-        values = dtype in ALL_VALUES.get(family, ()) or case[3:] == (VALUES,)
+        values = (dtype in ALL_VALUES.get(family, ()) or case[3:] == (VALUES,)) and \
+            case[3:] != (TYPES,)
         yield name, fn, argnames, values and (inexact or name.split("(")[0] not in TRANSCENDENTAL)
 
 
@@ -665,8 +741,8 @@ def run_family(family, dtype, eager_every=None):
     modes = {"types": (types, expected),
              "values": (_evaluate(tnp, _ours_jit, valued, pool), jax_values)}
     if eager_every is None:
-        eager_every = EAGER_EVERY if dtype is None or dtype in FAMILY_EAGER.get(
-            family, EAGER_DTYPES) else 0
+        dtypes, every = FAMILY_EAGER.get(family, (EAGER_DTYPES, EAGER_EVERY))
+        eager_every = every if dtype is None or dtype in dtypes else 0
     if eager_every:
         sample = cases[::eager_every]
         # JAX compiles only the sampled cases it has not computed for "values"
@@ -709,7 +785,9 @@ JAX_INCONSISTENT = _by_case({  # JAX disagrees with itself: the oracle cannot de
         'reductions[complex64] argmin(special)',
         'reductions[complex64] argmin(x, axis=-1, keepdims)',
         'reductions[complex64] argmax(x, axis=1, keepdims)',
-    ],
+    ] + [f'composite[complex64] nanarg{f}({case})' for f in ("max", "min")
+         for case in ("sp", "x, axis=1", "s", "all-NaN rows")] +
+        ['composite[complex64] nanargmax(x, axis=0, keepdims)'],
     'jnp.var(x, dtype=int32) returns a weak float32: var ignores an integer dtype that sum and mean honour': [
         'reductions[bool] var(x, dtype=int32)',
         'reductions[int8] var(x, dtype=int32)',

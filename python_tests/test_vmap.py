@@ -502,6 +502,8 @@ NUMPY_CASES = {
     "sort": (lambda np_: lambda x, i: np_.sort(x, axis=0), (2, None)),
     "concatenate": (lambda np_: lambda x, i: np_.concatenate([x, x * 2], axis=1), (0, None)),
     "cumsum_argmax": (lambda np_: lambda x, i: (np_.cumsum(x, 1), np_.argmax(x, 0)), (1, None)),
+    "nanmean_median_cov": (lambda np_: lambda x, i: (
+        np_.nanmean(x, 0), np_.median(x, axis=1), np_.cov(x)), (1, None)),
     "diff_select": (lambda np_: lambda x, i: (
         np_.diff(x, axis=0, append=i * 1.0), np_.select([x > 0], [x * 2], i)), (2, 0)),
 }

@@ -37,6 +37,10 @@ from ._numeric import (
 from ._logic import (
     isclose, allclose, array_equal, array_equiv, isin, isposinf, isneginf, isreal, iscomplex,
     isscalar, iscomplexobj, isrealobj)
+from ._statistics import (
+    nansum, nanprod, nanmax, nanmin, nanmean, nanvar, nanstd, nanargmax, nanargmin, nancumsum,
+    nancumprod, count_nonzero, quantile, nanquantile, percentile, nanpercentile, median,
+    nanmedian, average, cov, corrcoef)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -71,6 +75,9 @@ __all__ = [
     "zeros_like",
     "select", "piecewise", "append", "insert", "delete", "interp", "diff", "ediff1d",
     "trapezoid", "gradient", "isclose", "allclose", "array_equal", "array_equiv", "isin",
-    "isposinf", "isneginf", "isreal", "iscomplex", "isscalar", "iscomplexobj", "isrealobj"]
+    "isposinf", "isneginf", "isreal", "iscomplex", "isscalar", "iscomplexobj", "isrealobj",
+    "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax",
+    "nanargmin", "nancumsum", "nancumprod", "count_nonzero", "quantile", "nanquantile",
+    "percentile", "nanpercentile", "median", "nanmedian", "average", "cov", "corrcoef"]
 
 _install_array_methods()
