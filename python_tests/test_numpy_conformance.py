@@ -404,9 +404,9 @@ def _composite_cases():
         a, [c, m.logical_not(c)], [lambda y: m.logical_not(y) if y.dtype == bool else y * 2, 1]
     ), ("x", "mask")
     yield "piecewise(x, [mask], [3, 5])", lambda m, a, c: m.piecewise(a, [c], [3, 5]), ("x", "mask")
-    yield "append(x, v)", lambda m, a, b: m.append(a, b), ("x", "v")
+    yield "append(x, v)", lambda m, a, b: m.append(a, b), ("x", "v"), TYPES
     yield "append(x, x2, axis=1)", lambda m, a, b: m.append(a, b, axis=1), ("x", "x2")
-    yield "append(s, 1)", lambda m, a: m.append(a, 1), ("s",)
+    yield "append(s, 1)", lambda m, a: m.append(a, 1), ("s",), TYPES
     yield "insert(v, 1, 5)", lambda m, a: m.insert(a, 1, 5), ("v",)
     yield "insert(x, 1, v, axis=0)", lambda m, a, b: m.insert(a, 1, b, axis=0), ("x", "v")
     yield "insert(v, idx, s)", lambda m, a, i, s: m.insert(a, i, s), ("v", "idx", "s")
@@ -415,7 +415,7 @@ def _composite_cases():
     yield "delete(v, 1)", lambda m, a: m.delete(a, 1), ("v",)
     yield "delete(x, [0, 2], axis=1)", lambda m, a: m.delete(a, np.array([0, 2]), axis=1), ("x",)
     yield "delete(x, 1:, axis=1)", lambda m, a: m.delete(a, slice(1, None), axis=1), ("x",)
-    yield "delete(x, -1)", lambda m, a: m.delete(a, -1), ("x",)
+    yield "delete(x, -1)", lambda m, a: m.delete(a, -1), ("x",), TYPES
     yield "delete(v, mask row)", lambda m, a: m.delete(a, np.array([True, False, True])), ("v",)
     yield "delete(v, idx[:2], assume_unique)", lambda m, a, i: m.delete(
         a, m.asarray(i)[:2], assume_unique_indices=True), ("v", "idx")
@@ -430,13 +430,13 @@ def _composite_cases():
     yield "diff(x)", lambda m, a: m.diff(a), ("x",)
     yield "diff(x4, 2, axis=1)", lambda m, a: m.diff(a, 2, axis=1), ("x4",)
     yield "diff(x, prepend=0, append=x2)", lambda m, a, b: m.diff(a, prepend=0, append=b), ("x", "x2")
-    yield "diff(x, n=0)", lambda m, a: m.diff(a, n=0), ("x",)
+    yield "diff(x, n=0)", lambda m, a: m.diff(a, n=0), ("x",), TYPES
     yield "diff(v, n=5)", lambda m, a: m.diff(a, n=5), ("v",)
     yield "diff(s)", lambda m, a: m.diff(a), ("s",)
-    yield "ediff1d(x)", lambda m, a: m.ediff1d(a), ("x",)
+    yield "ediff1d(x)", lambda m, a: m.ediff1d(a), ("x",), TYPES
     yield "ediff1d(x, to_end=s, to_begin=[1, 2])", lambda m, a, s: m.ediff1d(
         a, to_end=s, to_begin=np.array([1, 2])), ("x", "s")
-    yield "trapezoid(x)", lambda m, a: m.trapezoid(a), ("x",)
+    yield "trapezoid(x)", lambda m, a: m.trapezoid(a), ("x",), TYPES
     yield "trapezoid(x4, dx=0.5, axis=1)", lambda m, a: m.trapezoid(a, dx=0.5, axis=1), ("x4",)
     yield "trapezoid(x, v)", lambda m, a, b: m.trapezoid(a, b), ("x", "v")
     yield "trapezoid(x, x2, axis=0)", lambda m, a, b: m.trapezoid(a, b, axis=0), ("x", "x2")
@@ -445,7 +445,7 @@ def _composite_cases():
     yield "gradient(v, [0, 1, 3])", lambda m, a: m.gradient(a, np.array([0.0, 1.0, 3.0])), ("v",)
     yield "gradient(x, 1.0, v, axis=(0, -1))", lambda m, a, b: m.gradient(
         a, 1.0, m.sort(b), axis=(0, -1)), ("x", "v")
-    yield "gradient(z)", lambda m, a: m.gradient(a), ("z",)
+    yield "gradient(z)", lambda m, a: m.gradient(a), ("z",), TYPES
     yield "select([mask], [])", lambda m, c: m.select([c], []), ("mask",)
     yield "select([], [])", lambda m: m.select([], []), ()
     yield "piecewise(x, [mask], [1, 2, 3])", lambda m, a, c: m.piecewise(a, [c], [1, 2, 3]), ("x", "mask")
@@ -461,11 +461,11 @@ def _composite_cases():
     yield "isclose(sp, sp2, equal_nan)", lambda m, a, b: m.isclose(a, b, equal_nan=True), ("sp", "sp2")
     yield "isclose(sp, sp)", lambda m, a: m.isclose(a, a), ("sp",)
     yield "isclose(x, v, rtol=0.5, atol=1)", lambda m, a, b: m.isclose(a, b, rtol=0.5, atol=1), ("x", "v")
-    yield "isclose(s, 1)", lambda m, a: m.isclose(a, 1), ("s",)
+    yield "isclose(s, 1)", lambda m, a: m.isclose(a, 1), ("s",), TYPES
     yield "allclose(x, x + 1e-9)", lambda m, a: m.allclose(a, m.asarray(a) * 1), ("x",)
     yield "allclose(sp, sp, equal_nan)", lambda m, a: m.allclose(a, a, equal_nan=True), ("sp",)
     yield "array_equal(x, x2)", lambda m, a, b: m.array_equal(a, b), ("x", "x2")
-    yield "array_equal(x, x)", lambda m, a: m.array_equal(a, a), ("x",)
+    yield "array_equal(x, x)", lambda m, a: m.array_equal(a, a), ("x",), TYPES
     yield "array_equal(x, v)", lambda m, a, b: m.array_equal(a, b), ("x", "v")
     yield "array_equal(sp, sp, equal_nan)", lambda m, a: m.array_equal(a, a, equal_nan=True), ("sp",)
     yield "array_equiv(x, row)", lambda m, a, b: m.array_equiv(a, b), ("x", "row")
@@ -490,7 +490,7 @@ def _composite_cases():
         yield f"{f}(s)", lambda m, a, f=f: getattr(m, f)(a), ("s",), TYPES
         if f[:6] not in ("nanarg", "nancum"):
             yield f"{f}(x4, axis=(1, 3), keepdims)", lambda m, a, f=f: getattr(m, f)(
-                a, axis=(1, 3), keepdims=True), ("x4",)
+                a, axis=(1, 3), keepdims=True), ("x4",), TYPES
         if f[:3] == "nan" and f[3:6] != "cum":
             yield f"{f}(all-NaN rows)", lambda m, a, c, f=f: getattr(m, f)(
                 m.where(c, m.asarray(a) * np.nan, a), axis=0), ("x", "mask")
@@ -504,7 +504,7 @@ def _composite_cases():
     yield "nancumsum(x, axis=0, dtype=float32)", lambda m, a: m.nancumsum(a, 0, dtype="float32"), ("x",)
     yield "nanargmax(x, axis=0, keepdims)", lambda m, a: m.nanargmax(a, 0, keepdims=True), ("x",)
     yield "median(x4, axis=2, keepdims)", lambda m, a: m.median(a, axis=2, keepdims=True), ("x4",)
-    yield "median(x, keepdims)", lambda m, a: m.median(a, keepdims=True), ("x",)
+    yield "median(x, keepdims)", lambda m, a: m.median(a, keepdims=True), ("x",), TYPES
     for method in ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf"):
         yield f"quantile(x4, qs, axis=1, {method})", lambda m, a, k=method: m.quantile(
             a, QS, axis=1, method=k), ("x4",), TYPES
@@ -524,12 +524,12 @@ def _composite_cases():
     yield "quantile(x, 0)", lambda m, a: m.quantile(a, 0), ("x",)
     yield "quantile(x, qs, method=bad)", lambda m, a: m.quantile(a, QS, method="bad"), ("x",)
     yield "quantile(x, 2-d q)", lambda m, a: m.quantile(a, np.ones((2, 2)) / 2), ("x",)
-    yield "percentile(x, 30)", lambda m, a: m.percentile(a, 30), ("x",)
+    yield "percentile(x, 30)", lambda m, a: m.percentile(a, 30), ("x",), TYPES
     yield "percentile(x4, [10, 90], axis=(1, 2), keepdims)", lambda m, a: m.percentile(
         a, np.array([10, 90]), axis=(1, 2), keepdims=True), ("x4",)
     yield "nanpercentile(sp, [25, 50], method=nearest)", lambda m, a: m.nanpercentile(
         a, np.array([25.0, 50.0]), method="nearest"), ("sp",)
-    yield "average(x)", lambda m, a: m.average(a), ("x",)
+    yield "average(x)", lambda m, a: m.average(a), ("x",), TYPES
     yield "average(x, axis=1, weights=v, returned)", lambda m, a, w: m.average(
         a, axis=1, weights=w, returned=True), ("x", "v")
     yield "average(x4, axis=(1, 3), weights (3, 5))", lambda m, a: m.average(
@@ -544,7 +544,7 @@ def _composite_cases():
     yield "cov(x, ddof=0, aweights)", lambda m, a: m.cov(a, ddof=0, aweights=np.array([1.0, 2, 1])), ("x",)
     yield "cov(x, aweights, dtype=float32)", lambda m, a: m.cov(
         a, aweights=np.array([1.0, 2, 1]), dtype="float32"), ("x",)
-    yield "cov(v)", lambda m, a: m.cov(a), ("v",)
+    yield "cov(v)", lambda m, a: m.cov(a), ("v",), TYPES
     yield "cov(z)", lambda m, a: m.cov(a), ("z",)
     yield "cov(x4)", lambda m, a: m.cov(a), ("x4",)
     yield "cov(x, fweights=float)", lambda m, a: m.cov(a, fweights=np.ones(3)), ("x",)
@@ -554,12 +554,109 @@ def _composite_cases():
     yield "corrcoef(v)", lambda m, a: m.corrcoef(a), ("v",)
     yield "count_nonzero(x, axis=(0, 1), keepdims)", lambda m, a: m.count_nonzero(
         a, axis=(0, 1), keepdims=True), ("x",)
+    # index arrays, shapes, products, polynomials
+    yield "meshgrid(v, row[0])", lambda m, a, b: m.meshgrid(a, m.ravel(b)), ("v", "row")
+    yield "meshgrid(v, v[:2], v, ij, sparse)", lambda m, a: m.meshgrid(
+        a, m.asarray(a)[:2], a, indexing="ij", sparse=True), ("v",)
+    yield "meshgrid(x)", lambda m, a: m.meshgrid(a), ("x",), TYPES
+    yield "meshgrid(v, indexing=bad)", lambda m, a: m.meshgrid(a, indexing="ab"), ("v",)
+    yield "indices((2, 3))", lambda m: m.indices((2, 3)), ()
+    yield "indices((2, 0, 3), dtype, sparse)", lambda m, p=None: m.indices(
+        (2, 0, 3), dtype="int16", sparse=True), ()
+    yield "indices(())", lambda m: m.indices(()), (), TYPES
+    yield "ix_(idx, idx[:2])", lambda m, a: m.ix_(a, m.asarray(a)[:2]), ("idx",)
+    yield "ix_(v[:0])", lambda m, a: m.ix_(m.asarray(a)[:0]), ("idx",), TYPES
+    yield "ix_(mask[0])", lambda m, a: m.ix_(m.asarray(a)[0]), ("mask",)
+    yield "tril_indices(3)", lambda m: m.tril_indices(3), ()
+    yield "triu_indices(3, 1, 4)", lambda m: m.triu_indices(3, 1, 4), ()
+    yield "tril_indices(4, -1, 2)", lambda m: m.tril_indices(4, -1, 2), ()
+    yield "tril_indices_from(x, 1)", lambda m, a: m.tril_indices_from(a, 1), ("x",), TYPES
+    yield "triu_indices_from(x4)", lambda m, a: m.triu_indices_from(a), ("x4",)
+    yield "diag_indices(3, 3)", lambda m: m.diag_indices(3, 3), (), TYPES
+    yield "diag_indices_from(x[:, :2])", lambda m, a: m.diag_indices_from(m.asarray(a)[:, :2]), ("x",), TYPES
+    yield "diag_indices_from(x)", lambda m, a: m.diag_indices_from(a), ("x",)
+    yield "unravel_index(idx, (2, 3))", lambda m, i: m.unravel_index(i, (2, 3)), ("idx",)
+    yield "unravel_index(idx2 + 4, (3, 2))", lambda m, i: m.unravel_index(
+        m.asarray(i) * 3 - 1, (3, 2)), ("idx2",)
+    yield "unravel_index(7, 5)", lambda m: m.unravel_index(7, 5), (), TYPES
+    yield "ravel_multi_index clip", lambda m, i, j: m.ravel_multi_index(
+        (i, m.ravel(j)[:4]), (3, 4), mode="clip"), ("idx", "idx2")
+    yield "ravel_multi_index wrap F int16", lambda m, i: m.ravel_multi_index(
+        (i, i), (3, 4), mode="wrap", order="F", dtype="int16"), ("idx",)
+    yield "ravel_multi_index raise static", lambda m: m.ravel_multi_index(
+        (np.array([0, 2]), np.array([1, 3])), (3, 4)), ()
+    yield "ravel_multi_index raise traced", lambda m, i: m.ravel_multi_index((i, i), (3, 4)), ("idx",)
+    yield "broadcast_arrays(x, v, 1.5)", lambda m, a, b: m.broadcast_arrays(a, b, 1.5), ("x", "v")
+    yield "broadcast_arrays(x, x4)", lambda m, a, b: m.broadcast_arrays(a, b), ("x", "x4"), TYPES
+    yield "rot90(x)", lambda m, a: m.rot90(a), ("x",)
+    yield "rot90(x4, 2, (1, 3))", lambda m, a: m.rot90(a, 2, (1, 3)), ("x4",)
+    yield "rot90(x4, -1, (-1, 0))", lambda m, a: m.rot90(a, -1, (-1, 0)), ("x4",)
+    yield "rot90(x, 4)", lambda m, a: m.rot90(a, 4), ("x",), TYPES
+    yield "rot90(v)", lambda m, a: m.rot90(a), ("v",)
+    yield "rollaxis(x4, 3, 1)", lambda m, a: m.rollaxis(a, 3, 1), ("x4",)
+    yield "rollaxis(x4, 1, 4)", lambda m, a: m.rollaxis(a, 1, 4), ("x4",), TYPES
+    yield "rollaxis(x4, 1, -5)", lambda m, a: m.rollaxis(a, 1, -5), ("x4",)
+    yield "permute_dims(x4, (1, 0, 3, 2))", lambda m, a: m.permute_dims(a, (1, 0, 3, 2)), ("x4",), TYPES
+    yield "permute_dims(x, (0, 0))", lambda m, a: m.permute_dims(a, (0, 0)), ("x",)
+    yield "matrix_transpose(x4)", lambda m, a: m.matrix_transpose(a), ("x4",), TYPES
+    yield "matrix_transpose(v)", lambda m, a: m.matrix_transpose(a), ("v",)
+    yield "unstack(x)", lambda m, a: m.unstack(a), ("x",)
+    yield "unstack(x4, axis=-2)", lambda m, a: m.unstack(a, axis=-2), ("x4",), TYPES
+    yield "unstack(s)", lambda m, a: m.unstack(a), ("s",)
+    yield "concat([x, x2], axis=1)", lambda m, a, b: m.concat([a, b], axis=1), ("x", "x2"), TYPES
+    yield "concat(x4)", lambda m, a: m.concat(a), ("x4",)
+    yield "concat([x, v], axis=None)", lambda m, a, b: m.concat([a, b], axis=None), ("x", "v"), TYPES
+    yield "diagflat(x)", lambda m, a: m.diagflat(a), ("x",)
+    yield "diagflat(v, -2)", lambda m, a: m.diagflat(a, -2), ("v",)
+    yield "kron(x, v)", lambda m, a, b: m.kron(a, b), ("x", "v")
+    yield "kron(s, x4)", lambda m, a, b: m.kron(a, b), ("s", "x4")
+    yield "kron(x, 2)", lambda m, a: m.kron(a, 2), ("x",), TYPES
+    yield "cross(x, x2)", lambda m, a, b: m.cross(a, b), ("x", "x2")
+    yield "cross(x, row2)", lambda m, a, b: m.cross(a, m.asarray(b)[:, :2]), ("x", "row")
+    yield "cross(x.T, x2.T, axis=0)", lambda m, a, b: m.cross(m.transpose(a), m.transpose(b), axis=0), ("x", "x2"), TYPES
+    yield "cross(x4, x4, axisa=1, axisb=1, axisc=0)", lambda m, a: m.cross(
+        a, a[::-1], axisa=1, axisb=1, axisc=0), ("x4",)
+    yield "cross(x[:, :2], x2[:, :2])", lambda m, a, b: m.cross(
+        m.asarray(a)[:, :2], m.asarray(b)[:, :2]), ("x", "x2")
+    yield "cross(x4, x4)", lambda m, a: m.cross(a, a), ("x4",)
+    yield "vander(v)", lambda m, a: m.vander(a), ("v",)
+    yield "vander(v, 5, increasing)", lambda m, a: m.vander(a, 5, increasing=True), ("v",)
+    yield "vander(x)", lambda m, a: m.vander(a), ("x",), TYPES
+    for mode in ("full", "same", "valid"):
+        yield f"convolve(v, x[0, :2], {mode})", lambda m, a, b, k=mode: m.convolve(
+            a, m.asarray(b)[0, :2], mode=k), ("v", "x")
+        yield f"convolve(v[:2], sp, {mode})", lambda m, a, b, k=mode: m.convolve(
+            m.asarray(a)[:2], b, mode=k), ("v", "sp")
+        yield f"correlate(sp, v, {mode})", lambda m, a, b, k=mode: m.correlate(a, b, mode=k), ("sp", "v")
+        yield f"correlate(v[:2], x4 row, {mode})", lambda m, a, b, k=mode: m.correlate(
+            m.asarray(a)[:2], m.asarray(b)[0, 0, 0], mode=k), ("v", "x4")
+    yield "convolve(v, x)", lambda m, a, b: m.convolve(a, b), ("v", "x")
+    yield "convolve(v, z[0])", lambda m, a, b: m.convolve(a, m.asarray(b)[:, 0]), ("v", "z")
+    yield "convolve(v, v, bad)", lambda m, a: m.convolve(a, a, mode="bad"), ("v",)
+    yield "convolve(v, v, preferred_element_type=float32)", lambda m, a: m.convolve(
+        a, a, preferred_element_type="float32"), ("v",)
+    yield "polyval(v, x)", lambda m, a, b: m.polyval(a, b), ("v", "x")
+    yield "polyval(x, v)", lambda m, a, b: m.polyval(a, b), ("x", "v")
+    yield "polyval(v, 2)", lambda m, a: m.polyval(a, 2), ("v",), TYPES
+    yield "polyadd(v, x[0, :2])", lambda m, a, b: m.polyadd(a, m.asarray(b)[0, :2]), ("v", "x")
+    yield "polyadd(v[:1], v)", lambda m, a: m.polyadd(m.asarray(a)[:1], a), ("v",), TYPES
+    yield "polysub(v[:2], x4 row)", lambda m, a, b: m.polysub(m.asarray(a)[:2], m.asarray(b)[0, 0, 0]), ("v", "x4")
+    yield "polymul(v, x[1])", lambda m, a, b: m.polymul(a, m.asarray(b)[1]), ("v", "x")
+    yield "polymul(z[0], v)", lambda m, a, b: m.polymul(m.asarray(a)[:, 0], b), ("z", "v")
+    yield "polyder(x4 row)", lambda m, a: m.polyder(m.asarray(a)[0, 0, 0]), ("x4",)
+    yield "polyder(v, 2)", lambda m, a: m.polyder(a, 2), ("v",)
+    yield "polyder(v, 4)", lambda m, a: m.polyder(a, 4), ("v",)
+    yield "polyder(v, 0)", lambda m, a: m.polyder(a, 0), ("v",), TYPES
+    yield "polyint(v)", lambda m, a: m.polyint(a), ("v",)
+    yield "polyint(v, 2, s)", lambda m, a, s: m.polyint(a, 2, s), ("v", "s")
+    yield "polyint(v, 3, k=v)", lambda m, a: m.polyint(a, 3, k=a), ("v",)
+    yield "polyint(v, 2, k=v)", lambda m, a: m.polyint(a, 2, k=a), ("v",)
 
 
 FAMILIES = {"unary": _unary_cases, "binary": _binary_cases, "reductions": _reduction_cases,
             "arrays": _array_cases, "composite": _composite_cases}
 FAMILY_DTYPES = {"composite": ["bool", "int32", "float32", "complex64"]}
-FAMILY_EAGER = {"composite": ({"float32"}, 15)}  # (dtypes sampled eagerly, every how many)
+FAMILY_EAGER = {"composite": ({"float32"}, 40)}  # (dtypes sampled eagerly, every how many)
 STATIC_FAMILIES = {"promotion": _promotion_cases, "scalars": _scalar_cases}
 # Compiling for values is what costs (XLA's compile time grows with every output), so
 # types (shape, dtype, weak_type, raising) are checked abstractly for every case, and

@@ -504,6 +504,9 @@ NUMPY_CASES = {
     "cumsum_argmax": (lambda np_: lambda x, i: (np_.cumsum(x, 1), np_.argmax(x, 0)), (1, None)),
     "nanmean_median_cov": (lambda np_: lambda x, i: (
         np_.nanmean(x, 0), np_.median(x, axis=1), np_.cov(x)), (1, None)),
+    "convolve_polyval_cross": (lambda np_: lambda x, i: (
+        np_.convolve(x[0], x[1]), np_.polyval(x[:, 0], x), np_.cross(x[:, :3], x[:, 1:])),
+        (1, None)),
     "diff_select": (lambda np_: lambda x, i: (
         np_.diff(x, axis=0, append=i * 1.0), np_.select([x > 0], [x * 2], i)), (2, 0)),
 }

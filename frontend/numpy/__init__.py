@@ -23,7 +23,8 @@ from ._sorting import (
 from ._shapes import (
     reshape, ravel, transpose, swapaxes, moveaxis, expand_dims, squeeze, atleast_1d,
     atleast_2d, concatenate, stack, hstack, vstack, column_stack, split, array_split,
-    tile, repeat, flip, fliplr, flipud, roll, pad, diagonal, diag)
+    tile, repeat, flip, fliplr, flipud, roll, pad, diagonal, diag, diagflat, rot90, rollaxis,
+    permute_dims, matrix_transpose, unstack, concat)
 from ._reductions import (
     sum, prod, max, min, amax, amin, all, any, mean, var, std, argmax, argmin, cumsum,
     cumprod, cummax, cummin, ptp)
@@ -33,7 +34,8 @@ from ._searching import (
     nonzero, flatnonzero, argwhere, unique, unique_all, unique_counts, unique_inverse,
     unique_values, searchsorted, digitize, histogram, bincount, put_along_axis)
 from ._numeric import (
-    select, piecewise, append, insert, delete, interp, diff, ediff1d, trapezoid, gradient)
+    select, piecewise, append, insert, delete, interp, diff, ediff1d, trapezoid, gradient,
+    kron, cross, vander)
 from ._logic import (
     isclose, allclose, array_equal, array_equiv, isin, isposinf, isneginf, isreal, iscomplex,
     isscalar, iscomplexobj, isrealobj)
@@ -41,6 +43,11 @@ from ._statistics import (
     nansum, nanprod, nanmax, nanmin, nanmean, nanvar, nanstd, nanargmax, nanargmin, nancumsum,
     nancumprod, count_nonzero, quantile, nanquantile, percentile, nanpercentile, median,
     nanmedian, average, cov, corrcoef)
+from ._index_tricks import (
+    meshgrid, indices, ix_, tril_indices, triu_indices, tril_indices_from, triu_indices_from,
+    diag_indices, diag_indices_from, unravel_index, ravel_multi_index)
+from ._polynomial import (
+    convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -78,6 +85,11 @@ __all__ = [
     "isposinf", "isneginf", "isreal", "iscomplex", "isscalar", "iscomplexobj", "isrealobj",
     "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax",
     "nanargmin", "nancumsum", "nancumprod", "count_nonzero", "quantile", "nanquantile",
-    "percentile", "nanpercentile", "median", "nanmedian", "average", "cov", "corrcoef"]
+    "percentile", "nanpercentile", "median", "nanmedian", "average", "cov", "corrcoef",
+    "diagflat", "rot90", "rollaxis", "permute_dims", "matrix_transpose", "unstack", "concat",
+    "meshgrid", "indices", "ix_", "tril_indices", "triu_indices", "tril_indices_from",
+    "triu_indices_from", "diag_indices", "diag_indices_from", "unravel_index",
+    "ravel_multi_index", "kron", "cross", "vander", "convolve", "correlate", "polyval",
+    "polyadd", "polysub", "polymul", "polyder", "polyint"]
 
 _install_array_methods()

@@ -9,7 +9,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, at_user_line
 from .. import numpy as t
-from ._numeric import _arraylike
+from ._numeric import _arraylike, _promote_each
 from ._util import _const, _is_array, _promote, _shape, _t
 
 
@@ -73,12 +73,6 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
         found = t.take(a2, t.clip(t.searchsorted(a2, a1), 0, t.size(a2) - 1))
         out = (t.not_equal if invert else t.equal)(a1, found)
     return t.reshape(out, _shape(element))
-
-
-def _promote_each(*args):
-    """JAX's promote_dtypes: one dtype, shapes kept."""
-    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
-    return [lax.convert_element_type(a, dt, weak_type=weak) for a in args]
 
 
 def isposinf(x, /, out=None):

@@ -340,3 +340,55 @@ def gradient(f, *varargs, axis=None, edge_order=None):
             f"Invalid number of spacing arguments {len(spacing)} for axis={axis}"))
     grads = [along(a, h, k) for k, h in zip(axes, dx)]
     return grads[0] if len(axes) == 1 else grads
+
+
+def kron(a, b):
+    a, b = _arraylike("kron", a, b)
+    a, b = _promote_each(a, b)
+    if ndim(a) < ndim(b):
+        a = t.reshape(a, (1,) * (ndim(b) - ndim(a)) + _shape(a))
+    elif ndim(b) < ndim(a):
+        b = t.reshape(b, (1,) * (ndim(a) - ndim(b)) + _shape(b))
+    a2 = t.expand_dims(a, tuple(range(1, 2 * ndim(a), 2)))
+    b2 = t.expand_dims(b, tuple(range(0, 2 * ndim(b), 2)))
+    # lax.mul, as JAX's: bools are refused, not multiplied as a logical and
+    return t.reshape(lax.mul(*t.broadcast_arrays(a2, b2)),
+                     tuple(_np.multiply(_shape(a), _shape(b))))
+
+
+def _promote_each(*args):
+    """JAX's promote_dtypes: one dtype, shapes kept."""
+    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
+    return [lax.convert_element_type(a, dt, weak_type=weak) for a in args]
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    a, b = _arraylike("cross", a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = t.moveaxis(a, axisa, -1), t.moveaxis(b, axisb, -1)
+    if _shape(a)[-1] not in (2, 3) or _shape(b)[-1] not in (2, 3):
+        raise ValueError(at_user_line("Dimension must be either 2 or 3 for cross product"))
+    part = lambda x, i: _ix(x, (Ellipsis, i))  # noqa: E731
+    if _shape(a)[-1] == 2 and _shape(b)[-1] == 2:
+        return t.subtract(t.multiply(part(a, 0), part(b, 1)), t.multiply(part(a, 1), part(b, 0)))
+    a0, a1, b0, b1 = part(a, 0), part(a, 1), part(b, 0), part(b, 1)
+    a2 = part(a, 2) if _shape(a)[-1] == 3 else t.zeros_like(a0)
+    b2 = part(b, 2) if _shape(b)[-1] == 3 else t.zeros_like(b0)
+    c = t.stack([t.subtract(t.multiply(a1, b2), t.multiply(a2, b1)),
+                 t.subtract(t.multiply(a2, b0), t.multiply(a0, b2)),
+                 t.subtract(t.multiply(a0, b1), t.multiply(a1, b0))])
+    return t.moveaxis(c, 0, axisc)
+
+
+def vander(x, N=None, increasing=False):
+    (x,) = _arraylike("vander", x)
+    if ndim(x) != 1:
+        raise ValueError(at_user_line("x must be a one-dimensional array"))
+    N = _shape(x)[0] if N is None else _static_int(_static(N, "'N' argument of jnp.vander()"), "N")
+    if N < 0:
+        raise ValueError(at_user_line("N must be nonnegative"))
+    powers = lax.iota(_t(x).dtype, N)
+    if not increasing:
+        powers = lax.sub(_np.array(N - 1, _t(x).dtype), powers)
+    return t.power(t.expand_dims(x, -1), t.expand_dims(powers, 0))
