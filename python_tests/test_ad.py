@@ -415,6 +415,11 @@ NUMPY_ROWS = [
     ("cross", tnp.cross, [normal(), normal()]),
     ("kron", tnp.kron, [normal(), normal((2, 2))]),
     ("polyval", tnp.polyval, [normal((4,)), normal()]),
+    ("fmax", tnp.fmax, [distinct(), distinct() + 0.25]),
+    ("frexp", lambda x: tnp.frexp(x)[0], [uniform(0.6, 0.9)]),
+    ("logaddexp2", tnp.logaddexp2, [normal(), normal()]),
+    ("i0", tnp.i0, [normal() * 5]),
+    ("sinc", tnp.sinc, [normal()]),
     ("nn.gelu", tracehlo.nn.gelu, [normal()]),
     ("nn.log_softmax", tracehlo.nn.log_softmax, [normal()]),
     ("nn.logsumexp", lambda x: tracehlo.nn.logsumexp(x, axis=1), [normal()]),
@@ -431,6 +436,14 @@ def test_check_grads_numpy(x64, name, f, args):
 
 
 # ---------------------------------------------------------------- against jax
+
+def test_sinc_derivatives_at_zero_match_jax():
+    """sinc's derivatives at 0 come from its Maclaurin series (custom rules), as JAX's."""
+    f, g = tnp.sinc, jnp.sinc
+    for _ in range(2):
+        f, g = tracehlo.grad(f), jax.grad(g)
+        np.testing.assert_allclose(f(0.0), g(0.0), rtol=1e-6)
+
 
 def test_seed_polynomial():
     f = lambda x, y: x ** 4 + 2 ** y + 3  # noqa: E731

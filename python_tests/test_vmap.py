@@ -507,6 +507,7 @@ NUMPY_CASES = {
     "convolve_polyval_cross": (lambda np_: lambda x, i: (
         np_.convolve(x[0], x[1]), np_.polyval(x[:, 0], x), np_.cross(x[:, :3], x[:, 1:])),
         (1, None)),
+    "gcd": (lambda np_: lambda x, i: np_.gcd(i, 6), (0, 0)),
     "diff_select": (lambda np_: lambda x, i: (
         np_.diff(x, axis=0, append=i * 1.0), np_.select([x > 0], [x * 2], i)), (2, 0)),
 }

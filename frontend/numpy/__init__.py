@@ -4,7 +4,10 @@ from ._util import (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, bfloat16, complex64, complex128, dtype, pi, e, inf, nan, newaxis, iinfo,
     finfo, ndim, shape, size, result_type, asarray, array, astype, broadcast_to, where,
-    broadcast_arrays, broadcast_shapes)
+    broadcast_arrays, broadcast_shapes, double, single, cdouble, csingle, int_, uint, float_,
+    complex_, generic, number, integer, signedinteger, unsignedinteger, inexact, floating,
+    complexfloating, character, flexible, can_cast, promote_types, issubdtype, isdtype)
+from ._util import bool_ as bool  # noqa: A001: jax.numpy's name for its bool type
 from ._creation import (
     full, zeros, ones, empty, full_like, zeros_like, ones_like, empty_like, arange,
     linspace, logspace, geomspace, eye, identity, tri, tril, triu)
@@ -17,7 +20,10 @@ from ._ufuncs import (
     less_equal, greater, greater_equal, bitwise_and, bitwise_or, bitwise_xor,
     left_shift, right_shift, invert, bitwise_not, logical_and, logical_or, logical_xor,
     logical_not, isfinite, isinf, isnan, clip, copysign, signbit, deg2rad, rad2deg,
-    radians, degrees, hypot, logaddexp, conj, conjugate, real, imag)
+    radians, degrees, hypot, logaddexp, conj, conjugate, real, imag, acos, acosh, asin, asinh,
+    atan, atanh, atan2, bitwise_invert, bitwise_left_shift, bitwise_right_shift, fabs, fmax,
+    fmin, rint, positive, heaviside, frexp, ldexp, modf, gcd, lcm, sinc, logaddexp2,
+    nan_to_num, spacing, i0)
 from ._sorting import (
     sort, argsort, take, take_along_axis)
 from ._shapes import (
@@ -48,6 +54,7 @@ from ._index_tricks import (
     diag_indices, diag_indices_from, unravel_index, ravel_multi_index)
 from ._polynomial import (
     convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
+from ._setops import intersect1d, union1d, setdiff1d, setxor1d
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -90,6 +97,13 @@ __all__ = [
     "meshgrid", "indices", "ix_", "tril_indices", "triu_indices", "tril_indices_from",
     "triu_indices_from", "diag_indices", "diag_indices_from", "unravel_index",
     "ravel_multi_index", "kron", "cross", "vander", "convolve", "correlate", "polyval",
-    "polyadd", "polysub", "polymul", "polyder", "polyint"]
+    "polyadd", "polysub", "polymul", "polyder", "polyint", "acos", "acosh", "asin", "asinh",
+    "atan", "atanh", "atan2", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+    "fabs", "fmax", "fmin", "rint", "positive", "heaviside", "frexp", "ldexp", "modf", "gcd",
+    "lcm", "sinc", "logaddexp2", "nan_to_num", "spacing", "i0", "intersect1d", "union1d",
+    "setdiff1d", "setxor1d", "bool", "double", "single", "cdouble", "csingle", "int_",
+    "uint", "float_", "complex_", "generic", "number", "integer", "signedinteger",
+    "unsignedinteger", "inexact", "floating", "complexfloating", "character", "flexible",
+    "can_cast", "promote_types", "issubdtype", "isdtype"]
 
 _install_array_methods()

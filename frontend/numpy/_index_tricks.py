@@ -68,16 +68,6 @@ def ix_(*args):
     return tuple(out)
 
 
-def _triu_size(n, m, k):
-    """How many elements of an n x m matrix lie on or above the k-th diagonal."""
-    if k < 0:
-        return n * m - _triu_size(m, n, 1 - k)
-    if k >= m:
-        return 0
-    mk = min(n, m - k)
-    return mk * (mk + 1) // 2 + mk * (m - k - mk)
-
-
 def _dims(n, k, m, fn):
     what = f"argument of jnp.{fn}"
     n, k = (_static_int(_static(v, f"{name} {what}"), f"{name} {what}")
@@ -87,13 +77,14 @@ def _dims(n, k, m, fn):
 
 
 def tril_indices(n, k=0, m=None):
+    """Constants: n, k and m are static, so NumPy computes them (no nonzero to run)."""
     n, k, m = _dims(n, k, m, "tril_indices")
-    return t.nonzero(t.tril(t.ones((n, m)), k=k), size=_triu_size(m, n, -k))
+    return tuple(t.asarray(i.astype(_dtypes.default_int())) for i in _np.tril_indices(n, k, m))
 
 
 def triu_indices(n, k=0, m=None):
     n, k, m = _dims(n, k, m, "triu_indices")
-    return t.nonzero(t.triu(t.ones((n, m)), k=k), size=_triu_size(n, m, k))
+    return tuple(t.asarray(i.astype(_dtypes.default_int())) for i in _np.triu_indices(n, k, m))
 
 
 def _shape_of_2d(arr, fn):
