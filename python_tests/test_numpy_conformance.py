@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import collections
 import os
+import re
 import subprocess
 import sys
 import types
@@ -25,6 +26,7 @@ from jax._src.numpy.util import promote_args_inexact  # the oracle of tnp.rsqrt
 
 import tracehlo
 import tracehlo.numpy as tnp
+from numpy_helpers import check_raises
 
 X64 = tracehlo.config.enable_x64
 DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16",
@@ -1030,6 +1032,34 @@ def test_dtype_names_and_functions():
                          ("bitwise_left_shift", "left_shift"),
                          ("bitwise_right_shift", "right_shift")):
         assert getattr(tnp, ours) is getattr(tnp, theirs), ours
+
+
+ERRORS = [  # (fn(m, *args), args, exception, JAX's message)
+    (lambda m, a: m.select([a > 0], []), ValueError, "condlist must have length equal to choicelist"),
+    (lambda m, a: m.diff(a, n=-1), ValueError, "order must be non-negative but got -1"),
+    (lambda m, a: m.gradient(a, edge_order=2), NotImplementedError, "'edge_order' argument"),
+    (lambda m, a: m.quantile(a, 0.5, method="cubic"), ValueError, "method can only be 'linear'"),
+    (lambda m, a: m.isin(a, a, method="hash"), ValueError, "method='hash' is not implemented"),
+    (lambda m, a: m.interp(a, a, a, left="clamp"), ValueError, "only valid string value of `left`"),
+    (lambda m, a: m.convolve(a, a, mode="circular"), ValueError, "mode must be one of"),
+    (lambda m, a: m.rot90(a), ValueError, "rot90 requires its first argument to have ndim"),
+    (lambda m, a: m.cov(m.stack([a, a]), fweights=a), TypeError, "fweights must be integer"),
+    (lambda m, a: m.meshgrid(m.stack([a, a])), ValueError, "must be 1D"),
+    (lambda m, a: m.ldexp(a, a), ValueError, "ldexp not supported for input types"),
+    (lambda m, a: m.gcd(a, a), ValueError, "Arguments to jax.numpy.gcd must be integers"),
+    (lambda m, a: m.diag_indices_from(a), ValueError, "input array must be at least 2-d"),
+    (lambda m, a: m.ravel_multi_index((a,), (3,)), ValueError, "is not an integer type"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ERRORS)))
+def test_errors_say_what_jax_says(k):
+    """JAX's exception type and message, at the user's line (eagerly: no compile)."""
+    fn, exc, match = ERRORS[k]
+    a = np.array([1.0, 2.0, 4.0], np.float32)
+    with pytest.raises(exc, match=re.escape(match)):
+        fn(jnp, a)
+    check_raises(fn, a, exc=exc, match=re.escape(match), jit=False)
 
 
 def test_python_predicates():

@@ -3,7 +3,6 @@ unravel_index / ravel_multi_index, with JAX's dtypes and static-argument rules."
 from __future__ import annotations
 
 import math
-import operator
 
 import numpy as _np
 

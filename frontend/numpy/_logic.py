@@ -9,8 +9,8 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import Tracer, at_user_line
 from .. import numpy as t
-from ._numeric import _arraylike, _promote_each
-from ._util import _const, _is_array, _promote, _shape, _t
+from ._numeric import _arraylike
+from ._util import _const, _is_array, _promote, _promote_dtypes, _shape, _t
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
@@ -62,7 +62,7 @@ def isin(element, test_elements, assume_unique=False, invert=False, *, method="a
         raise ValueError(at_user_line(
             f"method={method!r} is not implemented; options are 'compare_all', "
             "'binary_search', 'sort', and 'auto'"))
-    a1, a2 = (t.ravel(x) for x in _promote_each(element, test_elements))
+    a1, a2 = (t.ravel(x) for x in _promote_dtypes(element, test_elements))
     if t.size(a1) == 0 or t.size(a2) == 0:
         return (t.ones if invert else t.zeros)(_shape(element), dtype=t.bool_)
     if method in ("auto", "compare_all"):

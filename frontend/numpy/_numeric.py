@@ -16,8 +16,8 @@ from .. import numpy as t
 from ._indexing import IndexUpdateRef as _At
 from ._indexing import getitem as _ix
 from ._util import (
-    _broadcast_shapes, _canon_axes, _canon_axis, _inexact, _operand, _promote, _shape,
-    _static, _static_int, _t, ndim)
+    _broadcast_shapes, _canon_axes, _canon_axis, _operand, _promote, _promote_dtypes,
+    _promote_inexact, _shape, _static, _static_int, _t, ndim)
 
 # Eager values are jax.Arrays, whose operators and .at are JAX's own: the code below
 # calls tracehlo.numpy functions, _ix (x[...]) and _At (x.at[...]) explicitly.
@@ -183,8 +183,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     x, xp, fp = _arraylike("interp", x, xp, fp)
     if _shape(xp) != _shape(fp) or ndim(xp) != 1:
         raise ValueError(at_user_line("xp and fp must be one-dimensional arrays of equal size"))
-    x, xp = _promote_inexact_each(x, xp)
-    (fp,) = _promote_inexact_each(fp)
+    x, xp = _promote_inexact(x, xp)
+    (fp,) = _promote_inexact(fp)
     extrapolate = []
     for name, v in (("left", left), ("right", right)):
         if isinstance(v, str) and v != "extrapolate":
@@ -270,7 +270,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             dx = t.moveaxis(t.reshape(dx, (1,) * (ndim(y) - ndim(dx)) + _shape(dx)), axis, -1)
     else:
         y, x = _arraylike("trapezoid", y, x)
-        y, x = _promote_inexact_each(y, x)
+        y, x = _promote_inexact(y, x)
         dx = diff(x) if ndim(x) == 1 else t.moveaxis(diff(x, axis=axis), axis, -1)
     y = t.moveaxis(y, axis, -1)
     first, last = _ix(y, (Ellipsis, 0)), _ix(y, (Ellipsis, -1))
@@ -281,20 +281,13 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
                                                        _sl(y, -1 % ndim(y), None, -1))), -1))
 
 
-def _promote_inexact_each(*args):
-    """JAX's promote_dtypes_inexact: one inexact dtype for all, no broadcasting."""
-    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
-    dt = dt if _dtypes.is_inexact(dt) else _inexact(dt)
-    return [lax.convert_element_type(a, dt, weak_type=weak) for a in args]
-
-
 def gradient(f, *varargs, axis=None, edge_order=None):
     """Central differences inside, one-sided at the edges (second-order edges,
     edge_order=2, are refused as in JAX)."""
     if edge_order is not None:
         raise NotImplementedError(at_user_line(
             "The 'edge_order' argument to jnp.gradient is not supported."))
-    a, *spacing = _promote_inexact_each(*_arraylike("gradient", f, *varargs))
+    a, *spacing = _promote_inexact(*_arraylike("gradient", f, *varargs))
 
     def along(a, h, ax):
         upper = t.subtract(_sl(a, ax, 1, 2), _sl(a, ax, 0, 1))
@@ -344,7 +337,7 @@ def gradient(f, *varargs, axis=None, edge_order=None):
 
 def kron(a, b):
     a, b = _arraylike("kron", a, b)
-    a, b = _promote_each(a, b)
+    a, b = _promote_dtypes(a, b)
     if ndim(a) < ndim(b):
         a = t.reshape(a, (1,) * (ndim(b) - ndim(a)) + _shape(a))
     elif ndim(b) < ndim(a):
@@ -354,12 +347,6 @@ def kron(a, b):
     # lax.mul, as JAX's: bools are refused, not multiplied as a logical and
     return t.reshape(lax.mul(*t.broadcast_arrays(a2, b2)),
                      tuple(_np.multiply(_shape(a), _shape(b))))
-
-
-def _promote_each(*args):
-    """JAX's promote_dtypes: one dtype, shapes kept."""
-    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
-    return [lax.convert_element_type(a, dt, weak_type=weak) for a in args]
 
 
 def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):

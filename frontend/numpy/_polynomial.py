@@ -10,8 +10,8 @@ from ..core import at_user_line
 from .. import numpy as t
 from ._indexing import IndexUpdateRef as _At
 from ._indexing import getitem as _ix
-from ._numeric import _arraylike, _promote_each, _promote_inexact_each, _sl
-from ._util import _shape, _static, _static_int, _t, ndim
+from ._numeric import _arraylike, _sl
+from ._util import _promote_dtypes, _promote_inexact, _shape, _static, _static_int, _t, ndim
 
 
 def convolve(a, v, mode="full", *, precision=None, preferred_element_type=None):
@@ -29,7 +29,7 @@ def _conv(x, y, mode, op, preferred_element_type):
     a dot with the kernel (no convolution primitive)."""
     if ndim(x) != 1 or ndim(y) != 1:
         raise ValueError(at_user_line(f"{op}() only support 1-dimensional inputs."))
-    x, y = (_promote_inexact_each if preferred_element_type is None else _promote_each)(x, y)
+    x, y = (_promote_inexact if preferred_element_type is None else _promote_dtypes)(x, y)
     if _shape(x)[0] == 0 or _shape(y)[0] == 0:
         raise ValueError(at_user_line(
             f"{op}: inputs cannot be empty, got shapes {_shape(x)} and {_shape(y)}."))
@@ -74,7 +74,7 @@ def _kind(dt):
 
 def polyval(p, x, *, unroll=16):
     """Horner's rule as a scan over p's leading axis (JAX's)."""
-    p, x = _promote_each(*_arraylike("polyval", p, x))
+    p, x = _promote_dtypes(*_arraylike("polyval", p, x))
     shape = t.broadcast_shapes(_shape(p)[1:], _shape(x))
     y = t.zeros(shape, _t(x).dtype)
     y, _ = lax.scan(lambda y, c: (t.add(t.multiply(y, x), c), None), y, p, unroll=unroll)
@@ -82,19 +82,19 @@ def polyval(p, x, *, unroll=16):
 
 
 def polyadd(a1, a2):
-    a1, a2 = _promote_each(*_arraylike("polyadd", a1, a2))
+    a1, a2 = _promote_dtypes(*_arraylike("polyadd", a1, a2))
     if _shape(a2)[0] > _shape(a1)[0]:
         a1, a2 = a2, a1
     return _At(a1, slice(-_shape(a2)[0], None)).add(a2)
 
 
 def polysub(a1, a2):
-    a1, a2 = _promote_each(*_arraylike("polysub", a1, a2))
+    a1, a2 = _promote_dtypes(*_arraylike("polysub", a1, a2))
     return polyadd(a1, t.negative(a2))
 
 
 def polymul(a1, a2, *, trim_leading_zeros=False):
-    a1, a2 = _promote_inexact_each(*_arraylike("polymul", a1, a2))
+    a1, a2 = _promote_inexact(*_arraylike("polymul", a1, a2))
     if trim_leading_zeros and (_shape(a1)[0] > 1 or _shape(a2)[0] > 1):
         a1, a2 = _trim_leading_zeros(a1), _trim_leading_zeros(a2)
     if _shape(a1)[0] == 0:
@@ -116,7 +116,7 @@ def _trim_leading_zeros(a):
 def polyder(p, m=1):
     (p,) = _arraylike("polyder", p)
     m = _static_int(_static(m, "'m' argument of jnp.polyder"), "'m' argument of jnp.polyder")
-    (p,) = _promote_inexact_each(p)
+    (p,) = _promote_inexact(p)
     if m < 0:
         raise ValueError(at_user_line("Order of derivative must be positive"))
     if m == 0:
@@ -129,7 +129,7 @@ def polyder(p, m=1):
 
 def polyint(p, m=1, k=None):
     m = _static_int(_static(m, "'m' argument of jnp.polyint"), "'m' argument of jnp.polyint")
-    p, k = _promote_inexact_each(*_arraylike("polyint", p, 0 if k is None else k))
+    p, k = _promote_inexact(*_arraylike("polyint", p, 0 if k is None else k))
     if m < 0:
         raise ValueError(at_user_line("Order of integral must be positive (see polyder)"))
     k = t.atleast_1d(k)

@@ -10,9 +10,8 @@ import numpy as _np
 from ..core import ConcretizationError, Tracer, at_user_line
 from .. import numpy as t
 from ._indexing import IndexUpdateRef as _At
-from ._logic import _promote_each
 from ._numeric import _arraylike
-from ._util import _shape, _static_int, _t
+from ._util import _promote_dtypes, _shape, _static_int, _t
 
 
 def _size_or_count(fn, size, keep, *operands):
@@ -55,7 +54,7 @@ def _distinct(x):
 
 def _operands(fn, ar1, ar2):
     a1, a2 = _arraylike(fn, ar1, ar2)
-    return [t.ravel(a) for a in _promote_each(a1, a2)]
+    return [t.ravel(a) for a in _promote_dtypes(a1, a2)]
 
 
 def intersect1d(ar1, ar2, assume_unique=False, return_indices=False, *, size=None,

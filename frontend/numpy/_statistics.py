@@ -3,7 +3,6 @@
 count_nonzero, with JAX's algorithms, dtypes and errors."""
 from __future__ import annotations
 
-import builtins
 import math
 
 import numpy as _np
@@ -13,9 +12,10 @@ from .. import lax
 from ..core import at_user_line
 from .. import numpy as t
 from ._indexing import getitem as _ix
-from ._numeric import _arraylike, _promote_inexact_each
+from ._numeric import _arraylike
 from ._reductions import _computation_dtype, _no_out
-from ._util import _canon_axes, _canon_axis, _const, _inexact, _shape, _t, ndim
+from ._util import (
+    _canon_axes, _canon_axis, _const, _inexact, _promote_inexact, _shape, _t, ndim)
 
 
 def _nan_reduction(a, name, reduction, init, nan_if_all_nan, axis, keepdims, where, **kw):
@@ -174,14 +174,14 @@ def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear
 def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                keepdims=False, *, weights=None):
     a, q, weights = _quantile_args("percentile", a, q, weights, out, overwrite_input)
-    (q,) = _promote_inexact_each(q)
+    (q,) = _promote_inexact(q)
     return _quantile(a, t.divide(q, 100), axis, method, keepdims, False, weights)
 
 
 def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="linear",
                   keepdims=False, *, weights=None):
     a, q, weights = _quantile_args("nanpercentile", a, q, weights, out, overwrite_input)
-    (q,) = _promote_inexact_each(q)
+    (q,) = _promote_inexact(q)
     return _quantile(a, t.divide(q, 100), axis, method, keepdims, True, weights)
 
 
@@ -210,7 +210,7 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
             raise NotImplementedError(at_user_line(
                 f"{method} doesn't support weights. Only method 'inverted_cdf' supports "
                 "weights."))
-        a, weights = _promote_inexact_each(a, weights)
+        a, weights = _promote_inexact(a, weights)
         if _shape(weights) != _shape(a):
             if axis is None:
                 raise ValueError(at_user_line(
@@ -222,7 +222,7 @@ def _quantile(a, q, axis, method, keepdims, squash_nans, weights):
                     f"{tuple(_shape(a)[k] for k in axes)}"))
             weights = lax.broadcast_in_dim(weights, _shape(a), axes)
     else:
-        (a,) = _promote_inexact_each(a)
+        (a,) = _promote_inexact(a)
     if _dtypes.is_complex(_t(a).dtype):
         raise ValueError(at_user_line(
             "quantile does not support complex input, as the operation is poorly defined."))
@@ -331,11 +331,11 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     _arraylike("average", a)
     axes = _canon_axes(axis, ndim(t.asarray(a)))
     if weights is None:
-        (a,) = _promote_inexact_each(*_arraylike("average", a))
+        (a,) = _promote_inexact(*_arraylike("average", a))
         avg = t.mean(a, axis=axis, keepdims=keepdims)
         weights_sum = t.full((), math.prod(_shape(a)[k] for k in axes), _t(avg).dtype)
     else:
-        a, weights = _promote_inexact_each(*_arraylike("average", a, weights))
+        a, weights = _promote_inexact(*_arraylike("average", a, weights))
         if _shape(a) != _shape(weights):
             if axis is None:
                 raise ValueError(at_user_line(
@@ -358,12 +358,12 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         dtype=None):
     _arraylike("cov", m, *([] if y is None else [y]))
     if y is not None:
-        m, y = _promote_inexact_each(t.asarray(m), t.asarray(y))
+        m, y = _promote_inexact(t.asarray(m), t.asarray(y))
         t.broadcast_shapes(_shape(m), _shape(y))  # JAX's promote_args_inexact checks it
         if ndim(y) > 2:
             raise ValueError(at_user_line("y has more than 2 dimensions"))
     else:
-        (m,) = _promote_inexact_each(t.asarray(m))
+        (m,) = _promote_inexact(t.asarray(m))
     if ndim(m) > 2:
         raise ValueError(at_user_line("m has more than 2 dimensions"))
     if dtype is not None and not _dtypes.is_inexact(_np.dtype(dtype)):

@@ -12,8 +12,8 @@ from .. import lax
 from ..custom_derivatives import custom_jvp
 from ..core import Tracer, at_user_line, known_value
 from ._util import (
-    _array, _as_dtype, _const, _inexact, _is_array, _operand, _promote, _t, _to_bool, astype,
-    bool_, broadcast_arrays, where)
+    _array, _as_dtype, _const, _is_array, _operand, _promote, _promote_inexact, _t, _to_bool,
+    astype, bool_, broadcast_arrays, where)
 from ._creation import full_like, ones_like
 
 
@@ -617,23 +617,15 @@ def positive(x, /):
 
 def heaviside(x1, x2, /):
     """0 below zero, 1 above, x2 at zero (NaN stays NaN)."""
-    x1, x2 = _promote_each_inexact(x1, x2)
+    x1, x2 = _promote_inexact(_operand(x1), _operand(x2))
     zero, one = _const(x1, 0), _const(x1, 1)
     return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), one,
                                                where(isnan(x1), x1, x2)))
 
 
-def _promote_each_inexact(*args):
-    """JAX's promote_dtypes_inexact: one inexact dtype, shapes kept."""
-    args = [_operand(a) for a in args]
-    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
-    dt = dt if _dtypes.is_inexact(dt) else _inexact(dt)
-    return [_as_dtype(a, dt, weak) for a in args]
-
-
 def frexp(x, /):
     """(mantissa in [0.5, 1), exponent) from the float's bits, as JAX computes them."""
-    (x,) = _promote_each_inexact(x)
+    (x,) = _promote_inexact(_operand(x))
     if _dtypes.is_complex(_t(x).dtype):
         raise TypeError(at_user_line("frexp does not support complex-valued inputs"))
     return _frexp(x)
@@ -688,7 +680,7 @@ def ldexp(x1, x2, /):
 
 def modf(x, /, out=None):
     """(fractional part, integral part), both with x's sign."""
-    (x,) = _promote_each_inexact(x)
+    (x,) = _promote_inexact(_operand(x))
     if out is not None:
         raise NotImplementedError(at_user_line(
             "The 'out' argument to jnp.modf is not supported."))
@@ -726,7 +718,7 @@ def lcm(x1, x2):
 
 def sinc(x, /):
     """sin(pi x) / (pi x), 1 at 0 with JAX's derivatives there (its Maclaurin series)."""
-    (x,) = _promote_each_inexact(x)
+    (x,) = _promote_inexact(_operand(x))
     eq_zero = lax.eq(x, _const(x, 0))
     pi_x = lax.mul(_const(x, _np.pi), x)
     safe = where(eq_zero, _const(x, 1), pi_x)
@@ -850,7 +842,7 @@ def i0(x):
     """The modified Bessel function of the first kind, order 0: exp(|x|) i0e(|x|), with
     i0e by JAX's Chebyshev series (half floats computed in float32), differentiated
     through the series."""
-    (x,) = _promote_each_inexact(x)
+    (x,) = _promote_inexact(_operand(x))
     dt = _t(x).dtype
     if not _dtypes.is_float(dt):
         raise ValueError(at_user_line(f"Unsupported input type to jax.numpy.i0: {dt}"))

@@ -253,9 +253,21 @@ def _static(x, what):
 
 
 def _promote_no_broadcast(arrays):
-    arrays = [asarray(a) if _dtypes.is_python_scalar(a) else a for a in arrays]
-    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in arrays])
-    return [lax.convert_element_type(a, dt, weak_type=weak) for a in arrays]
+    return _promote_dtypes(*arrays)
+
+
+def _promote_dtypes(*args, to_inexact=False):
+    """JAX's promote_dtypes (promote_dtypes_inexact with to_inexact): one dtype for
+    all, shapes kept."""
+    args = [asarray(a) if _dtypes.is_python_scalar(a) else a for a in args]
+    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
+    if to_inexact and not _dtypes.is_inexact(dt):
+        dt = _inexact(dt)
+    return [lax.convert_element_type(a, dt, weak_type=weak) for a in args]
+
+
+def _promote_inexact(*args):
+    return _promote_dtypes(*args, to_inexact=True)
 
 
 _WEAK_NAMES = {int: "i*", float: "f*", complex: "c*"}
