@@ -7,7 +7,7 @@ from ._util import (
     broadcast_arrays, broadcast_shapes, double, single, cdouble, csingle, int_, uint, float_,
     complex_, generic, number, integer, signedinteger, unsignedinteger, inexact, floating,
     complexfloating, character, flexible, can_cast, promote_types, issubdtype, isdtype)
-from ._util import bool_ as bool  # noqa: A001: jax.numpy's name for its bool type
+from ._util import bool_ as bool  # noqa: A001: JAX's numpy name for its bool type
 from ._creation import (
     full, zeros, ones, empty, full_like, zeros_like, ones_like, empty_like, arange,
     linspace, logspace, geomspace, eye, identity, tri, tril, triu)

@@ -17,13 +17,13 @@ from ._util import _static, _static_int, _shape, _t, ndim
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
     args = _arraylike("meshgrid", *xi)
     if not copy:
-        raise ValueError(at_user_line("jax.numpy.meshgrid only supports copy=True"))
+        raise ValueError(at_user_line("jnp.meshgrid only supports copy=True"))
     if indexing not in ("xy", "ij"):
         raise ValueError(at_user_line(
             f"Valid values for indexing are 'xy' and 'ij', got {indexing}"))
     if any(ndim(a) != 1 for a in args):
         raise ValueError(at_user_line(
-            "Arguments to jax.numpy.meshgrid must be 1D, got shapes "
+            "Arguments to jnp.meshgrid must be 1D, got shapes "
             f"{[_shape(a) for a in args]}"))
     swap = indexing == "xy" and len(args) >= 2
     if swap:
@@ -56,10 +56,10 @@ def ix_(*args):
     for i, a in enumerate(args):
         if ndim(a) != 1:
             raise ValueError(at_user_line(
-                f"Arguments to jax.numpy.ix_ must be 1-dimensional, got shape {_shape(a)}"))
+                f"Arguments to jnp.ix_ must be 1-dimensional, got shape {_shape(a)}"))
         if _t(a).dtype == _dtypes.bool_:
             raise NotImplementedError(at_user_line(
-                "Boolean arguments to jax.numpy.ix_ are not implemented"))
+                "Boolean arguments to jnp.ix_ are not implemented"))
         shape = [1] * len(args)
         shape[i] = _shape(a)[0]
         out.append(t.zeros(shape, _dtypes.canonicalize(_np.intp)) if t.size(a) == 0 else

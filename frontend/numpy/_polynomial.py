@@ -59,6 +59,9 @@ def _conv(x, y, mode, op, preferred_element_type):
                 "Input type is incompatible with `preferred_element_type`. The compatible "
                 "combinations of (input_type, preferred_element_type) are (integral, "
                 "integral), (integral, floating), (floating, floating), (complex, complex)."))
+        if dt.itemsize < _t(x).dtype.itemsize:
+            raise TypeError(at_user_line(
+                "`preferred_element_type` must not be narrower than the original type."))
         x, y = t.astype(x, dt), t.astype(y, dt)
     xp = t.pad(x, (lo, hi))
     n_out = _shape(xp)[0] - m + 1

@@ -75,7 +75,7 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, where=Non
         dtype = _dtypes.canonicalize(dtype)
         if _dtypes.is_complex(a_dt) and not _dtypes.is_complex(dtype):
             raise ValueError(at_user_line(
-                "jax.numpy.var does not yet support real dtype parameters when computing the "
+                "jnp.var does not yet support real dtype parameters when computing the "
                 "variance of an array of complex values (drop dtype=, or take real or imag "
                 "first)"))
         ct = dtype
@@ -155,7 +155,7 @@ def _quantile_args(name, a, q, weights, out, overwrite_input):
         (weights,) = _arraylike(name, weights)
     if overwrite_input or out is not None:
         raise ValueError(at_user_line(
-            f"jax.numpy.{name} does not support overwrite_input=True or out != None"))
+            f"jnp.{name} does not support overwrite_input=True or out != None"))
     return a, q, weights
 
 

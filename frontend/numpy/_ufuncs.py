@@ -692,7 +692,7 @@ def gcd(x1, x2):
     """Euclid's algorithm on all elements at once, in a while loop (JAX's)."""
     x1, x2 = _promote(x1, x2)
     if not _dtypes.is_int(_t(x1).dtype):
-        raise ValueError(at_user_line("Arguments to jax.numpy.gcd must be integers."))
+        raise ValueError(at_user_line("Arguments to jnp.gcd must be integers."))
     from ._reductions import any as any_  # _reductions builds on this module
 
     def body(xs):
@@ -710,7 +710,7 @@ def lcm(x1, x2):
     x1, x2 = _promote(x1, x2)
     x1, x2 = absolute(x1), absolute(x2)
     if not _dtypes.is_int(_t(x1).dtype):
-        raise ValueError(at_user_line("Arguments to jax.numpy.lcm must be integers."))
+        raise ValueError(at_user_line("Arguments to jnp.lcm must be integers."))
     d = gcd(x1, x2)
     return where(equal(d, 0), _const(d, 0),
                  multiply(x1, floor_divide(x2, where(equal(d, 0), _const(d, 1), d))))
@@ -845,7 +845,7 @@ def i0(x):
     (x,) = _promote_inexact(_operand(x))
     dt = _t(x).dtype
     if not _dtypes.is_float(dt):
-        raise ValueError(at_user_line(f"Unsupported input type to jax.numpy.i0: {dt}"))
+        raise ValueError(at_user_line(f"Unsupported input type to jnp.i0: {dt}"))
     return lax.convert_element_type(_i0(x), dt, weak_type=_t(x).weak)  # i0(2) is weak
 
 

@@ -20,7 +20,7 @@ float16, float32, float64 = _np.float16, _np.float32, _np.float64
 bfloat16 = _dtypes.bfloat16.type
 complex64, complex128 = _np.complex64, _np.complex128
 dtype = _np.dtype
-# NumPy's aliases and abstract classes, as jax.numpy exports them (int_, uint, float_
+# NumPy's aliases and abstract classes, as JAX's numpy exports them (int_, uint, float_
 # and complex_ are 64-bit names; without x64 their arrays are canonicalized to 32 bits)
 double, single, cdouble, csingle = float64, float32, complex128, complex64
 int_, uint, float_, complex_ = int64, uint64, float64, complex128
