@@ -1091,7 +1091,8 @@ def test_x64_subset():
 def _report(families, dtypes):
     total = bad = unlisted = 0
     for family in families:
-        for dtype in ([None] if family in STATIC_FAMILIES else dtypes):
+        for dtype in ([None] if family in STATIC_FAMILIES else
+                      [d for d in FAMILY_DTYPES.get(family, dtypes) if d in dtypes]):
             failures, n = run_family(family, dtype)
             total += n
             bad += len(failures)
