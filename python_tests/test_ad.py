@@ -402,6 +402,26 @@ NUMPY_ROWS = [
      [distinct(), distinct((3,)) + 0.25]),
     ("at.max", tracehlo.jit(lambda x, u: x.at[0, np.array([2, 0, 2])].max(u)),
      [distinct(), distinct((3,)) + 0.25]),
+    ("delete", lambda x: tnp.delete(x, np.array([0, 2]), axis=1), [normal()]),
+    ("diff", lambda x: tnp.diff(x, 2, axis=1, prepend=1.0), [normal()]),
+    ("gradient", lambda x: tnp.gradient(x, np.array([0.0, 1.0, 3.0]), axis=1), [normal()]),
+    ("interp", tracehlo.jit(lambda x, fp: tnp.interp(x, np.array([-2.0, 0.5, 1.0, 2.5]), fp)),
+     [np.array([[-1.5, 0.0, 0.75], [1.5, 2.0, 3.0]]), normal((4,))]),
+    ("piecewise", lambda x: tnp.piecewise(x, [PRED], [tnp.sin, tnp.cos]), [normal()]),
+    ("select", lambda a, b: tnp.select([PRED, ~PRED], [a, b], 1.0), [normal(), normal()]),
+    ("trapezoid", lambda y, x: tnp.trapezoid(y, x), [normal(), normal((3,))]),
+    ("average", lambda x, w: tnp.average(x, axis=1, weights=w), [normal(), uniform(0.5, 1, (3,))]),
+    ("cov", lambda x: tnp.cov(x, aweights=np.array([1.0, 2.0, 0.5])), [normal()]),
+    ("nanvar", lambda x: tnp.nanvar(x, axis=1), [normal()]),
+    ("convolve", lambda a, v: tnp.convolve(a, v, mode="same"), [normal((5,)), normal((3,))]),
+    ("cross", tnp.cross, [normal(), normal()]),
+    ("kron", tnp.kron, [normal(), normal((2, 2))]),
+    ("polyval", tnp.polyval, [normal((4,)), normal()]),
+    ("fmax", tnp.fmax, [distinct(), distinct() + 0.25]),
+    ("frexp", lambda x: tnp.frexp(x)[0], [uniform(0.6, 0.9)]),
+    ("logaddexp2", tnp.logaddexp2, [normal(), normal()]),
+    ("i0", tnp.i0, [normal() * 5]),
+    ("sinc", tnp.sinc, [normal()]),
     ("nn.gelu", tracehlo.nn.gelu, [normal()]),
     ("nn.log_softmax", tracehlo.nn.log_softmax, [normal()]),
     ("nn.logsumexp", lambda x: tracehlo.nn.logsumexp(x, axis=1), [normal()]),
@@ -418,6 +438,14 @@ def test_check_grads_numpy(x64, name, f, args):
 
 
 # ---------------------------------------------------------------- against jax
+
+def test_sinc_derivatives_at_zero_match_jax():
+    """sinc's derivatives at 0 come from its Maclaurin series (custom rules), as JAX's."""
+    d1, d2 = tracehlo.grad(tnp.sinc), tracehlo.grad(tracehlo.grad(tnp.sinc))
+    ours = tracehlo.jit(lambda x: (d1(x), d2(x)))(0.0)  # one compile
+    np.testing.assert_allclose(ours, (jax.grad(jnp.sinc)(0.0),
+                                      jax.grad(jax.grad(jnp.sinc))(0.0)), rtol=1e-6)
+
 
 def test_seed_polynomial():
     f = lambda x, y: x ** 4 + 2 ** y + 3  # noqa: E731

@@ -3,7 +3,11 @@ immutable arrays), built on tracehlo.lax. Works inside a trace and eagerly."""
 from ._util import (
     bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32,
     float64, bfloat16, complex64, complex128, dtype, pi, e, inf, nan, newaxis, iinfo,
-    finfo, ndim, shape, size, result_type, asarray, array, astype, broadcast_to, where)
+    finfo, ndim, shape, size, result_type, asarray, array, astype, broadcast_to, where,
+    broadcast_arrays, broadcast_shapes, double, single, cdouble, csingle, int_, uint, float_,
+    complex_, generic, number, integer, signedinteger, unsignedinteger, inexact, floating,
+    complexfloating, character, flexible, can_cast, promote_types, issubdtype, isdtype)
+from ._util import bool_ as bool  # noqa: A001: JAX's numpy name for its bool type
 from ._creation import (
     full, zeros, ones, empty, full_like, zeros_like, ones_like, empty_like, arange,
     linspace, logspace, geomspace, eye, identity, tri, tril, triu)
@@ -16,13 +20,17 @@ from ._ufuncs import (
     less_equal, greater, greater_equal, bitwise_and, bitwise_or, bitwise_xor,
     left_shift, right_shift, invert, bitwise_not, logical_and, logical_or, logical_xor,
     logical_not, isfinite, isinf, isnan, clip, copysign, signbit, deg2rad, rad2deg,
-    radians, degrees, hypot, logaddexp, conj, conjugate, real, imag)
+    radians, degrees, hypot, logaddexp, conj, conjugate, real, imag, acos, acosh, asin, asinh,
+    atan, atanh, atan2, bitwise_invert, bitwise_left_shift, bitwise_right_shift, fabs, fmax,
+    fmin, rint, positive, heaviside, frexp, ldexp, modf, gcd, lcm, sinc, logaddexp2,
+    nan_to_num, spacing, i0)
 from ._sorting import (
     sort, argsort, take, take_along_axis)
 from ._shapes import (
     reshape, ravel, transpose, swapaxes, moveaxis, expand_dims, squeeze, atleast_1d,
     atleast_2d, concatenate, stack, hstack, vstack, column_stack, split, array_split,
-    tile, repeat, flip, fliplr, flipud, roll, pad, diagonal, diag)
+    tile, repeat, flip, fliplr, flipud, roll, pad, diagonal, diag, diagflat, rot90, rollaxis,
+    permute_dims, matrix_transpose, unstack, concat)
 from ._reductions import (
     sum, prod, max, min, amax, amin, all, any, mean, var, std, argmax, argmin, cumsum,
     cumprod, cummax, cummin, ptp)
@@ -31,6 +39,22 @@ from ._contractions import (
 from ._searching import (
     nonzero, flatnonzero, argwhere, unique, unique_all, unique_counts, unique_inverse,
     unique_values, searchsorted, digitize, histogram, bincount, put_along_axis)
+from ._numeric import (
+    select, piecewise, append, insert, delete, interp, diff, ediff1d, trapezoid, gradient,
+    kron, cross, vander)
+from ._logic import (
+    isclose, allclose, array_equal, array_equiv, isin, isposinf, isneginf, isreal, iscomplex,
+    isscalar, iscomplexobj, isrealobj)
+from ._statistics import (
+    nansum, nanprod, nanmax, nanmin, nanmean, nanvar, nanstd, nanargmax, nanargmin, nancumsum,
+    nancumprod, count_nonzero, quantile, nanquantile, percentile, nanpercentile, median,
+    nanmedian, average, cov, corrcoef)
+from ._index_tricks import (
+    meshgrid, indices, ix_, tril_indices, triu_indices, tril_indices_from, triu_indices_from,
+    diag_indices, diag_indices_from, unravel_index, ravel_multi_index)
+from ._polynomial import (
+    convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
+from ._setops import intersect1d, union1d, setdiff1d, setxor1d
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -39,7 +63,7 @@ __all__ = [
     "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin",
     "argsort", "argwhere", "around", "array", "array_split", "asarray", "astype",
     "atleast_1d", "atleast_2d", "bfloat16", "bincount", "bitwise_and", "bitwise_not",
-    "bitwise_or", "bitwise_xor", "bool_", "broadcast_to", "cbrt", "ceil", "clip",
+    "bitwise_or", "bitwise_xor", "bool_", "broadcast_arrays", "broadcast_shapes", "broadcast_to", "cbrt", "ceil", "clip",
     "column_stack", "complex128", "complex64", "concatenate", "conj", "conjugate",
     "copysign", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
     "degrees", "diag", "diagonal", "digitize", "divide", "divmod", "dot", "dtype", "e",
@@ -62,6 +86,24 @@ __all__ = [
     "trace", "transpose", "tri", "tril", "triu", "true_divide", "trunc", "uint16",
     "uint32", "uint64", "uint8", "unique", "unique_all", "unique_counts",
     "unique_inverse", "unique_values", "var", "vdot", "vstack", "where", "zeros",
-    "zeros_like"]
+    "zeros_like",
+    "select", "piecewise", "append", "insert", "delete", "interp", "diff", "ediff1d",
+    "trapezoid", "gradient", "isclose", "allclose", "array_equal", "array_equiv", "isin",
+    "isposinf", "isneginf", "isreal", "iscomplex", "isscalar", "iscomplexobj", "isrealobj",
+    "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax",
+    "nanargmin", "nancumsum", "nancumprod", "count_nonzero", "quantile", "nanquantile",
+    "percentile", "nanpercentile", "median", "nanmedian", "average", "cov", "corrcoef",
+    "diagflat", "rot90", "rollaxis", "permute_dims", "matrix_transpose", "unstack", "concat",
+    "meshgrid", "indices", "ix_", "tril_indices", "triu_indices", "tril_indices_from",
+    "triu_indices_from", "diag_indices", "diag_indices_from", "unravel_index",
+    "ravel_multi_index", "kron", "cross", "vander", "convolve", "correlate", "polyval",
+    "polyadd", "polysub", "polymul", "polyder", "polyint", "acos", "acosh", "asin", "asinh",
+    "atan", "atanh", "atan2", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+    "fabs", "fmax", "fmin", "rint", "positive", "heaviside", "frexp", "ldexp", "modf", "gcd",
+    "lcm", "sinc", "logaddexp2", "nan_to_num", "spacing", "i0", "intersect1d", "union1d",
+    "setdiff1d", "setxor1d", "bool", "double", "single", "cdouble", "csingle", "int_",
+    "uint", "float_", "complex_", "generic", "number", "integer", "signedinteger",
+    "unsignedinteger", "inexact", "floating", "complexfloating", "character", "flexible",
+    "can_cast", "promote_types", "issubdtype", "isdtype"]
 
 _install_array_methods()

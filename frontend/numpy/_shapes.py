@@ -351,3 +351,72 @@ def diag(v, k=0):
     if ndim(v) == 2:
         return diagonal(v, k)
     raise ValueError(at_user_line("diag needs a 1-D or 2-D array"))
+
+
+def diagflat(v, k=0):
+    """v flattened onto the k-th diagonal of a square matrix."""
+    return diag(ravel(_operand(v)), k)
+
+
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotation by 90 degrees k times in the plane of axes, from the first towards the
+    second."""
+    m = _operand(m)
+    if ndim(m) < 2:
+        raise ValueError(at_user_line(
+            "rot90 requires its first argument to have ndim at least two, but got first "
+            f"argument of shape {_shape(m)}, which has ndim {ndim(m)}"))
+    ax1, ax2 = (_canon_axis(a, ndim(m)) for a in axes)
+    if ax1 == ax2:
+        raise ValueError(at_user_line("Axes must be different"))
+    k = _static_int(k, "rot90's k") % 4
+    if k == 0:
+        return _array(m)
+    if k == 2:
+        return flip(flip(m, ax1), ax2)
+    perm = list(range(ndim(m)))
+    perm[ax1], perm[ax2] = perm[ax2], perm[ax1]
+    return transpose(flip(m, ax2), perm) if k == 1 else flip(transpose(m, perm), ax2)
+
+
+def rollaxis(a, axis, start=0):
+    a = _operand(a)
+    n = ndim(a)
+    axis = _canon_axis(axis, n)
+    start = _static_int(start, "'start' argument of jnp.rollaxis()")
+    if not -n <= start <= n:
+        raise ValueError(at_user_line(f"start={start} must satisfy {-n}<=start<={n}"))
+    start = start + n if start < 0 else start
+    return moveaxis(a, axis, start - 1 if start > axis else start)
+
+
+def permute_dims(a, /, axes):
+    a = _operand(a)
+    if sorted(_canon_axis(x, ndim(a)) for x in axes) != list(range(ndim(a))):
+        raise TypeError(at_user_line(
+            f"transpose permutation isn't a permutation of operand dimensions, got "
+            f"permutation {tuple(axes)} for operand shape {_shape(a)}."))
+    return transpose(a, axes)
+
+
+def matrix_transpose(x, /):
+    x = _operand(x)
+    if ndim(x) < 2:
+        raise ValueError(at_user_line(
+            f"x must be at least two-dimensional for matrix_transpose; got ndim={ndim(x)}"))
+    return swapaxes(x, -1, -2)
+
+
+def unstack(x, /, *, axis=0):
+    """The slices of x along axis, as a tuple."""
+    x = asarray(_operand(x))
+    axis = _canon_axis(axis, ndim(x))
+    return tuple(lax.squeeze(lax.slice_in_dim(x, i, i + 1, axis=axis), (axis,))
+                 for i in range(_shape(x)[axis]))
+
+
+def concat(arrays, /, *, axis=0):
+    """The array API's concatenate; one array is read as the list of its slices."""
+    if _is_array(arrays):
+        arrays = unstack(arrays)
+    return concatenate(arrays, axis=axis)

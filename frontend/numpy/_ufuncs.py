@@ -5,14 +5,15 @@ import builtins
 import operator
 
 import numpy as _np
+from jax.dtypes import float0 as _float0
 
 from .. import dtypes as _dtypes
 from .. import lax
 from ..custom_derivatives import custom_jvp
 from ..core import Tracer, at_user_line, known_value
 from ._util import (
-    _array, _as_dtype, _const, _is_array, _operand, _promote, _t, _to_bool, astype, bool_,
-    where)
+    _array, _as_dtype, _const, _is_array, _operand, _promote, _promote_inexact, _t, _to_bool,
+    astype, bool_, broadcast_arrays, where)
 from ._creation import full_like, ones_like
 
 
@@ -555,3 +556,310 @@ def imag(x):
     if _dtypes.is_complex(_t(x).dtype):
         return lax.imag(x)
     return lax.convert_element_type(full_like(x, 0), _t(x).dtype, weak_type=_t(x).weak)
+
+
+# the array API's names (and NumPy 2's) for the functions above
+acos, acosh, asin, asinh, atan, atanh = arccos, arccosh, arcsin, arcsinh, arctan, arctanh
+atan2 = arctan2
+bitwise_invert, bitwise_left_shift, bitwise_right_shift = invert, left_shift, right_shift
+
+
+def fabs(x, /):
+    (x,) = _promote(x, to_inexact=True)
+    if _dtypes.is_complex(_t(x).dtype):
+        raise TypeError(at_user_line("ufunc 'fabs' does not support complex dtypes"))
+    return lax.abs(x)
+
+
+def fmax(x1, x2):
+    """The larger, ignoring a NaN in either (NaN only where both are)."""
+    return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
+
+
+def fmin(x1, x2):
+    return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
+
+
+def rint(x, /):
+    """Round half to even; integers and bools become the default float, as in JAX."""
+    (x,) = _promote(x)
+    dt = _t(x).dtype
+    if not _dtypes.is_inexact(dt):
+        return lax.convert_element_type(x, _dtypes.default_float())
+    if _dtypes.is_complex(dt):
+        return lax.complex(rint(lax.real(x)), rint(lax.imag(x)))
+    return lax.round(x, "to_nearest_even")
+
+
+def positive(x, /):
+    (x,) = _promote(x)
+    return _array(x)
+
+
+def heaviside(x1, x2, /):
+    """0 below zero, 1 above, x2 at zero (NaN stays NaN)."""
+    x1, x2 = _promote_inexact(_operand(x1), _operand(x2))
+    zero, one = _const(x1, 0), _const(x1, 1)
+    return where(lax.lt(x1, zero), zero, where(lax.gt(x1, zero), one,
+                                               where(isnan(x1), x1, x2)))
+
+
+def frexp(x, /):
+    """(mantissa in [0.5, 1), exponent) from the float's bits, as JAX computes them."""
+    (x,) = _promote_inexact(_operand(x))
+    if _dtypes.is_complex(_t(x).dtype):
+        raise TypeError(at_user_line("frexp does not support complex-valued inputs"))
+    return _frexp(x)
+
+
+@custom_jvp
+def _frexp(x):
+    dt = _t(x).dtype
+    info = _dtypes.finfo(dt)
+    int_dt = _np.dtype(f"int{info.bits}")
+    mask = (1 << info.nexp) - 1
+    bias = 1 - info.minexp
+    tiny = lax.lt(lax.abs(x), _np.array(info.tiny, dt))  # subnormal: scale up first
+    x1 = lax.bitcast_convert_type(where(tiny, lax.mul(x, _np.array(1 << info.nmant, dt)), x),
+                                  int_dt)
+    x2 = where(tiny, _np.array(-info.nmant, int_dt), _np.array(0, int_dt))
+    c = lambda v: _np.array(v, int_dt)  # noqa: E731
+    x2 = lax.add(x2, lax.add(lax.sub(lax.bitwise_and(
+        lax.shift_right_arithmetic(x1, c(info.nmant)), c(mask)), c(bias)), c(1)))
+    x1 = lax.bitwise_and(x1, lax.bitwise_not(c(mask << info.nmant)))
+    x1 = lax.bitwise_or(x1, c((bias - 1) << info.nmant))
+    x1 = lax.bitcast_convert_type(x1, dt)
+    special = logical_or(logical_or(isinf(x), isnan(x)), lax.eq(x, _np.array(0, dt)))
+    x2 = where(special, _np.array(0, int_dt), x2)
+    return where(special, x, x1), lax.convert_element_type(x2, _dtypes.int32)
+
+
+@_frexp.defjvp
+def _frexp_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    m, e = _frexp(x)
+    return (m, e), (lax.mul(t, lax.exp2(lax.neg(lax.convert_element_type(e, _t(t).dtype)))),
+                    _np.zeros(_t(e).shape, _float0))
+
+
+def ldexp(x1, x2, /):
+    """x1 * 2**x2 through frexp, so no intermediate power overflows (JAX's)."""
+    x1, x2 = _operand(x1), _operand(x2)
+    dt1, dt2 = _t(x1).dtype, _t(x2).dtype
+    if _dtypes.is_complex(dt1) or _dtypes.is_inexact(dt2):
+        raise ValueError(at_user_line(f"ldexp not supported for input types "
+                                      f"{(_np.dtype(dt1), _np.dtype(dt2))}"))
+    (x1,) = _promote(x1, to_inexact=True)
+    m, e = frexp(x1)
+    e = astype(add(astype(e, _t(x2).dtype), x2), _t(x1).dtype)
+    positive_e = greater(e, 0)
+    m = where(positive_e, multiply(m, 2), m)
+    e = where(positive_e, subtract(e, 1), e)
+    x = multiply(m, power(_like(2, m), e))
+    return where(logical_or(isinf(x1), equal(x1, 0)), x1, x)
+
+
+def modf(x, /, out=None):
+    """(fractional part, integral part), both with x's sign."""
+    (x,) = _promote_inexact(_operand(x))
+    if out is not None:
+        raise NotImplementedError(at_user_line(
+            "The 'out' argument to jnp.modf is not supported."))
+    whole = where(lax.ge(x, _const(x, 0)), floor(x), ceil(x))
+    return subtract(x, whole), whole
+
+
+def gcd(x1, x2):
+    """Euclid's algorithm on all elements at once, in a while loop (JAX's)."""
+    x1, x2 = _promote(x1, x2)
+    if not _dtypes.is_int(_t(x1).dtype):
+        raise ValueError(at_user_line("Arguments to jnp.gcd must be integers."))
+    from ._reductions import any as any_  # _reductions builds on this module
+
+    def body(xs):
+        a, b = xs
+        nz = not_equal(b, 0)
+        a, b = where(nz, b, a), where(nz, lax.rem(a, where(nz, b, _const(b, 1))), _const(b, 0))
+        return where(less(a, b), b, a), where(less(a, b), a, b)
+
+    out, _ = lax.while_loop(lambda xs: any_(not_equal(xs[1], 0)), body,
+                            tuple(broadcast_arrays(absolute(x1), absolute(x2))))
+    return out
+
+
+def lcm(x1, x2):
+    x1, x2 = _promote(x1, x2)
+    x1, x2 = absolute(x1), absolute(x2)
+    if not _dtypes.is_int(_t(x1).dtype):
+        raise ValueError(at_user_line("Arguments to jnp.lcm must be integers."))
+    d = gcd(x1, x2)
+    return where(equal(d, 0), _const(d, 0),
+                 multiply(x1, floor_divide(x2, where(equal(d, 0), _const(d, 1), d))))
+
+
+def sinc(x, /):
+    """sin(pi x) / (pi x), 1 at 0 with JAX's derivatives there (its Maclaurin series)."""
+    (x,) = _promote_inexact(_operand(x))
+    eq_zero = lax.eq(x, _const(x, 0))
+    pi_x = lax.mul(_const(x, _np.pi), x)
+    safe = where(eq_zero, _const(x, 1), pi_x)
+    return where(eq_zero, _sinc_maclaurin(0)(pi_x), lax.div(lax.sin(safe), safe))
+
+
+_SINC_TERMS = {}
+
+
+def _sinc_maclaurin(k):
+    """The k-th derivative of sinc at 0 as a function of x (zero times x, so it has x's
+    type), whose derivative is the (k+1)-th: every order of grad is right at 0."""
+    if k not in _SINC_TERMS:
+        @custom_jvp
+        def term(x):
+            c = 0 if k % 2 else (-1) ** (k // 2) / (k + 1)
+            return lax.add(lax.mul(x, _const(x, 0)), _const(x, c))
+
+        @term.defjvp
+        def term_jvp(primals, tangents):
+            (x,), (t,) = primals, tangents
+            return term(x), lax.mul(_sinc_maclaurin(k + 1)(x), t)
+
+        _SINC_TERMS[k] = term
+    return _SINC_TERMS[k]
+
+
+def logaddexp2(x1, x2, /):
+    x1, x2 = _promote(x1, x2, to_inexact=True)
+    return _logaddexp2(x1, x2)
+
+
+@custom_jvp
+def _logaddexp2(x1, x2):
+    """log2(2**x1 + 2**x2) as JAX's lax logaddexp2; its derivative JAX's rule below."""
+    amax = maximum(x1, x2)
+    invln2 = _const(amax, 1 / _np.log(2))
+    if _dtypes.is_complex(_t(x1).dtype):
+        delta = lax.sub(lax.add(x1, x2), lax.mul(amax, _const(amax, 2)))
+        out = lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(delta))))
+        im = lax.imag(out)
+        period = _np.array(_np.pi / _np.log(2), _t(im).dtype)
+        rem = lax.rem(lax.add(im, period), lax.mul(period, _np.array(2, _t(im).dtype)))
+        rem = lax.select(lax.lt(rem, _np.zeros((), _t(im).dtype)),
+                         lax.add(rem, lax.mul(period, _np.array(2, _t(im).dtype))), rem)
+        return lax.complex(lax.real(out), lax.sub(rem, period))
+    delta = lax.sub(x1, x2)
+    return where(isnan(delta), lax.add(x1, x2),
+                 lax.add(amax, lax.mul(invln2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
+
+
+@_logaddexp2.defjvp
+def _logaddexp2_jvp(primals, tangents):
+    out = _logaddexp2(*primals)
+    return out, add(*[multiply(t, exp2(subtract(_replace_inf(x), _replace_inf(out))))
+                      for x, t in zip(primals, tangents)])
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NaN to nan, infinities to the dtype's extremes (or posinf/neginf), per part for
+    complex x."""
+    (x,) = _promote(x)
+    dt = _t(x).dtype
+    if not _dtypes.is_inexact(dt):
+        return _array(x)
+    if _dtypes.is_complex(dt):
+        return lax.complex(nan_to_num(lax.real(x), nan=nan, posinf=posinf, neginf=neginf),
+                           nan_to_num(lax.imag(x), nan=nan, posinf=posinf, neginf=neginf))
+    info = _dtypes.finfo(dt)
+    posinf = info.max if posinf is None else posinf
+    neginf = info.min if neginf is None else neginf
+    as_dt = lambda v: astype(v, dt) if isinstance(v, Tracer) or _is_array(v) else \
+        _np.array(v, dt)  # noqa: E731
+    inf = _np.array(_np.inf, dt)
+    out = where(isnan(x), as_dt(nan), x)
+    out = where(lax.eq(out, inf), as_dt(posinf), out)
+    return where(lax.eq(out, lax.neg(inf)), as_dt(neginf), out)
+
+
+def spacing(x, /):
+    """The distance to the next float away from zero (JAX's: float16 towards +inf)."""
+    (x,) = _promote(x, to_inexact=True)
+    dt = _t(x).dtype
+    if _dtypes.is_complex(dt):
+        raise ValueError(at_user_line("jnp.spacing is not defined for complex inputs."))
+    x = _as_dtype(x, dt)  # strong, as JAX's result (nextafter's is)
+    inf = _const(x, _np.inf)
+    if dt == _dtypes.float16:
+        return lax.sub(lax.nextafter(x, inf), x)
+    result = lax.sub(lax.nextafter(x, copysign(inf, x)), x)
+    return where(lax.eq(result, _const(result, 0)),
+                 copysign(_const(x, _dtypes.finfo(dt).smallest_subnormal), x), result)
+
+
+# Cephes' Chebyshev coefficients of i0e (exp(-|x|) i0(x)) on [0, 8] and (8, inf), as
+# JAX's bessel_i0e uses them; float64 takes the longer series, whose tail is float32's
+_I0E_A = [
+    -4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+    1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+    -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+    9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+    -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+    1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+    -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
+    1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+    -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+    1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1]
+_I0E_B = [
+    -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+    1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+    7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
+    3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7,
+    2.89137052083475648297E-6, 6.88975834691682398426E-5, 3.36911647825569408990E-3,
+    8.04490411014108831608E-1]
+
+
+def i0(x):
+    """The modified Bessel function of the first kind, order 0: exp(|x|) i0e(|x|), with
+    i0e by JAX's Chebyshev series (half floats computed in float32), differentiated
+    through the series."""
+    (x,) = _promote_inexact(_operand(x))
+    dt = _t(x).dtype
+    if not _dtypes.is_float(dt):
+        raise ValueError(at_user_line(f"Unsupported input type to jnp.i0: {dt}"))
+    return lax.convert_element_type(_i0(x), dt, weak_type=_t(x).weak)  # i0(2) is weak
+
+
+@custom_jvp
+def _i0(x):
+    dt = _t(x).dtype
+    ax = lax.abs(x)
+    wide = dt if dt in (_dtypes.float32, _dtypes.float64) else _dtypes.float32
+    a = lax.convert_element_type(ax, wide)
+    long = wide == _dtypes.float64
+    c = lambda v: _np.array(v, wide)  # noqa: E731
+    small = lax.le(a, c(8.0))
+    le_8 = _chebyshev(lax.sub(lax.mul(c(0.5), a), c(2.0)), _I0E_A if long else _I0E_A[-18:])
+    a_big = where(small, c(9.0), a)  # no 1/sqrt(0) in the branch not taken: its gradient
+    gt_8 = lax.div(_chebyshev(lax.sub(lax.div(c(32.0), a_big), c(2.0)),
+                              _I0E_B if long else _I0E_B[-7:]), lax.sqrt(a_big))
+    i0e = lax.convert_element_type(where(small, le_8, gt_8), dt)
+    return lax.mul(lax.exp(ax), i0e)
+
+
+@_i0.defjvp
+def _i0_jvp(primals, tangents):
+    """The series' derivative, 0 at 0 (where |x| has its kink), as JAX's rule."""
+    from ..ad import jvp  # ad builds on the primitives, which build on this package
+    out, t_out = jvp(_i0.fun, primals, tangents)
+    return out, where(lax.eq(primals[0], _const(primals[0], 0)), _const(t_out, 0), t_out)
+
+
+def _chebyshev(x, coefficients):
+    """Clenshaw's recurrence for a Chebyshev series (Cephes' chbevl)."""
+    zero = lax.sub(x, x)
+    b0 = b1 = b2 = zero
+    for coefficient in coefficients:
+        b2, b1 = b1, b0
+        b0 = lax.add(lax.sub(lax.mul(x, b1), b2), _np.array(coefficient, _t(x).dtype))
+    return lax.mul(_np.array(0.5, _t(x).dtype), lax.sub(b0, b2))

@@ -20,6 +20,15 @@ float16, float32, float64 = _np.float16, _np.float32, _np.float64
 bfloat16 = _dtypes.bfloat16.type
 complex64, complex128 = _np.complex64, _np.complex128
 dtype = _np.dtype
+# NumPy's aliases and abstract classes, as JAX's numpy exports them (int_, uint, float_
+# and complex_ are 64-bit names; without x64 their arrays are canonicalized to 32 bits)
+double, single, cdouble, csingle = float64, float32, complex128, complex64
+int_, uint, float_, complex_ = int64, uint64, float64, complex128
+generic, number, integer, signedinteger, unsignedinteger = (
+    _np.generic, _np.number, _np.integer, _np.signedinteger, _np.unsignedinteger)
+inexact, floating, complexfloating, character, flexible = (
+    _np.inexact, _np.floating, _np.complexfloating, _np.character, _np.flexible)
+can_cast = _np.can_cast
 pi, e, inf, nan, newaxis = _np.pi, _np.e, _np.inf, _np.nan, None
 iinfo, finfo = _dtypes.iinfo, _dtypes.finfo
 
@@ -160,6 +169,18 @@ def broadcast_to(x, shape):
     return lax.broadcast_in_dim(x, shape, [lead + i for i in range(len(xs))])
 
 
+def broadcast_shapes(*shapes):
+    """The shape NumPy broadcasting gives shapes (ints count as 1-d shapes)."""
+    return _broadcast_shapes(*[(s,) if isinstance(s, int) else tuple(s) for s in shapes])
+
+
+def broadcast_arrays(*args):
+    """Each argument broadcast to their common shape, dtypes kept (a list, as JAX's)."""
+    args = [_array(_operand(a)) for a in args]
+    shape_ = _broadcast_shapes(*[_shape(a) for a in args])
+    return [broadcast_to(a, shape_) for a in args]
+
+
 def _inexact(dt):
     """The float an int or bool becomes in inexact arithmetic (JAX's to_inexact_dtype):
     float32 up to 32 bits, float64 for 64-bit ints (which exist under x64 only)."""
@@ -232,6 +253,78 @@ def _static(x, what):
 
 
 def _promote_no_broadcast(arrays):
-    arrays = [asarray(a) if _dtypes.is_python_scalar(a) else a for a in arrays]
-    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in arrays])
-    return [lax.convert_element_type(a, dt, weak_type=weak) for a in arrays]
+    return _promote_dtypes(*arrays)
+
+
+def _promote_dtypes(*args, to_inexact=False):
+    """JAX's promote_dtypes (promote_dtypes_inexact with to_inexact): one dtype for
+    all, shapes kept."""
+    args = [asarray(a) if _dtypes.is_python_scalar(a) else a for a in args]
+    dt, weak = _dtypes.result_type(*[(_t(a).dtype, _t(a).weak) for a in args])
+    if to_inexact and not _dtypes.is_inexact(dt):
+        dt = _inexact(dt)
+    return [lax.convert_element_type(a, dt, weak_type=weak) for a in args]
+
+
+def _promote_inexact(*args):
+    return _promote_dtypes(*args, to_inexact=True)
+
+
+_WEAK_NAMES = {int: "i*", float: "f*", complex: "c*"}
+
+
+def promote_types(a, b):
+    """JAX's promotion of two dtypes, not canonicalized (int64 stays int64 without x64);
+    the Python types int, float and complex are weak, as in JAX."""
+    nodes = [_WEAK_NAMES[x] if any(x is w for w in _WEAK_NAMES) else _np.dtype(x)
+             for x in (a, b)]
+    out = _dtypes._join(*nodes)
+    if isinstance(out, str):  # weak: the Python type's dtype
+        return _np.dtype({"i*": "int64", "f*": "float64", "c*": "complex128"}[out])
+    # without x64 JAX's lattice joins uint32 and the signed ints below 64 bits at int32:
+    # no 64-bit type is formed from narrower ones
+    if out == _np.int64 and not _dtypes.config.enable_x64 and not builtins.any(
+            isinstance(n, _np.dtype) and n.itemsize == 8 for n in nodes):
+        return _np.dtype(_np.int32)
+    return _np.dtype(out)
+
+
+def issubdtype(arg1, arg2):
+    """numpy.issubdtype, with bfloat16 a floating type (NumPy's hierarchy lacks it)."""
+    a = arg1 if isinstance(arg1, type) and issubclass(arg1, _np.generic) else _np.dtype(arg1).type
+    b = arg2 if isinstance(arg2, type) and issubclass(arg2, _np.generic) else _np.dtype(arg2).type
+    if a is bfloat16:
+        return b in (bfloat16, _np.floating, _np.inexact, _np.number, _np.generic)
+    return bool(_np.issubdtype(a, b))
+
+
+_DTYPE_KINDS = {
+    "bool": {_np.dtype(bool)},
+    "signed integer": {_np.dtype(d) for d in ("int8", "int16", "int32", "int64")},
+    "unsigned integer": {_np.dtype(d) for d in ("uint8", "uint16", "uint32", "uint64")},
+    "real floating": {_np.dtype(d) for d in ("float16", "float32", "float64")} |
+                     {_np.dtype(bfloat16)},
+    "complex floating": {_np.dtype("complex64"), _np.dtype("complex128")},
+}
+_DTYPE_KINDS["integral"] = _DTYPE_KINDS["signed integer"] | _DTYPE_KINDS["unsigned integer"]
+_DTYPE_KINDS["numeric"] = (_DTYPE_KINDS["integral"] | _DTYPE_KINDS["real floating"] |
+                           _DTYPE_KINDS["complex floating"])
+
+
+def isdtype(dtype, kind):
+    """The array API's dtype test: kind a dtype, a kind name, or a tuple of them."""
+    options = set()
+    for k in kind if isinstance(kind, tuple) else (kind,):
+        if isinstance(k, str) and k in _DTYPE_KINDS:
+            options |= _DTYPE_KINDS[k]
+            continue
+        try:
+            options.add(_np.dtype(k))
+        except TypeError as e:
+            if isinstance(k, str):
+                raise ValueError(at_user_line(
+                    f"Unrecognized kind={k!r} expected one of {list(_DTYPE_KINDS)}, or a "
+                    "compatible input for jnp.dtype()")) from None
+            raise TypeError(at_user_line(
+                f"Expected kind to be a dtype, string, or tuple; got kind={k!r}")) from e
+    return _np.dtype(dtype) in options
