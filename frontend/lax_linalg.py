@@ -2,12 +2,14 @@
 (their rules live beside the primitives, in primitives/linalg.py)."""
 import sys as _sys
 
+import numpy as _np
+
 from . import dtypes as _dtypes
 from .core import at_user_line as _at_user_line, type_of as _type_of
 from .numpy.linalg import cholesky as _cholesky
-from .primitives.linalg import triangular_solve
+from .primitives.linalg import lu_p as _lu_p, triangular_solve
 
-__all__ = ["cholesky", "triangular_solve"]
+__all__ = ["cholesky", "lu", "lu_pivots_to_permutation", "triangular_solve"]
 
 # `import tracehlo.lax.linalg` works as in JAX, though tracehlo.lax is one module
 _sys.modules[f"{__package__}.lax.linalg"] = _sys.modules[__name__]
@@ -21,3 +23,41 @@ def cholesky(x, *, symmetrize_input=True):
             f"cholesky does not accept dtype {_type_of(x).dtype}: it takes float or complex "
             "matrices (tracehlo.numpy.linalg.cholesky promotes integers)"))
     return _cholesky(x, symmetrize_input=symmetrize_input)
+
+
+def lu(x):
+    """(lu, pivots, permutation) with x[..., permutation, :] = L U, as JAX's."""
+    return _lu_p.bind(x)
+
+
+def lu_pivots_to_permutation(pivots, permutation_size):
+    """The permutation the row swaps `pivots` (..., k) make of range(permutation_size):
+    a loop over the swaps, each a select over the row (no gather or scatter), so batch
+    axes come for free."""
+    from . import numpy as tnp
+    from .control_flow import fori_loop
+    t = _type_of(pivots)
+    if t.dtype != _dtypes.int32:
+        raise TypeError(_at_user_line(
+            f"lu_pivots_to_permutation does not accept dtype {t.dtype} at position 0. "
+            "Accepted dtypes at position 0 are subtypes of int32."))
+    if t.ndim < 1:
+        raise TypeError(_at_user_line(
+            "Input 0 to lu_pivots_to_permutation must have rank at least 1, but got "
+            f"shape={t.shape}"))
+    if permutation_size < t.shape[-1]:
+        raise ValueError(_at_user_line(
+            f"Output permutation size {permutation_size} has to exceed the trailing "
+            f"dimension of the pivots. Got pivots size {t.shape[-1]}"))
+    rows = tnp.arange(permutation_size, dtype=_np.int32)
+    steps = tnp.arange(t.shape[-1], dtype=_np.int32)
+
+    def at(x, positions, i):
+        return tnp.sum(tnp.where(positions == i, x, 0), axis=-1, keepdims=True, dtype=t.dtype)
+
+    def swap(i, perm):
+        j = at(pivots, steps, i)
+        here, there = at(perm, rows, i), at(perm, rows, j)
+        return tnp.where(rows == j, here, tnp.where(rows == i, there, perm))
+    start = tnp.broadcast_to(rows, (*t.shape[:-1], permutation_size))
+    return fori_loop(0, t.shape[-1], swap, start)

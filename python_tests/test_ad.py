@@ -164,6 +164,8 @@ ROWS = [
     ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True,
                                                        conjugate_a=True),
      [triangular((3, 3), True), cnormal((3, 2))]),
+    ("lu", lambda a: lax.linalg.lu(a)[0], [normal((2, 4, 3))]),
+    ("lu", lambda a: lax.linalg.lu(a)[0], [cnormal((2, 3))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

@@ -1,17 +1,19 @@
 """dot_general: the one contraction primitive behind dot, matmul, tensordot and einsum;
 cholesky: the one factorization StableHLO has an op for; triangular_solve, which its
-derivative needs."""
+derivative needs; lu, LAPACK's getrf on CPU, behind solve, inv, det and slogdet."""
 from __future__ import annotations
 
-from .. import ad
-from .. import dtypes
+import functools
+
+from .. import ad, core, dtypes
 from ..batching import axis_size, batch_at, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import define
 from .elementwise import add, conj, eq, ge, le, lower_conj, mul, neg, select, sub
-from .shape_ops import broadcasted_iota, transpose
+from .shape_ops import (broadcast_in_dim, broadcasted_iota, expand_dims, pad, slice as slice_,
+                        squeeze, transpose)
 
 # dot_general[dimension_numbers=((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))]
 # Result axes: batch, then lhs free axes, then rhs free axes (XLA's order).
@@ -146,6 +148,11 @@ def _layout(minor_to_major) -> str:
     return f"dense<{f'[{dims}]' if dims else ''}> : tensor<{len(minor_to_major)}xindex>"
 
 
+def _column_major(rank) -> str:
+    """The layout LAPACK reads: each matrix column-major, the batch axes major."""
+    return _layout((rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1)))
+
+
 def _cholesky_lowering(ctx, eqn, x):
     t = eqn.outputs[0].type
     target = _LAPACK_POTRF.get(t.dtype) if ctx.platform == "cpu" else None
@@ -160,8 +167,7 @@ def _lapack_cholesky(ctx, target, x, t):
     status is not 0 (not positive definite) becomes NaNs. Its upper triangle keeps x's."""
     batch = t.shape[:-2]
     status_type = ArrayType(batch, dtypes.int32)
-    rank = len(t.shape)
-    column_major = _layout((rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1)))
+    column_major = _column_major(len(t.shape))
     # api_version 1 with a dictionary mhlo.backend_config: a typed FFI call, as JAX's
     # module spells it (XLA imports it as API_VERSION_TYPED_FFI)
     factor, status = ctx.generic("stablehlo.custom_call", [x], [t], [t, status_type], {
@@ -172,17 +178,7 @@ def _lapack_cholesky(ctx, target, x, t):
                                   "[0], operand_index = 0, operand_tuple_indices = []>]",
         "mhlo.backend_config": f"{{uplo = {ord('L')} : ui8}}",
         "mhlo.frontend_attributes": f'{{num_batch_dims = "{len(batch)}"}}'})
-    ok_type = ArrayType(batch, dtypes.bool_)
-    ok = ctx.op(f"stablehlo.compare EQ, {status}, {ctx.constant(0, dtypes.int32, batch)}, "
-                f"SIGNED : ({tensor_type(status_type)}, {tensor_type(status_type)}) -> "
-                f"{tensor_type(ok_type)}")
-    ok = ctx.broadcast(ok, ok_type, t, range(len(batch)))
-    nan = ctx.constant(complex("nan+nanj") if dtypes.is_complex(t.dtype) else float("nan"),
-                       t.dtype)
-    nan = ctx.broadcast(nan, ArrayType((), t.dtype), t)
-    pred_type = ArrayType(t.shape, dtypes.bool_)
-    return ctx.op(f"stablehlo.select {ok}, {factor}, {nan} : ({tensor_type(pred_type)}, "
-                  f"{tensor_type(t)}, {tensor_type(t)}) -> {tensor_type(t)}")
+    return _nan_unless(ctx, status, "EQ", factor, t)
 
 
 def _cholesky_batch(values, dims):
@@ -238,17 +234,39 @@ def _triangular_solve_shape(a, b, *, left_side, lower, transpose_a, conjugate_a,
 
 
 def _triangular_solve_lowering(ctx, eqn, a, b):
+    """On CPU, as JAX's: LAPACK's trsm through XLA's FFI (XLA's own expansion of
+    stablehlo.triangular_solve rounds differently and compiles slowly); elsewhere, and
+    for f16/bf16, stablehlo.triangular_solve."""
     p, a_type = eqn.params, eqn.inputs[0].type
+    t = eqn.outputs[0].type
     if p["conjugate_a"] and not p["transpose_a"] and dtypes.is_complex(a_type.dtype):
-        a = lower_conj(ctx, a, a_type)  # StableHLO conjugates only with a transpose
+        a = lower_conj(ctx, a, a_type)  # neither conjugates without a transpose
+    target = _LAPACK_TRSM.get(t.dtype) if ctx.platform == "cpu" else None
+    if target is not None:
+        layout = _column_major(len(t.shape))
+        flags = {"side": "LR"[not p["left_side"]], "uplo": "UL"[p["lower"]],
+                 "trans_x": "N" if not p["transpose_a"] else "C" if p["conjugate_a"] else "T",
+                 "diag": "NU"[p["unit_diagonal"]]}
+        return ctx.generic("stablehlo.custom_call", [a, b], [a_type, t], [t], {
+            "api_version": "1 : i32", "backend_config": '""',
+            "call_target_name": f'"{target}"', "operand_layouts": f"[{layout}, {layout}]",
+            "result_layouts": f"[{layout}]",
+            "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices "
+                                      "= [], operand_index = 1, operand_tuple_indices = []>]",
+            "mhlo.backend_config": "{" + ", ".join(f"{k} = {ord(v)} : ui8"
+                                                   for k, v in flags.items()) + "}",
+            "mhlo.frontend_attributes": f'{{num_batch_dims = "{len(t.shape) - 2}"}}'})
     transpose = ("NO_TRANSPOSE" if not p["transpose_a"] else
                  "ADJOINT" if p["conjugate_a"] else "TRANSPOSE")
     flag = lambda v: "true" if v else "false"  # noqa: E731
-    return ctx.generic("stablehlo.triangular_solve", [a, b], [a.type for a in eqn.inputs],
-                       [eqn.outputs[0].type], {
-                           "left_side": flag(p["left_side"]), "lower": flag(p["lower"]),
-                           "unit_diagonal": flag(p["unit_diagonal"]),
-                           "transpose_a": f"#stablehlo<transpose {transpose}>"})
+    return ctx.generic("stablehlo.triangular_solve", [a, b], [a_type, t], [t], {
+        "left_side": flag(p["left_side"]), "lower": flag(p["lower"]),
+        "unit_diagonal": flag(p["unit_diagonal"]),
+        "transpose_a": f"#stablehlo<transpose {transpose}>"})
+
+
+_LAPACK_TRSM = {dtypes.float32: "lapack_strsm_ffi", dtypes.float64: "lapack_dtrsm_ffi",
+                dtypes.complex64: "lapack_ctrsm_ffi", dtypes.complex128: "lapack_ztrsm_ffi"}
 
 
 def _triangular_solve_batch(values, dims, **params):
@@ -303,11 +321,161 @@ triangular_solve_p = define("triangular_solve", shape=_triangular_solve_shape,
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
                      conjugate_a=False, unit_diagonal=False):
-    """JAX's lax.linalg.triangular_solve signature and defaults (note left_side=False)."""
-    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
-                                   transpose_a=bool(transpose_a),
-                                   conjugate_a=bool(conjugate_a),
-                                   unit_diagonal=bool(unit_diagonal))
+    """JAX's lax.linalg.triangular_solve signature and defaults (note left_side=False);
+    as in JAX, b of one axis fewer than a is a batch of vectors."""
+    vector = type_of(b).ndim == type_of(a).ndim - 1
+    if vector:
+        b = expand_dims(b, (type_of(b).ndim - (not left_side),))
+    out = triangular_solve_p.bind(
+        a, b, left_side=bool(left_side), lower=bool(lower), transpose_a=bool(transpose_a),
+        conjugate_a=bool(conjugate_a) and dtypes.is_complex(type_of(a).dtype),
+        unit_diagonal=bool(unit_diagonal))
+    return squeeze(out, (type_of(out).ndim - 1 - (not left_side),)) if vector else out
+
+
+# lu[] x -> (lu, pivots, permutation): P x = L U with partial pivoting over the last two
+# axes of (..., m, n) matrices, as JAX's lu_p: L (unit diagonal, not stored) and U packed
+# in one matrix; the pivots, the 0-based row swapped in at each of the min(m, n) steps;
+# the permutation those swaps make of the m rows (both int32). Only CPU has a lowering:
+# LAPACK's getrf, as JAX's.
+def _lu_shape(x):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to lu must have rank at least 2, but got shape={x.shape}")
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"lu does not accept dtype {x.dtype} at position 0. Accepted dtypes "
+                        "at position 0 are subtypes of floating, complexfloating.")
+    return [ArrayType(x.shape, x.dtype, x.weak),
+            ArrayType(x.shape[:-2] + (min(x.shape[-2:]),), dtypes.int32),
+            ArrayType(x.shape[:-1], dtypes.int32)]
+
+
+_LAPACK_GETRF = {dtypes.float32: "lapack_sgetrf_ffi", dtypes.float64: "lapack_dgetrf_ffi",
+                 dtypes.complex64: "lapack_cgetrf_ffi", dtypes.complex128: "lapack_zgetrf_ffi"}
+
+
+def _lu_lowering(ctx, eqn, x):
+    """JAX's CPU lowering: getrf through XLA's FFI on column-major matrices, in place,
+    1-based pivots and a status per matrix; a negative status (a bad argument) gives
+    NaNs, a positive one (a zero pivot: singular) keeps the factors, as LAPACK's. The
+    permutation is a call of lu_pivots_to_permutation's graph, as JAX lowers it."""
+    t, pivots_type, permutation_type = (v.type for v in eqn.outputs)
+    target = _LAPACK_GETRF.get(t.dtype) if ctx.platform == "cpu" else None
+    if target is None:
+        raise NotImplementedError(
+            f"{ctx.loc}: lu of {t} is not supported on platform {ctx.platform!r}: tracehlo "
+            "lowers it to CPU's LAPACK (getrf) only, for float32, float64, complex64 and "
+            "complex128")
+    batch = t.shape[:-2]
+    status_type = ArrayType(batch, dtypes.int32)
+    column_major = _column_major(len(t.shape))
+    factors, pivots, status = ctx.generic(
+        "stablehlo.custom_call", [x], [t], [t, pivots_type, status_type], {
+            "api_version": "1 : i32", "backend_config": '""',
+            "call_target_name": f'"{target}"', "operand_layouts": f"[{column_major}]",
+            "result_layouts": f"[{column_major}, {_layout(range(len(batch), -1, -1))}, "
+                              f"{_layout(range(len(batch) - 1, -1, -1))}]",
+            "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices "
+                                      "= [0], operand_index = 0, operand_tuple_indices = []>]",
+            "mhlo.backend_config": "{}",
+            "mhlo.frontend_attributes": f'{{num_batch_dims = "{len(batch)}"}}'})
+    one = ctx.broadcast(ctx.constant(1, dtypes.int32), ArrayType((), dtypes.int32), pivots_type)
+    pivots = ctx.op(f"stablehlo.subtract {pivots}, {one} : {tensor_type(pivots_type)}")
+    callee = ctx.function(_permutation_graph(pivots_type, t.shape[-2]))
+    permutation = ctx.op(f"func.call @{callee}({pivots}) : ({tensor_type(pivots_type)}) -> "
+                         f"{tensor_type(permutation_type)}")
+    return [_nan_unless(ctx, status, "GE", factors, t), pivots, permutation]
+
+
+@functools.lru_cache(maxsize=None)
+def _permutation_graph(pivots_type, m):
+    from ..lax_linalg import lu_pivots_to_permutation
+    with core.staging("lu_pivots_to_permutation") as staged:
+        pivots = staged.new_input(pivots_type)
+        return staged.build([lu_pivots_to_permutation(pivots, m)])
+
+
+def _nan_unless(ctx, status, direction, x, t):
+    """x where `status direction 0` holds for its matrix, NaNs elsewhere."""
+    batch = t.shape[:-2]
+    status_type, ok_type = ArrayType(batch, dtypes.int32), ArrayType(batch, dtypes.bool_)
+    ok = ctx.op(f"stablehlo.compare {direction}, {status}, "
+                f"{ctx.constant(0, dtypes.int32, batch)}, SIGNED : ({tensor_type(status_type)}, "
+                f"{tensor_type(status_type)}) -> {tensor_type(ok_type)}")
+    ok = ctx.broadcast(ok, ok_type, t, range(len(batch)))
+    nan = ctx.constant(complex("nan+nanj") if dtypes.is_complex(t.dtype) else float("nan"),
+                       t.dtype)
+    nan = ctx.broadcast(nan, ArrayType((), t.dtype), t)
+    pred_type = ArrayType(t.shape, dtypes.bool_)
+    return ctx.op(f"stablehlo.select {ok}, {x}, {nan} : ({tensor_type(pred_type)}, "
+                  f"{tensor_type(t)}, {tensor_type(t)}) -> {tensor_type(t)}")
+
+
+def _lu_batch(values, dims):
+    (x,), (d,) = values, dims
+    return lu_p.bind(batch_at(x, d, type_of(x).shape[d], 0)), [0, 0, 0]
+
+
+def _lu_factors(lu):
+    """L (m, m) and U (n, n) from the packed factors, padded with the identity where
+    m != n, so that both are square and invertible (JAX's _lu_jvp_inner)."""
+    *batch, m, n = type_of(lu).shape
+    k = min(m, n)
+    zero = core.lift(0, type_of(lu).dtype)
+    keep = [(0, 0, 0)] * len(batch)
+    lower = slice_(lu, (0,) * (len(batch) + 2), (*batch, m, k))
+    lower = pad(_triangle(lower, lower=True, strict=True), zero,
+                keep + [(0, 0, 0), (0, m - k, 0)])
+    upper = slice_(lu, (0,) * (len(batch) + 2), (*batch, k, n))
+    upper = pad(_triangle(upper, lower=False), zero, keep + [(0, n - k, 0), (0, 0, 0)])
+    return add(lower, _eye_like(lower, 0)), add(upper, _eye_like(upper, k))
+
+
+def _eye_like(x, start):
+    """Ones on x's diagonal from entry `start` on, zeros elsewhere, in x's type."""
+    t = type_of(x)
+    diagonal = eq(_column_minus_row(x), 0)
+    on = select(diagonal, ge(broadcasted_iota(dtypes.int32, t.shape, len(t.shape) - 2), start),
+                diagonal)
+    return select(on, broadcast_in_dim(core.lift(1, t.dtype), t.shape, ()), ad.zeros(t))
+
+
+def _permute_rows(x, permutation):
+    """x's rows taken in permutation's order: row i of the result is row perm[i]."""
+    from ..numpy import expand_dims, take_along_axis
+    return take_along_axis(x, expand_dims(permutation, -1), -2)
+
+
+def _lu_jvp(primals, tangents):
+    """De Hoog, Anderssen and Lukas, as JAX: with M = L⁻¹ P ẋ U⁻¹,
+    L̇ = L tril(M, -1) and U̇ = triu(M) U, packed as the factors are."""
+    (x,), (t,) = primals, tangents
+    lu, pivots, permutation = outs = lu_p.bind(x)
+    lower, upper = _lu_factors(lu)
+    pt = _permute_rows(ad.instantiate(t), permutation)
+    inner = triangular_solve(lower, pt, left_side=True, lower=True, unit_diagonal=True)
+    inner = triangular_solve(upper, inner, left_side=False, lower=False)
+    t_lu = add(_matmul(lower, _triangle(inner, lower=True, strict=True)),
+               _matmul(_triangle(inner, lower=False), upper))
+    return outs, [t_lu, ad.Zero.like(pivots), ad.Zero.like(permutation)]
+
+
+def _lu_vjp(cts, primals, outs):
+    """The JVP's map transposed: M̄ = tril(Lᵀ C, -1) + triu(C Uᵀ), then
+    x̄ = Pᵀ L⁻ᵀ M̄ U⁻ᵀ."""
+    lu, _, permutation = outs
+    lower, upper = _lu_factors(lu)
+    ct = cts[0]
+    inner = add(_triangle(_matmul(_swap(lower), ct), lower=True, strict=True),
+                _triangle(_matmul(ct, _swap(upper)), lower=False))
+    inner = triangular_solve(upper, inner, left_side=False, lower=False, transpose_a=True)
+    inner = triangular_solve(lower, inner, left_side=True, lower=True, unit_diagonal=True,
+                             transpose_a=True)
+    from ..numpy import argsort
+    return [_permute_rows(inner, argsort(permutation, axis=-1))]
+
+
+lu_p = define("lu", shape=_lu_shape, lower=_lu_lowering, multiple_results=True,
+              jvp=_lu_jvp, vjp=_lu_vjp, batch=_lu_batch)
 
 
 # ---------------------------------------------------------------- matrix helpers
