@@ -152,9 +152,8 @@ def inv(a):
     return solve(a, _tnp.broadcast_to(_tnp.eye(n, dtype=a.dtype), _tnp.shape(a)))
 
 
-class SlogdetResult(_NamedTuple):
-    sign: object
-    logabsdet: object
+# JAX's result type, by name (jax.numpy.linalg does not export it either)
+_SlogdetResult = _NamedTuple("SlogdetResult", [("sign", object), ("logabsdet", object)])
 
 
 def _complex(a):
@@ -239,7 +238,7 @@ def slogdet(a, *, method=None):
         raise NotImplementedError(_at_user_line(
             "slogdet method='qr' is not supported yet: use method='lu' (the default)"))
     small = _tnp.shape(a)[-1] in (1, 2)
-    return SlogdetResult(*(_slogdet_small if small else _slogdet_lu)(a))
+    return _SlogdetResult(*(_slogdet_small if small else _slogdet_lu)(a))
 
 
 def _det_2x2(a):
