@@ -7,9 +7,9 @@ import numpy as _np
 from . import dtypes as _dtypes
 from .core import at_user_line as _at_user_line, type_of as _type_of
 from .numpy.linalg import cholesky as _cholesky
-from .primitives.linalg import lu_p as _lu_p, triangular_solve
+from .primitives.linalg import lu_p as _lu_p, qr_p as _qr_p, triangular_solve
 
-__all__ = ["cholesky", "lu", "lu_pivots_to_permutation", "triangular_solve"]
+__all__ = ["cholesky", "lu", "lu_pivots_to_permutation", "qr", "triangular_solve"]
 
 # `import tracehlo.lax.linalg` works as in JAX, though tracehlo.lax is one module
 _sys.modules[f"{__package__}.lax.linalg"] = _sys.modules[__name__]
@@ -61,3 +61,11 @@ def lu_pivots_to_permutation(pivots, permutation_size):
         return tnp.where(rows == j, here, tnp.where(rows == i, there, perm))
     start = tnp.broadcast_to(rows, (*t.shape[:-1], permutation_size))
     return fori_loop(0, t.shape[-1], swap, start)
+
+
+def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
+    """(q, r) with x = q r, as JAX's (full_matrices=True by default, unlike numpy's)."""
+    if pivoting:
+        raise NotImplementedError(_at_user_line(
+            "qr with pivoting=True (LAPACK's geqp3) is not supported: use pivoting=False"))
+    return _qr_p.bind(x, full_matrices=bool(full_matrices))

@@ -166,6 +166,9 @@ ROWS = [
      [triangular((3, 3), True), cnormal((3, 2))]),
     ("lu", lambda a: lax.linalg.lu(a)[0], [normal((2, 4, 3))]),
     ("lu", lambda a: lax.linalg.lu(a)[0], [cnormal((2, 3))]),
+    ("qr", lambda a: lax.mul(*lax.linalg.qr(a, full_matrices=False)), [normal((2, 3, 3))]),
+    ("qr", lambda a: lax.linalg.qr(a)[0], [cnormal((4, 2))]),  # full Q of a tall matrix
+    ("qr", lambda a: lax.linalg.qr(a)[1], [normal((2, 4))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

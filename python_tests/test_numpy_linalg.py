@@ -450,3 +450,73 @@ def test_lu_fuses_around_lapack():
     assert "lapack_sgetrf_ffi" in compiled.fused
     np.testing.assert_allclose(compiled(a), jnp.linalg.solve(a * 2.0, a[0, 0]) + 1.0,
                                rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- QR
+
+def test_qr_is_jaxs(x64):
+    """geqrf then orgqr/ungqr, as JAX's CPU lowering: Q and R bit for bit in every mode,
+    for tall (batched), wide and square matrices of each LAPACK dtype, in one jitted
+    function; numpy's result type and mode='r'."""
+    rng = np.random.default_rng(4)
+    cases = [(_matrix(rng, np.float32, 2, 5, 3), "reduced"),
+             (_matrix(rng, np.float32, 2, 5, 3), "complete"),
+             (_matrix(rng, np.float32, 3, 5), "complete"), (_matrix(rng, np.float32, 4, 4), "r"),
+             (_matrix(rng, np.complex64, 5, 3), "complete"), (_matrix(rng, np.float64, 3, 5), "reduced"),
+             (_matrix(rng, np.complex128, 2, 4, 4), "reduced"),
+             (np.arange(6, dtype=np.int32).reshape(3, 2), "reduced")]
+
+    def all_modes(m):
+        return lambda xs: [m.linalg.qr(x, mode) for x, (_, mode) in zip(xs, cases)]
+    xs = [x for x, _ in cases]
+    got = tracehlo.jit(all_modes(tnp))(xs)
+    want = jax.jit(all_modes(jnp))(xs)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(want))
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+
+
+def test_qr_derivatives_equal_jax(x64):
+    """qr's JVP (JAX's rule: wide, and the full Q of a tall matrix) and the VJP taken
+    from it, against JAX's in float64 to rtol 1e-10, in one jitted function (test_ad's
+    rows check them against finite differences, complex ones too; test_vmap's their
+    batching)."""
+    rng = np.random.default_rng(5)
+    cases = [(_matrix(rng, np.float64, 5, 3), "complete"),
+             (_matrix(rng, np.float64, 2, 3, 5), "reduced")]
+    ts = [_matrix(rng, x.dtype, *x.shape) for x, _ in cases]
+
+    def derivatives(m, jvp, grad):
+        def fn(xs, ts):
+            out = []
+            for x, t, (_, mode) in zip(xs, ts, cases):
+                f = lambda x, mode=mode: m.linalg.qr(x, mode)  # noqa: E731
+                loss = lambda x, f=f: sum(m.sum(m.abs(m.sin(part))) for part in f(x))  # noqa
+                out += [jvp(f, (x,), (t,))[1], grad(loss)(x)]
+            return out
+        return fn
+    xs = [x for x, _ in cases]
+    got = tracehlo.jit(derivatives(tnp, tracehlo.jvp, tracehlo.grad))(xs, ts)
+    want = jax.jit(derivatives(jnp, jax.jvp, jax.grad))(xs, ts)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_qr_errors_are_jaxs():
+    import tracehlo.lax.linalg as tll
+    from tracehlo.lowering import lower_graph
+    for fn, exc, match in [
+            (lambda: tnp.linalg.qr(np.ones(3, np.float32)), TypeError,
+             r"Input 0 to qr must have rank at least 2, but got shape=\(3,\)"),
+            (lambda: tnp.linalg.qr(np.eye(3, dtype=np.float32), "x"), ValueError,
+             "Unsupported QR decomposition mode 'x'"),
+            (lambda: tll.qr(np.eye(3, dtype=np.int32)), TypeError,
+             "qr does not accept dtype int32 at position 0"),
+            (lambda: tll.qr(np.eye(3, dtype=np.float32), pivoting=True), NotImplementedError,
+             "qr with pivoting=True"),
+            (lambda: lower_graph(tracehlo.make_ir(lambda a: tnp.linalg.qr(a))(
+                np.eye(2, dtype=np.float32)), platform="cuda"), NotImplementedError,
+             r"qr of f32\[2,2\] is not supported on platform 'cuda'")]:
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn()

@@ -13,7 +13,7 @@ from .. import numpy as _tnp
 from ._ufuncs import _abs_square
 from ._util import _inexact as _inexact_dtype, _promote, _promote_no_broadcast
 
-__all__ = ["cholesky", "det", "inv", "norm", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "inv", "norm", "qr", "slogdet", "solve"]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -299,3 +299,18 @@ def det(a):
     _square(a, "Argument to _det() must have shape [..., n, n], got {}")
     n = _tnp.shape(a)[-1]
     return _det_2x2(a) if n == 2 else _det_3x3(a) if n == 3 else _det(a)
+
+
+# ---------------------------------------------------------------- QR
+
+_QRResult = _NamedTuple("QRResult", [("Q", object), ("R", object)])
+
+
+def qr(a, mode="reduced"):
+    """Q and R of a = Q R (mode 'reduced' or 'complete'), or R alone (mode 'r'), as
+    JAX's: the derivative is qr's own rule, every shape."""
+    (a,) = _inexact(a)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(_at_user_line(f"Unsupported QR decomposition mode '{mode}'"))
+    q, r = _lax_linalg.qr(a, full_matrices=mode == "complete")
+    return r if mode == "r" else _QRResult(q, r)

@@ -9,11 +9,11 @@ from .. import ad, core, dtypes
 from ..batching import axis_size, batch_at, not_mapped, shifted
 from ..core import type_of
 from ..ir import ArrayType
-from ..lowering import tensor_type
+from ..lowering import dims_attr, tensor_type
 from . import define
 from .elementwise import add, conj, eq, ge, le, lower_conj, mul, neg, select, sub
-from .shape_ops import (broadcast_in_dim, broadcasted_iota, expand_dims, pad, slice as slice_,
-                        squeeze, transpose)
+from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, pad,
+                        slice as slice_, squeeze, transpose)
 
 # dot_general[dimension_numbers=((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))]
 # Result axes: batch, then lhs free axes, then rhs free axes (XLA's order).
@@ -138,8 +138,6 @@ def _cholesky_shape(x):
     return ArrayType(x.shape, x.dtype, x.weak)
 
 
-_LAPACK_POTRF = {dtypes.float32: "lapack_spotrf_ffi", dtypes.float64: "lapack_dpotrf_ffi",
-                 dtypes.complex64: "lapack_cpotrf_ffi", dtypes.complex128: "lapack_zpotrf_ffi"}
 
 
 def _layout(minor_to_major) -> str:
@@ -151,6 +149,47 @@ def _layout(minor_to_major) -> str:
 def _column_major(rank) -> str:
     """The layout LAPACK reads: each matrix column-major, the batch axes major."""
     return _layout((rank - 2, rank - 1) + tuple(range(rank - 3, -1, -1)))
+
+
+def _lapack_names(real, complex_=None):
+    """LAPACK's kernel names by dtype (some complex routines have names of their own)."""
+    return {dt: f"lapack_{c}{routine}_ffi" for dt, c, routine in [
+        (dtypes.float32, "s", real), (dtypes.float64, "d", real),
+        (dtypes.complex64, "c", complex_ or real), (dtypes.complex128, "z", complex_ or real)]}
+
+
+_LAPACK_POTRF, _LAPACK_GETRF, _LAPACK_TRSM = map(_lapack_names, ("potrf", "getrf", "trsm"))
+_LAPACK_GEQRF, _LAPACK_ORGQR = _lapack_names("geqrf"), _lapack_names("orgqr", "ungqr")
+
+
+def _lapack_target(table, op, t, ctx):
+    """The LAPACK FFI kernel for t's dtype on CPU; elsewhere NotImplementedError at the
+    user's line (JAX's GPU lowerings call cuSOLVER, which we do not)."""
+    target = table.get(t.dtype) if ctx.platform == "cpu" else None
+    if target is None:
+        raise NotImplementedError(
+            f"{ctx.loc}: {op} of {t} is not supported on platform {ctx.platform!r}: tracehlo "
+            f"lowers it to CPU's LAPACK only, for float32, float64, complex64 and complex128")
+    return target
+
+
+def _lapack_call(ctx, target, operands, in_types, out_types, backend_config="{}"):
+    """A typed FFI call of a LAPACK kernel as JAX's module spells it (api_version 1 with
+    a dictionary mhlo.backend_config, which XLA imports as API_VERSION_TYPED_FFI):
+    column-major matrices, vectors batch-major, the first result written over the
+    first operand."""
+    def layouts(types):
+        return "[" + ", ".join([_column_major(len(types[0].shape))] + [
+            _layout(range(len(t.shape) - 1, -1, -1)) for t in types[1:]]) + "]"
+    batch = len(out_types[0].shape) - 2
+    return ctx.generic("stablehlo.custom_call", operands, in_types, out_types, {
+        "api_version": "1 : i32", "backend_config": '""', "call_target_name": f'"{target}"',
+        "operand_layouts": layouts(in_types), "result_layouts": layouts(out_types),
+        "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = "
+                                  f"[{'0' if len(out_types) > 1 else ''}], operand_index = 0, "
+                                  "operand_tuple_indices = []>]",
+        "mhlo.backend_config": backend_config,
+        "mhlo.frontend_attributes": f'{{num_batch_dims = "{batch}"}}'})
 
 
 def _cholesky_lowering(ctx, eqn, x):
@@ -165,19 +204,9 @@ def _lapack_cholesky(ctx, target, x, t):
     """JAX's CPU lowering: XLA's FFI call of potrf on the lower triangle (uplo 'L') of
     column-major matrices, factoring in place, with a status per matrix; a matrix whose
     status is not 0 (not positive definite) becomes NaNs. Its upper triangle keeps x's."""
-    batch = t.shape[:-2]
-    status_type = ArrayType(batch, dtypes.int32)
-    column_major = _column_major(len(t.shape))
-    # api_version 1 with a dictionary mhlo.backend_config: a typed FFI call, as JAX's
-    # module spells it (XLA imports it as API_VERSION_TYPED_FFI)
-    factor, status = ctx.generic("stablehlo.custom_call", [x], [t], [t, status_type], {
-        "api_version": "1 : i32", "backend_config": '""', "call_target_name": f'"{target}"',
-        "operand_layouts": f"[{column_major}]",
-        "result_layouts": f"[{column_major}, {_layout(range(len(batch) - 1, -1, -1))}]",
-        "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = "
-                                  "[0], operand_index = 0, operand_tuple_indices = []>]",
-        "mhlo.backend_config": f"{{uplo = {ord('L')} : ui8}}",
-        "mhlo.frontend_attributes": f'{{num_batch_dims = "{len(batch)}"}}'})
+    status_type = ArrayType(t.shape[:-2], dtypes.int32)
+    factor, status = _lapack_call(ctx, target, [x], [t], [t, status_type],
+                                  f"{{uplo = {ord('L')} : ui8}}")
     return _nan_unless(ctx, status, "EQ", factor, t)
 
 
@@ -265,8 +294,6 @@ def _triangular_solve_lowering(ctx, eqn, a, b):
         "transpose_a": f"#stablehlo<transpose {transpose}>"})
 
 
-_LAPACK_TRSM = {dtypes.float32: "lapack_strsm_ffi", dtypes.float64: "lapack_dtrsm_ffi",
-                dtypes.complex64: "lapack_ctrsm_ffi", dtypes.complex128: "lapack_ztrsm_ffi"}
 
 
 def _triangular_solve_batch(values, dims, **params):
@@ -349,8 +376,6 @@ def _lu_shape(x):
             ArrayType(x.shape[:-1], dtypes.int32)]
 
 
-_LAPACK_GETRF = {dtypes.float32: "lapack_sgetrf_ffi", dtypes.float64: "lapack_dgetrf_ffi",
-                 dtypes.complex64: "lapack_cgetrf_ffi", dtypes.complex128: "lapack_zgetrf_ffi"}
 
 
 def _lu_lowering(ctx, eqn, x):
@@ -359,25 +384,9 @@ def _lu_lowering(ctx, eqn, x):
     NaNs, a positive one (a zero pivot: singular) keeps the factors, as LAPACK's. The
     permutation is a call of lu_pivots_to_permutation's graph, as JAX lowers it."""
     t, pivots_type, permutation_type = (v.type for v in eqn.outputs)
-    target = _LAPACK_GETRF.get(t.dtype) if ctx.platform == "cpu" else None
-    if target is None:
-        raise NotImplementedError(
-            f"{ctx.loc}: lu of {t} is not supported on platform {ctx.platform!r}: tracehlo "
-            "lowers it to CPU's LAPACK (getrf) only, for float32, float64, complex64 and "
-            "complex128")
-    batch = t.shape[:-2]
-    status_type = ArrayType(batch, dtypes.int32)
-    column_major = _column_major(len(t.shape))
-    factors, pivots, status = ctx.generic(
-        "stablehlo.custom_call", [x], [t], [t, pivots_type, status_type], {
-            "api_version": "1 : i32", "backend_config": '""',
-            "call_target_name": f'"{target}"', "operand_layouts": f"[{column_major}]",
-            "result_layouts": f"[{column_major}, {_layout(range(len(batch), -1, -1))}, "
-                              f"{_layout(range(len(batch) - 1, -1, -1))}]",
-            "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices "
-                                      "= [0], operand_index = 0, operand_tuple_indices = []>]",
-            "mhlo.backend_config": "{}",
-            "mhlo.frontend_attributes": f'{{num_batch_dims = "{len(batch)}"}}'})
+    status_type = ArrayType(t.shape[:-2], dtypes.int32)
+    factors, pivots, status = _lapack_call(ctx, _lapack_target(_LAPACK_GETRF, "lu", t, ctx),
+                                           [x], [t], [t, pivots_type, status_type])
     one = ctx.broadcast(ctx.constant(1, dtypes.int32), ArrayType((), dtypes.int32), pivots_type)
     pivots = ctx.op(f"stablehlo.subtract {pivots}, {one} : {tensor_type(pivots_type)}")
     callee = ctx.function(_permutation_graph(pivots_type, t.shape[-2]))
@@ -476,6 +485,133 @@ def _lu_vjp(cts, primals, outs):
 
 lu_p = define("lu", shape=_lu_shape, lower=_lu_lowering, multiple_results=True,
               jvp=_lu_jvp, vjp=_lu_vjp, batch=_lu_batch)
+
+
+# qr[full_matrices] x -> (q, r): x = Q R over the last two axes of (..., m, n) matrices,
+# Q with orthonormal columns ((m, m) if full_matrices, else (m, min(m, n))), R upper
+# triangular, as JAX's qr_p without pivoting. Only CPU has a lowering: LAPACK's geqrf,
+# then orgqr (JAX's householder_product) on its reflectors, as JAX's.
+def _qr_shape(x, *, full_matrices):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to qr must have rank at least 2, but got shape={x.shape}")
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"qr does not accept dtype {x.dtype} at position 0. Accepted dtypes "
+                        "at position 0 are subtypes of floating, complexfloating.")
+    *batch, m, n = x.shape
+    k = m if full_matrices else min(m, n)
+    return [ArrayType((*batch, m, k), x.dtype, x.weak), ArrayType((*batch, k, n), x.dtype, x.weak)]
+
+
+def _qr_lowering(ctx, eqn, x):
+    """JAX's _qr_lowering: geqrf; Q from the reflectors (the square head of a wide
+    matrix, the factors padded to m columns for a full Q of a tall one); R the upper
+    triangle of the factors (their first n rows for a reduced tall one)."""
+    t = eqn.inputs[0].type
+    q_type, r_type = (v.type for v in eqn.outputs)
+    *batch, m, n = t.shape
+    k = min(m, n)
+    taus_type = ArrayType((*batch, k), t.dtype)
+    factors, taus = _lapack_call(ctx, _lapack_target(_LAPACK_GEQRF, "qr", t, ctx), [x], [t],
+                                 [t, taus_type])
+    head = lambda rows, cols: _lower_slice(ctx, factors, t, (*batch, rows, cols))  # noqa: E731
+    if m < n:
+        reflectors = head(m, m)
+    elif q_type.shape[-1] != n:
+        reflectors = ctx.generic("stablehlo.pad", [factors, ctx.constant(0, t.dtype)],
+                                 [t, ArrayType((), t.dtype)], [q_type], {
+                                     "edge_padding_low": dims_attr([0] * len(t.shape)),
+                                     "edge_padding_high": dims_attr([0] * (len(t.shape) - 1)
+                                                                    + [m - n]),
+                                     "interior_padding": dims_attr([0] * len(t.shape))})
+    else:
+        reflectors = factors
+    q = _lapack_call(ctx, _lapack_target(_LAPACK_ORGQR, "qr", t, ctx), [reflectors, taus],
+                     [q_type, taus_type], [q_type])
+    r = factors if r_type.shape == t.shape else head(*r_type.shape[-2:])
+    return [q, _lower_triu(ctx, r, r_type)]
+
+
+def _lower_slice(ctx, x, t, limits):
+    out = ArrayType(tuple(limits), t.dtype)
+    return ctx.generic("stablehlo.slice", [x], [t], [out], {
+        "start_indices": dims_attr([0] * len(limits)), "limit_indices": dims_attr(limits),
+        "strides": dims_attr([1] * len(limits))})
+
+
+def _lower_triu(ctx, x, t):
+    """x's upper triangle, zeros below (column >= row over the last two axes)."""
+    i32 = ArrayType(t.shape[-2:], dtypes.int32)
+    rows, cols = (ctx.op(f"stablehlo.iota dim = {d} : {tensor_type(i32)}") for d in (0, 1))
+    pred = ArrayType(t.shape[-2:], dtypes.bool_)
+    keep = ctx.op(f"stablehlo.compare GE, {cols}, {rows}, SIGNED : ({tensor_type(i32)}, "
+                  f"{tensor_type(i32)}) -> {tensor_type(pred)}")
+    keep = ctx.broadcast(keep, pred, ArrayType(t.shape, dtypes.bool_),
+                         (len(t.shape) - 2, len(t.shape) - 1))
+    zero = ctx.broadcast(ctx.constant(0, t.dtype), ArrayType((), t.dtype), t)
+    return ctx.op(f"stablehlo.select {keep}, {x}, {zero} : "
+                  f"({tensor_type(ArrayType(t.shape, dtypes.bool_))}, {tensor_type(t)}, "
+                  f"{tensor_type(t)}) -> {tensor_type(t)}")
+
+
+def _qr_batch(values, dims, **params):
+    (x,), (d,) = values, dims
+    return qr_p.bind(batch_at(x, d, type_of(x).shape[d], 0), **params), [0, 0]
+
+
+def _adjoint(x):
+    return conj(_swap(x)) if dtypes.is_complex(type_of(x).dtype) else _swap(x)
+
+
+def _thin_qr_jvp(q, r, dx):
+    """m >= n (J. Townsend's derivation, as JAX): with C = Qᴴ ẋ R⁻¹ and Ω = tril(C, -1)
+    - tril(C, -1)ᴴ (+ i Im diag C), Q̇ = Q (Ω - C) + ẋ R⁻¹ and Ṙ = (C - Ω) R."""
+    dx_rinv = triangular_solve(r, dx)
+    c = _matmul(_adjoint(q), dx_rinv)
+    lower = _triangle(c, lower=True, strict=True)
+    omega = sub(lower, _adjoint(lower))
+    if dtypes.is_complex(type_of(c).dtype):
+        from .elementwise import convert_element_type, real
+        imaginary = sub(c, convert_element_type(real(c), type_of(c).dtype))
+        omega = add(omega, mul(_eye_like(c, 0), imaginary))
+    return add(_matmul(q, sub(omega, c)), dx_rinv), _matmul(sub(c, omega), r)
+
+
+def _qr_jvp(primals, tangents, *, full_matrices):
+    """JAX's qr_jvp_rule, every shape: a wide matrix's square head is a thin QR and the
+    rest of R is Qᴴ x; a full Q of a tall matrix extends the thin one (arXiv 2409.13374,
+    eqs. 32-33)."""
+    (x,), (dx,) = primals, tangents
+    q, r = outs = qr_p.bind(x, full_matrices=full_matrices)
+    dx = ad.instantiate(dx)
+    *batch, m, n = type_of(x).shape
+    rank = len(batch) + 2
+    cut = lambda v, rows, cols, r0=0, c0=0: slice_(  # noqa: E731
+        v, (0,) * (rank - 2) + (r0, c0), (*batch, rows, cols))
+    if m < n:
+        dq, dr1 = _thin_qr_jvp(q, cut(r, m, m), cut(dx, m, m))
+        dr2 = add(_matmul(_adjoint(dq), cut(x, m, n, 0, m)),
+                  _matmul(_adjoint(q), cut(dx, m, n, 0, m)))
+        return outs, [dq, concatenate([dr1, dr2], rank - 1)]
+    q_mn, r_nn = (cut(q, m, n), cut(r, n, n)) if full_matrices else (q, r)
+    dq, dr = _thin_qr_jvp(q_mn, r_nn, dx)
+    if full_matrices and m != n:
+        from ..lax_linalg import lu
+        from ..numpy.linalg import _lu_solve
+        q_nn, q_pn, q_mp = cut(q_mn, n, n), cut(q_mn, m, n, n), cut(q, m, m, 0, n)
+        dq_nn, dq_pn = cut(dq, n, n), cut(dq, m, n, n)
+        factors, _, permutation = lu(_adjoint(sub(q_nn, _eye_like(q_nn, 0))))
+        z_pn_h = _lu_solve(factors, permutation, _adjoint(q_pn))
+        z_pn = _adjoint(z_pn_h)
+        dq_mp = sub(_matmul(dq, z_pn_h), _matmul(add(q_mn, _matmul(q_mp, z_pn)),
+                                                  _adjoint(sub(dq_pn, _matmul(z_pn, dq_nn)))))
+        dq = concatenate([dq, dq_mp], rank - 1)
+        dr = concatenate([dr, ad.zeros(ArrayType((*batch, m - n, n), type_of(dr).dtype))],
+                         rank - 2)
+    return outs, [dq, dr]
+
+
+qr_p = define("qr", shape=_qr_shape, lower=_qr_lowering, multiple_results=True,
+              jvp=_qr_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_qr_jvp), batch=_qr_batch)
 
 
 # ---------------------------------------------------------------- matrix helpers
