@@ -7,9 +7,9 @@ import numpy as _np
 from . import dtypes as _dtypes
 from .core import at_user_line as _at_user_line, type_of as _type_of
 from .numpy.linalg import cholesky as _cholesky
-from .primitives.linalg import lu_p as _lu_p, qr_p as _qr_p, triangular_solve
+from .primitives.linalg import eigh_p as _eigh_p, lu_p as _lu_p, qr_p as _qr_p, triangular_solve
 
-__all__ = ["cholesky", "lu", "lu_pivots_to_permutation", "qr", "triangular_solve"]
+__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "triangular_solve"]
 
 # `import tracehlo.lax.linalg` works as in JAX, though tracehlo.lax is one module
 _sys.modules[f"{__package__}.lax.linalg"] = _sys.modules[__name__]
@@ -69,3 +69,24 @@ def qr(x, *, pivoting=False, full_matrices=True, use_magma=None):
         raise NotImplementedError(_at_user_line(
             "qr with pivoting=True (LAPACK's geqp3) is not supported: use pivoting=False"))
     return _qr_p.bind(x, full_matrices=bool(full_matrices))
+
+
+def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
+         subset_by_index=None, implementation=None):
+    """(v, w): eigenvectors (columns) and ascending eigenvalues of Hermitian x, as JAX's
+    (symmetrized first by default, so either triangle's noise averages out)."""
+    from . import lax, numpy as tnp
+    n = _type_of(x).shape[-1] if _type_of(x).ndim else None
+    if subset_by_index not in (None, (0, n)) or implementation is not None:
+        raise NotImplementedError(_at_user_line(
+            "eigh with subset_by_index or implementation is not supported (CPU's syevd "
+            "computes every eigenpair)"))
+    shape = _type_of(x).shape
+    if symmetrize_input and len(shape) >= 2:
+        if shape[-1] != shape[-2]:  # JAX's error, from its symmetrizing add
+            raise TypeError(_at_user_line(
+                f"add got incompatible shapes for broadcasting: {shape}, "
+                f"{(*shape[:-2], shape[-1], shape[-2])}. (eigh symmetrizes its input, which "
+                "must be square matrices [..., n, n])"))
+        x = lax.div(lax.add(x, tnp.conj(tnp.swapaxes(x, -1, -2))), 2)  # dtype kept
+    return _eigh_p.bind(x, lower=bool(lower))

@@ -520,3 +520,60 @@ def test_qr_errors_are_jaxs():
              r"qr of f32\[2,2\] is not supported on platform 'cuda'")]:
         with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
             fn()
+
+
+# ---------------------------------------------------------------- eigh
+
+def test_eigh_is_jaxs(x64):
+    """syevd/heevd, as JAX's CPU lowering: eigenvalues and eigenvectors bit for bit
+    (either triangle, symmetrized or not, each LAPACK dtype, batched), in one jitted
+    function; its derivatives against JAX's in float64 and complex128 to rtol 1e-10
+    (test_ad's rows check them against finite differences, test_vmap's their batching)."""
+    rng = np.random.default_rng(6)
+    xs = [_matrix(rng, np.float32, 2, 3, 3), _matrix(rng, np.complex64, 4, 4),
+          _matrix(rng, np.float64, 3, 3), _matrix(rng, np.complex128, 2, 3, 3),
+          np.array([[2, 1], [1, 2]], np.int32)]
+    kwargs = [{}, {"UPLO": "U"}, {"symmetrize_input": False}, {}, {}]
+    t = _matrix(rng, np.complex128, 2, 3, 3)
+
+    def fn(m, jvp, grad):
+        def program(xs, t):
+            loss = lambda x: (m.sum(m.abs(m.sin(m.linalg.eigh(x)[1])) ** 2)  # noqa: E731
+                              + m.sum(m.linalg.eigvalsh(x) ** 3))
+            return ([m.linalg.eigh(x, **kw) for x, kw in zip(xs, kwargs)]
+                    + [m.linalg.eigvalsh(xs[1], "U"), jvp(m.linalg.eigh, (xs[3],), (t,))[1],
+                       grad(loss)(xs[2]), grad(loss)(xs[3])])
+        return program
+    got = tracehlo.jit(fn(tnp, tracehlo.jvp, tracehlo.grad))(xs, t)
+    want = jax.jit(fn(jnp, jax.jvp, jax.grad))(xs, t)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(want))
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        if k < 11:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_eigh_errors_are_jaxs():
+    import tracehlo.lax.linalg as tll
+    from tracehlo.lowering import lower_graph
+    for fn, exc, match in [
+            (lambda: tnp.linalg.eigh(np.ones((2, 3), np.float32)), TypeError,
+             r"add got incompatible shapes for broadcasting: \(2, 3\), \(3, 2\)"),
+            (lambda: tnp.linalg.eigh(np.ones((2, 3), np.float32), symmetrize_input=False),
+             ValueError,
+             r"Argument to symmetric eigendecomposition must have shape \[..., n, n\], got "
+             r"shape \(2, 3\)"),
+            (lambda: tnp.linalg.eigh(np.eye(2, dtype=np.float32), "X"), ValueError,
+             "UPLO must be one of None, 'L', or 'U', got X"),
+            (lambda: tll.eigh(np.eye(2, dtype=np.int32)), TypeError,
+             "eigh does not accept dtype int32 at position 0"),
+            (lambda: tll.eigh(np.eye(3, dtype=np.float32), subset_by_index=(0, 1)),
+             NotImplementedError, "eigh with subset_by_index"),
+            (lambda: lower_graph(tracehlo.make_ir(lambda a: tnp.linalg.eigvalsh(a))(
+                np.eye(2, dtype=np.float32)), platform="cuda"), NotImplementedError,
+             r"eigh of f32\[2,2\] is not supported on platform 'cuda'")]:
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn()

@@ -201,6 +201,7 @@ ROWS = [
         a + 4 * tnp.eye(4, dtype=np.float32), b, transpose_a=True), [f32(4, 4), f32(2, 4)]),
     Row("lu", "dot", lambda a: lax.linalg.lu(a), [f32(4, 4)]),
     Row("qr", "dot", lambda a: lax.linalg.qr(a), [f32(4, 2)]),
+    Row("eigh", "dot", lambda a: lax.linalg.eigh(a), [f32(4, 4)]),
     Row("qr/wide_reduced", "dot", lambda a: lax.linalg.qr(a, full_matrices=False), [f32(2, 4)]),
     Row("lu/wide", "dot", lambda a: lax.linalg.lu(a), [f32(2, 4)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),

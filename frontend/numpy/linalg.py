@@ -13,7 +13,7 @@ from .. import numpy as _tnp
 from ._ufuncs import _abs_square
 from ._util import _inexact as _inexact_dtype, _promote, _promote_no_broadcast
 
-__all__ = ["cholesky", "det", "inv", "norm", "qr", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve"]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -314,3 +314,20 @@ def qr(a, mode="reduced"):
         raise ValueError(_at_user_line(f"Unsupported QR decomposition mode '{mode}'"))
     q, r = _lax_linalg.qr(a, full_matrices=mode == "complete")
     return r if mode == "r" else _QRResult(q, r)
+
+
+# ---------------------------------------------------------------- eigh
+
+_EighResult = _NamedTuple("EighResult", [("eigenvalues", object), ("eigenvectors", object)])
+
+
+def eigh(a, UPLO=None, symmetrize_input=True):
+    if UPLO not in (None, "L", "U"):
+        raise ValueError(_at_user_line(f"UPLO must be one of None, 'L', or 'U', got {UPLO}"))
+    (a,) = _inexact(a)
+    v, w = _lax_linalg.eigh(a, lower=UPLO != "U", symmetrize_input=symmetrize_input)
+    return _EighResult(w, v)
+
+
+def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues

@@ -11,7 +11,8 @@ from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
-from .elementwise import add, conj, eq, ge, le, lower_conj, mul, neg, select, sub
+from .elementwise import (_real_dtype, add, conj, convert_element_type, div, eq, ge, le,
+                          lower_conj, mul, neg, real, select, sub)
 from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, pad,
                         slice as slice_, squeeze, transpose)
 
@@ -403,9 +404,10 @@ def _permutation_graph(pivots_type, m):
         return staged.build([lu_pivots_to_permutation(pivots, m)])
 
 
-def _nan_unless(ctx, status, direction, x, t):
-    """x where `status direction 0` holds for its matrix, NaNs elsewhere."""
-    batch = t.shape[:-2]
+def _nan_unless(ctx, status, direction, x, t, core_rank=2):
+    """x where `status direction 0` holds for its matrix (or vector: core_rank 1), NaNs
+    elsewhere."""
+    batch = t.shape[:len(t.shape) - core_rank]
     status_type, ok_type = ArrayType(batch, dtypes.int32), ArrayType(batch, dtypes.bool_)
     ok = ctx.op(f"stablehlo.compare {direction}, {status}, "
                 f"{ctx.constant(0, dtypes.int32, batch)}, SIGNED : ({tensor_type(status_type)}, "
@@ -570,7 +572,6 @@ def _thin_qr_jvp(q, r, dx):
     lower = _triangle(c, lower=True, strict=True)
     omega = sub(lower, _adjoint(lower))
     if dtypes.is_complex(type_of(c).dtype):
-        from .elementwise import convert_element_type, real
         imaginary = sub(c, convert_element_type(real(c), type_of(c).dtype))
         omega = add(omega, mul(_eye_like(c, 0), imaginary))
     return add(_matmul(q, sub(omega, c)), dx_rinv), _matmul(sub(c, omega), r)
@@ -612,6 +613,70 @@ def _qr_jvp(primals, tangents, *, full_matrices):
 
 qr_p = define("qr", shape=_qr_shape, lower=_qr_lowering, multiple_results=True,
               jvp=_qr_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_qr_jvp), batch=_qr_batch)
+
+
+# eigh[lower] x -> (v, w): x = V diag(w) Vᴴ for Hermitian (..., n, n) x, reading its lower
+# (or upper) triangle; eigenvalues ascending, real; as JAX's eigh_p on CPU (LAPACK's
+# syevd/heevd, NaNs where it fails). Only CPU has a lowering.
+def _eigh_shape(x, *, lower):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to eigh must have rank at least 2, but got shape={x.shape}")
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"eigh does not accept dtype {x.dtype} at position 0. Accepted "
+                        "dtypes at position 0 are subtypes of floating, complexfloating.")
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError("Argument to symmetric eigendecomposition must have shape [..., n, "
+                         f"n], got shape {x.shape}")
+    return [ArrayType(x.shape, x.dtype, x.weak),
+            ArrayType(x.shape[:-1], _real_dtype(x.dtype), x.weak)]
+
+
+_LAPACK_EVD = _lapack_names("syevd", "heevd")
+
+
+def _eigh_lowering(ctx, eqn, x):
+    v_type, w_type = (o.type for o in eqn.outputs)
+    status_type = ArrayType(v_type.shape[:-2], dtypes.int32)
+    flags = f"{{mode = {ord('V')} : ui8, uplo = {ord('L' if eqn.params['lower'] else 'U')} : ui8}}"
+    v, w, status = _lapack_call(ctx, _lapack_target(_LAPACK_EVD, "eigh", v_type, ctx), [x],
+                                [v_type], [v_type, w_type, status_type], flags)
+    return [_nan_unless(ctx, status, "EQ", v, v_type),
+            _nan_unless(ctx, status, "EQ", w, w_type, core_rank=1)]
+
+
+def _eigh_batch(values, dims, **params):
+    (x,), (d,) = values, dims
+    return eigh_p.bind(batch_at(x, d, type_of(x).shape[d], 0), **params), [0, 0]
+
+
+def _eigh_jvp(primals, tangents, *, lower):
+    """JAX's rule (nondegenerate perturbation theory), on the symmetrized input as JAX's:
+    with F_ij = 1 / (w_j - w_i) off the diagonal (0 on it) and Ȧ' = Vᴴ Ȧ V,
+    V̇ = V (F ∘ Ȧ') and ẇ = Re diag Ȧ'."""
+    (x,), (t,) = primals, tangents
+    v, w = outs = eigh_p.bind(mul(add(x, _adjoint(x)), 0.5), lower=lower)
+    dtype = type_of(x).dtype
+    w = convert_element_type(w, dtype)
+    *batch, n = type_of(w).shape
+    shape = (*batch, n, n)
+    gaps = sub(broadcast_in_dim(w, shape, (*range(len(batch)), len(batch) + 1)),
+               broadcast_in_dim(w, shape, (*range(len(batch)), len(batch))))
+    eye = _eye_like(gaps, 0)
+    f = sub(div(broadcast_in_dim(core.lift(1, dtype), shape, ()), add(eye, gaps)), eye)
+    rotated = _matmul(_matmul(_adjoint(v), ad.instantiate(t)), v)
+    diagonal = _diagonal(real(rotated) if dtypes.is_complex(dtype) else rotated)
+    return outs, [_matmul(v, mul(f, rotated)), diagonal]
+
+
+def _diagonal(x):
+    """The diagonal of x's last two axes (a masked sum: no gather)."""
+    from .reductions import reduce_sum
+    n = type_of(x).ndim
+    return reduce_sum(select(eq(_column_minus_row(x), 0), x, ad.zeros(type_of(x))), (n - 1,))
+
+
+eigh_p = define("eigh", shape=_eigh_shape, lower=_eigh_lowering, multiple_results=True,
+                jvp=_eigh_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_eigh_jvp), batch=_eigh_batch)
 
 
 # ---------------------------------------------------------------- matrix helpers
