@@ -577,3 +577,65 @@ def test_eigh_errors_are_jaxs():
              r"eigh of f32\[2,2\] is not supported on platform 'cuda'")]:
         with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
             fn()
+
+
+# ---------------------------------------------------------------- built on the above
+
+def _linalg_compositions(m, a, b, v, w, i, t):
+    return [m.linalg.matrix_power(a, 5), m.linalg.matrix_power(b, -2),
+            m.linalg.matrix_power(i, 3), m.linalg.matrix_power(a, 0),
+            m.linalg.multi_dot([v, a, b[0], a, v]), m.linalg.multi_dot([w, a, w.T]),
+            m.linalg.tensorinv(t, 2), m.linalg.tensorsolve(t, w),
+            m.linalg.tensorsolve(t.reshape(3, 2, 3, 2), w, axes=(0,)),
+            m.linalg.matmul(b, v), m.linalg.tensordot(b, b.transpose(1, 2, 0), axes=2),
+            m.linalg.outer(v, w[0]), m.linalg.trace(b, offset=1),
+            m.linalg.trace(i.astype(np.int8)), m.linalg.diagonal(b, offset=-1),
+            m.linalg.matrix_transpose(b), m.linalg.vecdot(w, v), m.linalg.vecdot(i, i[0]),
+            m.linalg.vecdot(b + 1j * b, b, axis=0), m.linalg.cross(w, v),
+            m.linalg.cross(b, b[::-1], axis=1)]
+
+
+def test_linalg_compositions_equal_numpy():
+    """matrix_power, multi_dot, tensorinv, tensorsolve and the array API's linalg names
+    (matmul, tensordot, outer, trace, diagonal, matrix_transpose, vecdot, cross): NumPy's
+    values to rtol 1e-5 and jax.numpy's result types, in one jitted function."""
+    rng = np.random.default_rng(7)
+    a = _matrix(rng, np.float32, 3, 3) + 3 * np.eye(3, dtype=np.float32)
+    args = (a, _matrix(rng, np.float32, 2, 3, 3) + 3 * np.eye(3, dtype=np.float32),
+            _matrix(rng, np.float32, 3), _matrix(rng, np.float32, 2, 3),
+            np.arange(9, dtype=np.int32).reshape(3, 3),
+            _matrix(rng, np.float32, 2, 3, 6) + np.eye(6, dtype=np.float32).reshape(2, 3, 6))
+    got = tracehlo.jit(lambda *x: _linalg_compositions(tnp, *x))(*args)
+    want = jax.eval_shape(lambda *x: _linalg_compositions(jnp, *x), *args)
+    expected = _linalg_compositions(np, *[x.astype(np.float64) if x.dtype == np.float32
+                                          else x for x in args])
+    for k, (g, w, e) in enumerate(zip(got, want, expected)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), k
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=str(k))
+
+
+def test_linalg_composition_errors_are_jaxs():
+    for fn, args, exc, match in [
+            (lambda m, a: m.linalg.matrix_power(a, 2), (f32(2, 3),), TypeError,
+             "Last 2 dimensions of the array must be square"),
+            (lambda m, a: m.linalg.matrix_power(a, 2.5), (f32(2, 2),), TypeError,
+             "exponent must be an integer, got 2.5"),
+            (lambda m, a: m.linalg.tensorinv(a, 1), (f32(2, 3, 6),), ValueError,
+             r"tensorinv is only possible when the product of the first `ind` dimensions "
+             r"equals that of the remaining dimensions. got arr.shape=\(2, 3, 6\) with ind=1."),
+            (lambda m, a, b: m.linalg.tensorsolve(a, b), (f32(2, 3, 2, 2), f32(2, 3)),
+             ValueError, r"Input arrays must have prod\(a.shape\[:b.ndim\]\) == "),
+            (lambda m, a, b: m.linalg.outer(a, b), (f32(2, 2), f32(3)), ValueError,
+             "Input arrays must be one-dimensional, but they are x1.ndim=2 x2.ndim=1"),
+            (lambda m, a: m.linalg.matrix_transpose(a), (f32(3),), ValueError,
+             "matrix_transpose requires at least 2 dimensions; got ndim=1"),
+            (lambda m, a, b: m.linalg.cross(a, b), (f32(2), f32(3)), ValueError,
+             r"Both input arrays must be \(arrays of\) 3-dimensional vectors, but they have "
+             r"x1.shape\[axis\]=2 and x2.shape\[axis\]=3"),
+            (lambda m, a, b: m.linalg.vecdot(a, b), (f32(2, 3), f32(2)), ValueError,
+             r"axes must match; got shapes \(2, 3\) and \(2,\) with axis=-1"),
+            (lambda m, a, b: m.linalg.multi_dot([a, b]), (f32(2, 3), f32(2, 3)), ValueError,
+             "multi_dot: last dimension of each array must match first dimension")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=exc, match=match, jit=False)

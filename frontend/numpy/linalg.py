@@ -1,6 +1,8 @@
 """tracehlo.numpy.linalg: norms, and the functions of the factorizations (Cholesky, LU)
 with JAX's derivatives: custom rules where JAX has them, so that gradients are JAX's
 formulas, not the derivative of the factorization."""
+import math as _math
+import operator as _operator
 from typing import NamedTuple as _NamedTuple
 
 import numpy as _np
@@ -13,7 +15,9 @@ from .. import numpy as _tnp
 from ._ufuncs import _abs_square
 from ._util import _inexact as _inexact_dtype, _promote, _promote_no_broadcast
 
-__all__ = ["cholesky", "det", "eigh", "eigvalsh", "inv", "norm", "qr", "slogdet", "solve"]
+__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
+           "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet",
+           "solve", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot"]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -331,3 +335,150 @@ def eigh(a, UPLO=None, symmetrize_input=True):
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
+
+
+# ---------------------------------------------------------------- built on the above
+
+def matrix_power(a, n):
+    """a to the integer power n by repeated squaring (JAX's order of products); a
+    negative n inverts first."""
+    a = _tnp.asarray(a)
+    if _tnp.ndim(a) < 2:
+        raise TypeError(_at_user_line(f"{_tnp.ndim(a)}-dimensional array given. Array must "
+                                      "be at least two-dimensional"))
+    if _tnp.shape(a)[-2] != _tnp.shape(a)[-1]:
+        raise TypeError(_at_user_line("Last 2 dimensions of the array must be square"))
+    try:
+        n = _operator.index(n)
+    except TypeError:
+        raise TypeError(_at_user_line(f"exponent must be an integer, got {n}")) from None
+    if n == 0:
+        return _tnp.broadcast_to(_tnp.eye(_tnp.shape(a)[-2], dtype=a.dtype), _tnp.shape(a))
+    if n < 0:
+        a, n = inv(a), -n
+    if n <= 3:
+        return a if n == 1 else a @ a if n == 2 else (a @ a) @ a
+    z = result = None
+    while n > 0:
+        z = a if z is None else z @ z
+        n, bit = divmod(n, 2)
+        if bit:
+            result = z if result is None else result @ z
+    return result
+
+
+def multi_dot(arrays, *, precision=None):
+    """One einsum over the chain, whose contraction order einsum picks (as JAX's)."""
+    arrays = [_tnp.asarray(a) for a in arrays]
+    shapes = [_tnp.shape(a) for a in arrays]
+    if len(arrays) < 2:
+        raise ValueError(_at_user_line(
+            f"multi_dot requires at least two arrays; got len(arrays)={len(arrays)}"))
+    if not (len(shapes[0]) in (1, 2) and len(shapes[-1]) in (1, 2)
+            and all(len(s) == 2 for s in shapes[1:-1])):
+        raise ValueError(_at_user_line(
+            "multi_dot: input arrays must all be two-dimensional, except for the first and "
+            f"last array which may be 1 or 2 dimensional. Got array shapes {shapes}"))
+    if any(a[-1] != b[0] for a, b in zip(shapes[:-1], shapes[1:])):
+        raise ValueError(_at_user_line(
+            "multi_dot: last dimension of each array must match first dimension of "
+            f"following array. Got array shapes {shapes}"))
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    specs = [letters[i:i + 2] for i in range(len(arrays))]
+    if len(shapes[0]) == 1:
+        specs[0] = specs[0][1:]
+    if len(shapes[-1]) == 1:
+        specs[-1] = specs[-1][:1]
+    out = "".join(sorted(set("".join(specs)), key=letters.index))
+    out = "".join(c for c in out if "".join(specs).count(c) == 1)
+    return _tnp.einsum(",".join(specs) + "->" + out, *arrays, optimize="auto",
+                       precision=precision)
+
+
+def tensorinv(a, ind=2):
+    a = _tnp.asarray(a)
+    ind = _operator.index(ind)
+    if ind <= 0:
+        raise ValueError(_at_user_line(f"ind must be a positive integer; got ind={ind}"))
+    contracting, batch = _tnp.shape(a)[:ind], _tnp.shape(a)[ind:]
+    rows, cols = _math.prod(contracting), _math.prod(batch)
+    if rows != cols:
+        raise ValueError(_at_user_line(
+            "tensorinv is only possible when the product of the first `ind` dimensions "
+            f"equals that of the remaining dimensions. got arr.shape={_tnp.shape(a)} with "
+            f"ind={ind}."))
+    return _tnp.reshape(inv(_tnp.reshape(a, (rows, cols))), (*batch, *contracting))
+
+
+def tensorsolve(a, b, axes=None):
+    a, b = _tnp.asarray(a), _tnp.asarray(b)
+    if axes is not None:
+        a = _tnp.moveaxis(a, axes, len(axes) * (_tnp.ndim(a) - 1,))
+    sa, sb = _tnp.shape(a), _tnp.shape(b)
+    out_shape = sa[len(sb):]
+    if sa[:len(sb)] != sb:
+        raise ValueError(_at_user_line(
+            "After moving axes to end, leading shape of a must match shape of b. got "
+            f"a.shape={sa}, b.shape={sb}"))
+    if _math.prod(sb) != _math.prod(out_shape):
+        raise ValueError(_at_user_line(
+            "Input arrays must have prod(a.shape[:b.ndim]) == prod(a.shape[b.ndim:]); got "
+            f"a.shape={sa}, b.ndim={len(sb)}."))
+    flat = _tnp.reshape(a, (_math.prod(sb), _math.prod(out_shape)))
+    return _tnp.reshape(solve(flat, _tnp.ravel(b)), out_shape)
+
+
+# The array API's names in linalg, over the last axes (as JAX's).
+
+def matmul(x1, x2, /, *, precision=None, preferred_element_type=None):
+    return _tnp.matmul(x1, x2)
+
+
+def tensordot(x1, x2, /, *, axes=2, precision=None, preferred_element_type=None):
+    return _tnp.tensordot(x1, x2, axes)
+
+
+def outer(x1, x2, /):
+    x1, x2 = _tnp.asarray(x1), _tnp.asarray(x2)
+    if _tnp.ndim(x1) != 1 or _tnp.ndim(x2) != 1:
+        raise ValueError(_at_user_line(
+            "Input arrays must be one-dimensional, but they are "
+            f"x1.ndim={_tnp.ndim(x1)} x2.ndim={_tnp.ndim(x2)}"))
+    return x1[:, None] * x2[None, :]
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    return _tnp.trace(x, offset=offset, axis1=-2, axis2=-1, dtype=dtype)
+
+
+def diagonal(x, /, *, offset=0):
+    return _tnp.diagonal(x, offset=offset, axis1=-2, axis2=-1)
+
+
+def matrix_transpose(x, /):
+    x = _tnp.asarray(x)
+    if _tnp.ndim(x) < 2:
+        raise ValueError(_at_user_line(
+            f"matrix_transpose requires at least 2 dimensions; got ndim={_tnp.ndim(x)}"))
+    return _tnp.swapaxes(x, -1, -2)
+
+
+def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
+    """sum(conj(x1) * x2) along axis, the other axes broadcast."""
+    x1, x2 = _promote_no_broadcast([_tnp.asarray(x1), _tnp.asarray(x2)])
+    if _tnp.shape(x1)[axis] != _tnp.shape(x2)[axis]:
+        raise ValueError(_at_user_line(
+            f"axes must match; got shapes {_tnp.shape(x1)} and {_tnp.shape(x2)} with "
+            f"axis={axis}"))
+    return _tnp.sum(_tnp.conj(x1) * x2, axis=axis, dtype=x1.dtype)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    x1, x2 = _promote_no_broadcast([_tnp.asarray(x1), _tnp.asarray(x2)])
+    if _tnp.shape(x1)[axis] != 3 or _tnp.shape(x2)[axis] != 3:
+        raise ValueError(_at_user_line(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
+            f"x1.shape[axis]={_tnp.shape(x1)[axis]} and x2.shape[axis]={_tnp.shape(x2)[axis]}"))
+    a, b = (_tnp.moveaxis(x, axis, -1) for x in (x1, x2))
+    parts = [a[..., i] * b[..., j] - a[..., j] * b[..., i] for i, j in ((1, 2), (2, 0), (0, 1))]
+    return _tnp.moveaxis(_tnp.stack(parts, -1), -1, axis)
