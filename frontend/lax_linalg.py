@@ -7,9 +7,11 @@ import numpy as _np
 from . import dtypes as _dtypes
 from .core import at_user_line as _at_user_line, type_of as _type_of
 from .numpy.linalg import cholesky as _cholesky
-from .primitives.linalg import eigh_p as _eigh_p, lu_p as _lu_p, qr_p as _qr_p, triangular_solve
+from .primitives.linalg import (eigh_p as _eigh_p, lu_p as _lu_p, qr_p as _qr_p,
+                                svd_p as _svd_p, triangular_solve)
 
-__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "triangular_solve"]
+__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
+           "triangular_solve"]
 
 # `import tracehlo.lax.linalg` works as in JAX, though tracehlo.lax is one module
 _sys.modules[f"{__package__}.lax.linalg"] = _sys.modules[__name__]
@@ -90,3 +92,13 @@ def eigh(x, *, lower=True, symmetrize_input=True, sort_eigenvalues=True,
                 "must be square matrices [..., n, n])"))
         x = lax.div(lax.add(x, tnp.conj(tnp.swapaxes(x, -1, -2))), 2)  # dtype kept
     return _eigh_p.bind(x, lower=bool(lower))
+
+
+def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorithm=None):
+    """(u, s, vh), or s alone, as JAX's (LAPACK's gesdd)."""
+    if subset_by_index is not None or algorithm is not None:
+        raise NotImplementedError(_at_user_line(
+            "svd with subset_by_index or algorithm is not supported (CPU's gesdd computes "
+            "every singular triple)"))
+    outs = _svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
+    return (outs[1], outs[0], outs[2]) if compute_uv else outs[0]

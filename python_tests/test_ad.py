@@ -174,6 +174,9 @@ ROWS = [
     # complex eigenvectors are defined up to a phase each: |v|² is not
     ("eigh", lambda a: (lambda v, w: tnp.real(v * tnp.conj(v)) * w)(*lax.linalg.eigh(a)),
      [cnormal((3, 3))]),
+    ("svd", lambda a: (lambda u, s, vh: u * s[..., None, :] + vh[..., :1, :2])(
+        *lax.linalg.svd(a, full_matrices=False)), [normal((2, 3, 2))]),  # signs fixed locally
+    ("svd", lambda a: lax.linalg.svd(a, compute_uv=False), [cnormal((2, 3))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

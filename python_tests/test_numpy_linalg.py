@@ -639,3 +639,46 @@ def test_linalg_composition_errors_are_jaxs():
         with pytest.raises(exc, match=match):
             fn(jnp, *args)
         check_raises(fn, *args, exc=exc, match=match, jit=False)
+
+
+# ---------------------------------------------------------------- SVD
+
+def test_svd_is_jaxs(x64):
+    """gesdd, as JAX's CPU lowering: U, S and Vh bit for bit (full, reduced, values only;
+    tall, wide, batched; each LAPACK dtype), svdvals and matrix_rank, in one jitted
+    function; the derivatives against JAX's in float64 and complex128 to rtol 1e-10
+    (test_ad's rows check them against finite differences, test_vmap's their batching)."""
+    rng = np.random.default_rng(8)
+    xs = [_matrix(rng, np.float32, 2, 5, 3), _matrix(rng, np.complex64, 3, 5),
+          _matrix(rng, np.float64, 4, 4), _matrix(rng, np.complex128, 2, 3, 4)]
+    kwargs = [{}, {"full_matrices": False}, {"compute_uv": False}, {"full_matrices": False}]
+    t = _matrix(rng, np.complex128, 2, 3, 4)
+    low_rank = np.outer(np.arange(4.0), np.ones(3)).astype(np.float32)
+
+    def fn(m, jvp, grad):
+        def program(xs, t, low_rank):
+            reduced = lambda x: m.linalg.svd(x, full_matrices=False)  # noqa: E731
+            loss = lambda x: (m.sum(m.abs(reduced(x)[0] @ reduced(x)[2]) ** 2)  # noqa: E731
+                              + m.sum(m.linalg.svdvals(x) ** 3))
+            return ([m.linalg.svd(x, **kw) for x, kw in zip(xs, kwargs)]
+                    + [m.linalg.svdvals(xs[0]), m.linalg.matrix_rank(xs[1]),
+                       m.linalg.matrix_rank(low_rank), jvp(reduced, (xs[3],), (t,))[1],
+                       grad(loss)(xs[2]), grad(loss)(xs[3])])
+        return program
+    got = tracehlo.jit(fn(tnp, tracehlo.jvp, tracehlo.grad))(xs, t, low_rank)
+    want = jax.jit(fn(jnp, jax.jvp, jax.grad))(xs, t, low_rank)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(want))
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    exact = len(got) - 5
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        if k < exact:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+    with pytest.raises(TypeError, match=r"test_numpy_linalg.py:\d+: Input 0 to svd must have "
+                                        r"rank at least 2, but got shape=\(3,\)"):
+        tnp.linalg.svd(np.ones(3, np.float32))
+    with pytest.raises(NotImplementedError, match="Singular value decomposition JVP not "
+                                                  "implemented for full matrices"):
+        tracehlo.jvp(tnp.linalg.svd, (xs[1],), (xs[1],))

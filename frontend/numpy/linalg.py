@@ -17,7 +17,8 @@ from ._util import _inexact as _inexact_dtype, _promote, _promote_no_broadcast
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
            "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet",
-           "solve", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot"]
+           "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace",
+           "vecdot", "matrix_rank"]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -482,3 +483,37 @@ def cross(x1, x2, /, *, axis=-1):
     a, b = (_tnp.moveaxis(x, axis, -1) for x in (x1, x2))
     parts = [a[..., i] * b[..., j] - a[..., j] * b[..., i] for i, j in ((1, 2), (2, 0), (0, 1))]
     return _tnp.moveaxis(_tnp.stack(parts, -1), -1, axis)
+
+
+# ---------------------------------------------------------------- SVD
+
+_SVDResult = _NamedTuple("SVDResult", [("U", object), ("S", object), ("Vh", object)])
+
+
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
+    (a,) = _inexact(a)
+    if hermitian or subset_by_index is not None:
+        raise NotImplementedError(_at_user_line(
+            "svd with hermitian=True or subset_by_index is not supported"))
+    out = _lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    return _SVDResult(*out) if compute_uv else out
+
+
+def svdvals(x, /):
+    return svd(x, compute_uv=False)
+
+
+def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
+    """How many singular values exceed rtol times the largest (by default that times
+    max(m, n) times the dtype's epsilon), as JAX's."""
+    if tol is not None:
+        rtol = tol
+    (M,) = _inexact(M)
+    if _tnp.ndim(M) < 2:
+        return _tnp.any(M != 0).astype(_np.int32)
+    s = svd(M, full_matrices=False, compute_uv=False, hermitian=hermitian)
+    if rtol is None:
+        rtol = (_tnp.max(s, axis=-1) * _np.asarray(max(_tnp.shape(M)[-2:]), s.dtype)
+                * _tnp.finfo(s.dtype).eps)
+    rtol = _tnp.expand_dims(rtol, _tnp.ndim(rtol))
+    return _tnp.sum(s > rtol, axis=-1)

@@ -174,18 +174,20 @@ def _lapack_target(table, op, t, ctx):
     return target
 
 
-def _lapack_call(ctx, target, operands, in_types, out_types, backend_config="{}"):
+def _lapack_call(ctx, target, operands, in_types, out_types, backend_config="{}",
+                 matrices=(0,)):
     """A typed FFI call of a LAPACK kernel as JAX's module spells it (api_version 1 with
     a dictionary mhlo.backend_config, which XLA imports as API_VERSION_TYPED_FFI):
     column-major matrices, vectors batch-major, the first result written over the
-    first operand."""
-    def layouts(types):
-        return "[" + ", ".join([_column_major(len(types[0].shape))] + [
-            _layout(range(len(t.shape) - 1, -1, -1)) for t in types[1:]]) + "]"
+    first operand. `matrices` are the results that are matrices (the first operand is)."""
+    def layouts(types, matrices):
+        return "[" + ", ".join(
+            _column_major(len(t.shape)) if i in matrices else
+            _layout(range(len(t.shape) - 1, -1, -1)) for i, t in enumerate(types)) + "]"
     batch = len(out_types[0].shape) - 2
     return ctx.generic("stablehlo.custom_call", operands, in_types, out_types, {
         "api_version": "1 : i32", "backend_config": '""', "call_target_name": f'"{target}"',
-        "operand_layouts": layouts(in_types), "result_layouts": layouts(out_types),
+        "operand_layouts": layouts(in_types, (0,)), "result_layouts": layouts(out_types, matrices),
         "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = "
                                   f"[{'0' if len(out_types) > 1 else ''}], operand_index = 0, "
                                   "operand_tuple_indices = []>]",
@@ -447,7 +449,7 @@ def _eye_like(x, start):
     diagonal = eq(_column_minus_row(x), 0)
     on = select(diagonal, ge(broadcasted_iota(dtypes.int32, t.shape, len(t.shape) - 2), start),
                 diagonal)
-    return select(on, broadcast_in_dim(core.lift(1, t.dtype), t.shape, ()), ad.zeros(t))
+    return select(on, _ones_like(x), ad.zeros(t))
 
 
 def _permute_rows(x, permutation):
@@ -662,7 +664,7 @@ def _eigh_jvp(primals, tangents, *, lower):
     gaps = sub(broadcast_in_dim(w, shape, (*range(len(batch)), len(batch) + 1)),
                broadcast_in_dim(w, shape, (*range(len(batch)), len(batch))))
     eye = _eye_like(gaps, 0)
-    f = sub(div(broadcast_in_dim(core.lift(1, dtype), shape, ()), add(eye, gaps)), eye)
+    f = sub(div(_ones_like(eye), add(eye, gaps)), eye)
     rotated = _matmul(_matmul(_adjoint(v), ad.instantiate(t)), v)
     diagonal = _diagonal(real(rotated) if dtypes.is_complex(dtype) else rotated)
     return outs, [_matmul(v, mul(f, rotated)), diagonal]
@@ -677,6 +679,105 @@ def _diagonal(x):
 
 eigh_p = define("eigh", shape=_eigh_shape, lower=_eigh_lowering, multiple_results=True,
                 jvp=_eigh_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_eigh_jvp), batch=_eigh_batch)
+
+
+# svd[full_matrices, compute_uv] x -> (s, u, vt) (or s alone): x = U diag(s) Vᴴ over the
+# last two axes, singular values descending and real, as JAX's svd_p on CPU (LAPACK's
+# gesdd; NaNs where it fails). Only CPU has a lowering.
+def _svd_shape(x, *, full_matrices, compute_uv):
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to svd must have rank at least 2, but got shape={x.shape}")
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"svd does not accept dtype {x.dtype} at position 0. Accepted dtypes "
+                        "at position 0 are subtypes of floating, complexfloating.")
+    *batch, m, n = x.shape
+    k = min(m, n)
+    s = ArrayType((*batch, k), _real_dtype(x.dtype), x.weak)
+    if not compute_uv:
+        return [s]
+    return [s, ArrayType((*batch, m, m if full_matrices else k), x.dtype, x.weak),
+            ArrayType((*batch, n if full_matrices else k, n), x.dtype, x.weak)]
+
+
+_LAPACK_GESDD = _lapack_names("gesdd")
+
+
+def _svd_lowering(ctx, eqn, x):
+    p, t = eqn.params, eqn.inputs[0].type
+    *batch, m, n = t.shape
+    k = min(m, n)
+    s_type = ArrayType((*batch, k), _real_dtype(t.dtype))
+    wide = m if p["full_matrices"] else k
+    u_type = ArrayType((*batch, m, wide), t.dtype)
+    vt_type = ArrayType((*batch, n if p["full_matrices"] else k, n), t.dtype)
+    mode = "N" if not p["compute_uv"] else "A" if p["full_matrices"] else "S"
+    status_type = ArrayType(tuple(batch), dtypes.int32)
+    _, s, u, vt, status = _lapack_call(
+        ctx, _lapack_target(_LAPACK_GESDD, "svd", t, ctx), [x], [t],
+        [t, s_type, u_type, vt_type, status_type], f"{{mode = {ord(mode)} : ui8}}",
+        matrices=(0, 2, 3))
+    out = [_nan_unless(ctx, status, "EQ", s, s_type, core_rank=1)]
+    if p["compute_uv"]:
+        out += [_nan_unless(ctx, status, "EQ", u, u_type),
+                _nan_unless(ctx, status, "EQ", vt, vt_type)]
+    return out
+
+
+def _svd_batch(values, dims, **params):
+    (x,), (d,) = values, dims
+    outs = svd_p.bind(batch_at(x, d, type_of(x).shape[d], 0), **params)
+    return outs, [0] * len(outs)
+
+
+def _svd_jvp(primals, tangents, *, full_matrices, compute_uv):
+    """JAX's rule (no full U or V of a non-square matrix, as JAX): with dS = Uᴴ Ȧ V,
+    ṡ = Re diag dS, and U̇, V̇ from F_ij = 1 / (s_j² - s_i²) off the diagonal."""
+    (x,), (dx,) = primals, tangents
+    *batch, m, n = type_of(x).shape
+    if compute_uv and full_matrices and m != n:
+        raise NotImplementedError(core.at_user_line(
+            "Singular value decomposition JVP not implemented for full matrices"))
+    s, u, vt = svd_p.bind(x, full_matrices=False, compute_uv=True)
+    dtype = type_of(x).dtype
+    v = _adjoint(vt)
+    ds_mat = _matmul(_matmul(_adjoint(u), ad.instantiate(dx)), v)
+    ds = _diagonal(real(ds_mat) if dtypes.is_complex(dtype) else ds_mat)
+    if not compute_uv:
+        return [s], [ds]
+    k = type_of(s).shape[-1]
+    shape = (*batch, k, k)
+    lead = tuple(range(len(batch)))
+    s_row = broadcast_in_dim(s, shape, (*lead, len(batch) + 1))  # s_j at (i, j)
+    s_col = broadcast_in_dim(s, shape, (*lead, len(batch)))      # s_i at (i, j)
+    eye = _eye_like(s_row, 0)
+    f = sub(div(_ones_like(eye), add(mul(add(s_row, s_col), sub(s_row, s_col)), eye)), eye)
+    as_x = lambda y: convert_element_type(y, dtype)  # noqa: E731
+    dss = mul(as_x(s_row), ds_mat)
+    sds = mul(as_x(s_col), ds_mat)
+    s_zero = convert_element_type(eq(s, 0), type_of(s).dtype)
+    s_inv = sub(div(_ones_like(s), add(s, s_zero)), s_zero)
+    s_inv_mat = mul(eye, broadcast_in_dim(s_inv, shape, (*lead, len(batch) + 1)))
+    du_diag = mul(mul(sub(ds_mat, _adjoint(ds_mat)), 0.5), as_x(s_inv_mat))
+    du = _matmul(u, add(mul(as_x(f), add(dss, _adjoint(dss))), du_diag))
+    dv = _matmul(v, mul(as_x(f), add(sds, _adjoint(sds))))
+    s_cols = lambda rows: as_x(broadcast_in_dim(s, (*batch, rows, k),  # noqa: E731
+                                                (*lead, len(batch) + 1)))
+    if m > n:
+        dav = _matmul(ad.instantiate(dx), v)
+        du = add(du, div(sub(dav, _matmul(u, _matmul(_adjoint(u), dav))), s_cols(m)))
+    if n > m:
+        dahu = _matmul(_adjoint(ad.instantiate(dx)), u)
+        dv = add(dv, div(sub(dahu, _matmul(v, _matmul(vt, dahu))), s_cols(n)))
+    return [s, u, vt], [ds, du, _adjoint(dv)]
+
+
+def _ones_like(x):
+    t = type_of(x)
+    return broadcast_in_dim(core.lift(1, t.dtype), t.shape, ())
+
+
+svd_p = define("svd", shape=_svd_shape, lower=_svd_lowering, multiple_results=True,
+               jvp=_svd_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_svd_jvp), batch=_svd_batch)
 
 
 # ---------------------------------------------------------------- matrix helpers
