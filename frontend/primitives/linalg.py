@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from .. import ad, core, dtypes
 from ..batching import axis_size, batch_at, not_mapped, shifted
 from ..core import type_of
@@ -710,6 +712,10 @@ def _svd_lowering(ctx, eqn, x):
     wide = m if p["full_matrices"] else k
     u_type = ArrayType((*batch, m, wide), t.dtype)
     vt_type = ArrayType((*batch, n if p["full_matrices"] else k, n), t.dtype)
+    if m == 0 or n == 0:  # gesdd fails (bad_alloc): JAX's _empty_svd, identity factors
+        eye = lambda rt: ctx.constant(np.eye(*rt.shape[-2:]), rt.dtype, rt.shape)  # noqa: E731
+        return [ctx.constant(0, s_type.dtype, s_type.shape)] + (
+            [eye(u_type), eye(vt_type)] if p["compute_uv"] else [])
     mode = "N" if not p["compute_uv"] else "A" if p["full_matrices"] else "S"
     status_type = ArrayType(tuple(batch), dtypes.int32)
     _, s, u, vt, status = _lapack_call(
