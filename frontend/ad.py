@@ -185,6 +185,27 @@ def linear_jvp(prim):
     return rule
 
 
+def vjp_fwd_from_jvp(jvp_rule):
+    """A forward rule (see vjp_fwd_rules) from a JVP rule linear in its tangents, for
+    primitives whose derivative is simplest stated forward (qr, eigh, as JAX states
+    them): the rule runs once with tangents recorded on a tape, whose backward pass is
+    the VJP (custom_jvp's reverse mode, the same way); its primal outputs are the
+    results, so the primitive is bound once."""
+    def fwd(primals, **params):
+        with new_trace(VJPTrace()) as linear:
+            tangents = [VJPTracer(linear, zeros(Zero.like(p).type))
+                        if dtypes.is_inexact(type_of(p).dtype) else Zero.like(p)
+                        for p in primals]
+            outs, t_outs = jvp_rule(primals, tangents, **params)
+
+        def backward(cts):
+            got = backward_pass(linear.tape, [(t, c) for t, c in zip(t_outs, cts)
+                                              if isinstance(t, VJPTracer)])
+            return [got.get(id(t)) for t in tangents]
+        return outs, backward
+    return fwd
+
+
 def _bind_list(prim, operands, params) -> list:
     outs = bind(prim, operands, params)
     return outs if prim.multiple_results else [outs]

@@ -38,7 +38,9 @@ def _scalar_text(x) -> str:
         return f"({_scalar_text(x.real)}, {_scalar_text(x.imag)})"
     if dtypes.is_float(x.dtype):
         if np.isfinite(x):
-            return repr(float(x))  # exact: every float16/32 is a double
+            text = repr(float(x))  # exact: every float16/32 is a double
+            # MLIR's float literal needs a point: repr(2e-06) does not parse
+            return text if "." in text else text.replace("e", ".0e")
         bits = x.view(f"u{x.dtype.itemsize}")
         return f"0x{int(bits):0{2 * x.dtype.itemsize}X}"
     return str(int(x))

@@ -166,6 +166,19 @@ ROWS = [
     ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True,
                                                        conjugate_a=True),
      [triangular((3, 3), True), cnormal((3, 2))]),
+    ("lu", lambda a: lax.linalg.lu(a)[0], [normal((2, 4, 3))]),
+    ("lu", lambda a: lax.linalg.lu(a)[0], [cnormal((2, 3))]),
+    ("qr", lambda a: lax.mul(*lax.linalg.qr(a, full_matrices=False)), [normal((2, 3, 3))]),
+    ("qr", lambda a: lax.linalg.qr(a)[0], [cnormal((4, 2))]),  # full Q of a tall matrix
+    ("qr", lambda a: lax.linalg.qr(a)[1], [normal((2, 4))]),
+    ("eigh", lambda a: (lambda v, w: v * w[..., None, :])(*lax.linalg.eigh(a)),
+     [normal((2, 3, 3))]),
+    # complex eigenvectors are defined up to a phase each: |v|² is not
+    ("eigh", lambda a: (lambda v, w: tnp.real(v * tnp.conj(v)) * w)(*lax.linalg.eigh(a)),
+     [cnormal((3, 3))]),
+    ("svd", lambda a: (lambda u, s, vh: u * s[..., None, :] + vh[..., :1, :2])(
+        *lax.linalg.svd(a, full_matrices=False)), [normal((2, 3, 2))]),  # signs fixed locally
+    ("svd", lambda a: lax.linalg.svd(a, compute_uv=False), [cnormal((2, 3))]),
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

@@ -232,3 +232,456 @@ def test_lax_linalg_is_jaxs():
                                jax.grad(lambda a: loss(jll, a, b))(a), rtol=2e-5, atol=2e-6)
     with pytest.raises(TypeError, match="cholesky does not accept dtype int32"):
         tll.cholesky(np.eye(2, dtype=np.int32))
+
+
+# ---------------------------------------------------------------- LU and its functions
+
+def _matrix(rng, dtype, *shape):
+    x = rng.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.normal(size=shape)
+    return x.astype(dtype)
+
+
+def _scipy_lu(x):
+    """LAPACK's getrf through SciPy, the library jaxlib's kernels run: JAX's results bit
+    for bit, with JAX's permutation built from the pivots."""
+    import scipy.linalg
+    batch = x.shape[:-2]
+    flat = x.reshape((-1,) + x.shape[-2:])
+    out = []
+    for m in flat:
+        lu, pivots = scipy.linalg.lu_factor(m, check_finite=False)
+        perm = np.arange(m.shape[0])
+        for i, j in enumerate(pivots):
+            perm[[i, j]] = perm[[j, i]]
+        out.append((lu, pivots.astype(np.int32), perm.astype(np.int32)))
+    return [np.stack(parts).reshape(batch + parts[0].shape) for parts in zip(*out)]
+
+
+@pytest.mark.filterwarnings("ignore:Diagonal number 4 is exactly zero")
+def test_lu_is_jaxs(x64):
+    """LAPACK's getrf, as JAX's CPU lowering: factors, pivots and permutation bit for bit
+    for square (batched), tall, wide and singular matrices of each LAPACK dtype, in one
+    jitted function, and eagerly."""
+    import tracehlo.lax.linalg as tll
+    rng = np.random.default_rng(0)
+    singular = np.array([[1, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [1, 0, 0, 1]], np.float64)
+    xs = [_matrix(rng, np.float32, 2, 3, 5, 5), _matrix(rng, np.float32, 5, 3),
+          _matrix(rng, np.complex64, 2, 3, 4), singular, _matrix(rng, np.complex128, 3, 3)]
+    got = tracehlo.jit(lambda xs: [tll.lu(x) for x in xs])(xs) + [tll.lu(xs[1])]
+    for x, g in zip(xs + xs[1:2], got):
+        for part, want in zip(g, _scipy_lu(x)):
+            assert part.dtype == want.dtype
+            np.testing.assert_array_equal(part, want)
+
+
+def test_lu_pivots_to_permutation_and_errors():
+    import jax.lax.linalg as jll
+    import tracehlo.lax.linalg as tll
+    pivots = np.array([[2, 2, 3], [0, 3, 2]], np.int32)
+    np.testing.assert_array_equal(tll.lu_pivots_to_permutation(pivots, 5),
+                                  jll.lu_pivots_to_permutation(pivots, 5))
+    for fn, exc, match in [
+            (lambda: tll.lu(np.ones(3, np.float32)), TypeError,
+             r"Input 0 to lu must have rank at least 2, but got shape=\(3,\)"),
+            (lambda: tll.lu(np.eye(3, dtype=np.int32)), TypeError,
+             "lu does not accept dtype int32 at position 0. Accepted dtypes at position 0 "
+             "are subtypes of floating, complexfloating."),
+            (lambda: tll.lu_pivots_to_permutation(pivots, 2), ValueError,
+             "Output permutation size 2 has to exceed the trailing dimension of the pivots. "
+             "Got pivots size 3"),
+            (lambda: tll.lu_pivots_to_permutation(pivots.astype(np.float32), 4), TypeError,
+             "lu_pivots_to_permutation does not accept dtype float32 at position 0"),
+            (lambda: tll.lu_pivots_to_permutation(pivots[0, 0], 4), TypeError,
+             r"Input 0 to lu_pivots_to_permutation must have rank at least 1, but got "
+             r"shape=\(\)")]:
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn()
+
+
+def _lu_functions(m, a, b, v, c, ints):
+    """Every numpy function built on the LU: det and slogdet of each size JAX treats
+    apart (1, 2 and 3 by formula, 4 by the LU), inv, solve of vectors and matrices with
+    batch axes broadcast; complex and integer operands."""
+    return ([m.linalg.det(a[..., :n, :n]) for n in (1, 2, 3, 4)]
+            + [m.linalg.slogdet(a[..., :n, :n]) for n in (1, 2, 4)]
+            + [m.linalg.inv(a), m.linalg.solve(a, b), m.linalg.solve(a, v),
+               m.linalg.solve(a[0], b)]
+            + [m.linalg.det(c), m.linalg.slogdet(c), m.linalg.solve(c, c[0, 0])]
+            + [m.linalg.det(ints), m.linalg.slogdet(ints), m.linalg.inv(ints)])
+
+
+def test_lu_functions_equal_numpy():
+    """det, slogdet, inv and solve against NumPy's LAPACK results to rtol 1e-5 (the
+    determinant is exp(sum(log|u_ii|)) as JAX's, not NumPy's product), with
+    jax.numpy's result types and structure (integers promote as JAX's)."""
+    rng = np.random.default_rng(1)
+    a = _matrix(rng, np.float32, 3, 5, 5) + 2 * np.eye(5, dtype=np.float32)
+    b, v = _matrix(rng, np.float32, 3, 5, 2), _matrix(rng, np.float32, 5)
+    c = _matrix(rng, np.complex64, 2, 4, 4) + 2 * np.eye(4, dtype=np.complex64)
+    ints = np.array([[2, 1], [1, 3]], np.int32)
+    args = (a, b, v, c, ints)
+    got = tracehlo.jit(lambda *x: _lu_functions(tnp, *x))(*args)
+    want_types = jax.eval_shape(lambda *x: _lu_functions(jnp, *x), *args)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(
+        want_types))
+    expected = _lu_functions(np, *[x.astype(np.complex128 if np.iscomplexobj(x) else
+                                            np.float64) for x in args])
+    for g, w, e in zip(*map(jax.tree_util.tree_leaves, (got, want_types, expected))):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5)
+
+
+def test_singular_matrices_follow_jax():
+    """det 0 and its gradient (the adjugate, through JAX's cofactor solve: a rank n-1
+    and a rank 1 matrix), slogdet (0, -inf), as JAX's."""
+    a = np.stack([np.array([[1, 2, 3, 4], [2, 4, 6, 8], [0, 1, 0, 1], [1, 0, 0, 1]]),
+                  np.outer(np.arange(1, 5), np.arange(2, 6))]).astype(np.float32)
+
+    def fn(m, grad):
+        return lambda a: (m.linalg.det(a), m.linalg.slogdet(a),
+                          grad(lambda a: m.sum(m.linalg.det(a)))(a))
+    got = tracehlo.jit(fn(tnp, tracehlo.grad))(a)
+    want = jax.jit(fn(jnp, jax.grad))(a)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
+
+
+def _loss(m, a, b, w):
+    """One scalar through each function."""
+    return (m.linalg.det(a) + m.linalg.det(a[:2, :2]) + m.linalg.slogdet(a)[1]
+            + m.sum(m.linalg.inv(a) * w) + m.sum(m.sin(m.linalg.solve(a, b))))
+
+
+def test_lu_function_gradients_equal_jax(x64):
+    """The gradient in a and b, and a Hessian-vector product, against JAX's in float64
+    to rtol 1e-10 (one jitted function each); the JVP against central differences."""
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=(4, 4)) + 3 * np.eye(4)
+    b, w, t = rng.normal(size=(4, 2)), rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+
+    def derivatives(m, grad, jvp):
+        def fn(a, b):  # second order: det's rule differentiated (the LU's JVP, solves')
+            hvp = jvp(grad(lambda a: m.linalg.det(a) + m.sum(m.linalg.solve(a, b))), (a,),
+                      (t,))[1]
+            return grad(lambda a, b: _loss(m, a, b, w), (0, 1))(a, b), hvp
+        return fn
+    eps = 1e-6
+
+    def ours(a, b):  # with the loss's JVP and central differences along t
+        loss = lambda a: _loss(tnp, a, b, w)  # noqa: E731
+        return (derivatives(tnp, tracehlo.grad, tracehlo.jvp)(a, b),
+                tracehlo.jvp(loss, (a,), (t,))[1], (loss(a + eps * t) - loss(a - eps * t)) / (2 * eps))
+    got, tangent, numeric = tracehlo.jit(ours)(a, b)
+    want = jax.jit(derivatives(jnp, jax.grad, jax.jvp))(a, b)
+    for g, w_ in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, w_, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(tangent, numeric, rtol=1e-7)
+
+
+def test_lu_functions_vmap_matches_a_loop():
+    """vmap (over a and b, or b alone) against a Python loop, in one jitted function."""
+    rng = np.random.default_rng(3)
+    a = _matrix(rng, np.float32, 2, 4, 4) + 3 * np.eye(4, dtype=np.float32)
+    b = _matrix(rng, np.float32, 2, 4, 2)
+
+    def one(a, b):
+        return (tracehlo.lax.linalg.lu(a), tnp.linalg.solve(a, b),
+                tracehlo.grad(tnp.linalg.det)(a))
+
+    def program(a, b):
+        return ([tracehlo.vmap(one)(a, b), tracehlo.vmap(one, (None, 0))(a[0], b)],
+                [[one(a[i], b[i]) for i in range(2)], [one(a[0], b[i]) for i in range(2)]])
+    batched, loops = tracehlo.jit(program)(a, b)
+    for got, looped in zip(batched, loops):
+        for g, *rows in zip(jax.tree_util.tree_leaves(got),
+                            *[jax.tree_util.tree_leaves(r) for r in looped]):
+            np.testing.assert_allclose(g, np.stack(rows), rtol=1e-6, atol=1e-6)
+
+
+def test_lu_function_errors_are_jaxs():
+    for fn, args, match in [
+            (lambda m, a: m.linalg.det(a), (f32(2, 3),),
+             r"Argument to _det\(\) must have shape \[..., n, n\], got \(2, 3\)"),
+            (lambda m, a: m.linalg.slogdet(a), (f32(3),),
+             r"Argument to slogdet\(\) must have shape \[..., n, n\], got \(3,\)"),
+            (lambda m, a: m.linalg.inv(a), (f32(2, 3),),
+             r"Argument to inv must have shape \[..., n, n\], got \(2, 3\)."),
+            (lambda m, a, b: m.linalg.solve(a, b), (f32(3), f32(3)),
+             r"left hand array must be at least two dimensional; got a.shape=\(3,\)"),
+            (lambda m, a, b: m.linalg.solve(a, b), (f32(2, 3), f32(2)),
+             "inconsistent size for core dimension 'm': 3 vs 2 on vectorized function with "
+             r"excluded=frozenset\(\) and signature='\(m,m\),\(m\)->\(m\)'"),
+            (lambda m, a, b: m.linalg.solve(a, b), (f32(3, 3), f32(2, 3)),
+             "inconsistent size for core dimension 'm': 2 vs 3 .* signature="
+             r"'\(m,m\),\(m,n\)->\(m,n\)'"),
+            (lambda m, a, b: m.linalg.solve(a, b), (f32(5, 3, 3), f32(5, 3)),
+             r"Invalid shapes for solve: \(5, 3, 3\), \(5, 3\). Prior to JAX v0.5.0"),
+            (lambda m, a, b: m.linalg.solve(a, b), (f32(5, 3, 3), f32(5, 3, 3, 2)),
+             r"Incompatible shapes for broadcasting: shapes=\[\(5,\), \(5, 3\)\]"),
+            (lambda m, a: m.linalg.slogdet(a, method="x"), (f32(3, 3),),
+             "Unknown slogdet method 'x'. Supported methods are 'lu' \\(`None`\\), and 'qr'.")]:
+        with pytest.raises(ValueError, match=match.split(" .*")[0]):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=ValueError, match=match, jit=False)
+
+
+def test_lu_off_cpu_raises_at_the_users_line():
+    """Only CPU's LAPACK lowering exists: elsewhere (and for float16, which JAX's CPU
+    lowering refuses too) the user's line and the platform are named."""
+    from tracehlo.lowering import lower_graph
+    graph = tracehlo.make_ir(lambda a: tnp.linalg.det(a))(f32(4, 4))
+    with pytest.raises(NotImplementedError, match=r"test_numpy_linalg.py:\d+: lu of "
+                                                  r"f32\[4,4\] is not supported on platform "
+                                                  "'cuda'"):
+        lower_graph(graph, platform="cuda")
+    with pytest.raises(NotImplementedError, match=r"test_numpy_linalg.py:\d+: lu of "
+                                                  r"f16\[2,2\] is not supported on platform "
+                                                  "'cpu'"):
+        tnp.linalg.inv(np.eye(2, dtype=np.float16))
+
+
+def test_lu_fuses_around_lapack():
+    """Our passes keep getrf unfused and XLA compiles what they emit, the permutation's
+    loop included."""
+    a = f32(3, 4, 4) + 3 * np.eye(4, dtype=np.float32)
+    compiled = tracehlo.compile(lambda a: tnp.linalg.solve(a * 2.0, a[0, 0]) + 1.0, (a,))
+    assert "lapack_sgetrf_ffi" in compiled.fused
+    np.testing.assert_allclose(compiled(a), jnp.linalg.solve(a * 2.0, a[0, 0]) + 1.0,
+                               rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- QR
+
+def test_qr_is_jaxs(x64):
+    """geqrf then orgqr/ungqr, as JAX's CPU lowering: Q and R bit for bit in every mode,
+    for tall (batched), wide and square matrices of each LAPACK dtype, in one jitted
+    function; numpy's result type and mode='r'."""
+    rng = np.random.default_rng(4)
+    cases = [(_matrix(rng, np.float32, 2, 5, 3), "reduced"),
+             (_matrix(rng, np.float32, 2, 5, 3), "complete"),
+             (_matrix(rng, np.float32, 3, 5), "complete"), (_matrix(rng, np.float32, 4, 4), "r"),
+             (_matrix(rng, np.complex64, 5, 3), "complete"), (_matrix(rng, np.float64, 3, 5), "reduced"),
+             (_matrix(rng, np.complex128, 2, 4, 4), "reduced"),
+             (np.arange(6, dtype=np.int32).reshape(3, 2), "reduced")]
+
+    def all_modes(m):
+        return lambda xs: [m.linalg.qr(x, mode) for x, (_, mode) in zip(xs, cases)]
+    xs = [x for x, _ in cases]
+    got = tracehlo.jit(all_modes(tnp))(xs)
+    want = jax.jit(all_modes(jnp))(xs)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(want))
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_array_equal(g, w)
+
+
+def test_qr_derivatives_equal_jax(x64):
+    """qr's JVP (JAX's rule: wide, and the full Q of a tall matrix) and the VJP taken
+    from it, against JAX's in float64 to rtol 1e-10, in one jitted function (test_ad's
+    rows check them against finite differences, complex ones too; test_vmap's their
+    batching)."""
+    rng = np.random.default_rng(5)
+    cases = [(_matrix(rng, np.float64, 5, 3), "complete"),
+             (_matrix(rng, np.float64, 2, 3, 5), "reduced")]
+    ts = [_matrix(rng, x.dtype, *x.shape) for x, _ in cases]
+
+    def derivatives(m, jvp, grad):
+        def fn(xs, ts):
+            out = []
+            for x, t, (_, mode) in zip(xs, ts, cases):
+                f = lambda x, mode=mode: m.linalg.qr(x, mode)  # noqa: E731
+                loss = lambda x, f=f: sum(m.sum(m.abs(m.sin(part))) for part in f(x))  # noqa
+                out += [jvp(f, (x,), (t,))[1], grad(loss)(x)]
+            return out
+        return fn
+    xs = [x for x, _ in cases]
+    got = tracehlo.jit(derivatives(tnp, tracehlo.jvp, tracehlo.grad))(xs, ts)
+    want = jax.jit(derivatives(jnp, jax.jvp, jax.grad))(xs, ts)
+    for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_qr_errors_are_jaxs():
+    import tracehlo.lax.linalg as tll
+    from tracehlo.lowering import lower_graph
+    for fn, exc, match in [
+            (lambda: tnp.linalg.qr(np.ones(3, np.float32)), TypeError,
+             r"Input 0 to qr must have rank at least 2, but got shape=\(3,\)"),
+            (lambda: tnp.linalg.qr(np.eye(3, dtype=np.float32), "x"), ValueError,
+             "Unsupported QR decomposition mode 'x'"),
+            (lambda: tll.qr(np.eye(3, dtype=np.int32)), TypeError,
+             "qr does not accept dtype int32 at position 0"),
+            (lambda: tll.qr(np.eye(3, dtype=np.float32), pivoting=True), NotImplementedError,
+             "qr with pivoting=True"),
+            (lambda: lower_graph(tracehlo.make_ir(lambda a: tnp.linalg.qr(a))(
+                np.eye(2, dtype=np.float32)), platform="cuda"), NotImplementedError,
+             r"qr of f32\[2,2\] is not supported on platform 'cuda'")]:
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn()
+
+
+# ---------------------------------------------------------------- eigh
+
+def test_eigh_is_jaxs(x64):
+    """syevd/heevd, as JAX's CPU lowering: eigenvalues and eigenvectors bit for bit
+    (either triangle, symmetrized or not, each LAPACK dtype, batched), in one jitted
+    function; its derivatives against JAX's in float64 and complex128 to rtol 1e-10
+    (test_ad's rows check them against finite differences, test_vmap's their batching)."""
+    rng = np.random.default_rng(6)
+    xs = [_matrix(rng, np.float32, 2, 3, 3), _matrix(rng, np.complex64, 4, 4),
+          _matrix(rng, np.float64, 3, 3), _matrix(rng, np.complex128, 2, 3, 3),
+          np.array([[2, 1], [1, 2]], np.int32)]
+    kwargs = [{}, {"UPLO": "U"}, {"symmetrize_input": False}, {}, {}]
+    t = _matrix(rng, np.complex128, 2, 3, 3)
+
+    def fn(m, jvp, grad):
+        def program(xs, t):
+            loss = lambda x: (m.sum(m.abs(m.sin(m.linalg.eigh(x)[1])) ** 2)  # noqa: E731
+                              + m.sum(m.linalg.eigvalsh(x) ** 3))
+            return ([m.linalg.eigh(x, **kw) for x, kw in zip(xs, kwargs)]
+                    + [m.linalg.eigvalsh(xs[1], "U"), jvp(m.linalg.eigh, (xs[3],), (t,))[1],
+                       grad(loss)(xs[2]), grad(loss)(xs[3])])
+        return program
+    got = tracehlo.jit(fn(tnp, tracehlo.jvp, tracehlo.grad))(xs, t)
+    want = jax.jit(fn(jnp, jax.jvp, jax.grad))(xs, t)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(want))
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        if k < 11:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+
+
+def test_eigh_errors_are_jaxs():
+    import tracehlo.lax.linalg as tll
+    from tracehlo.lowering import lower_graph
+    for fn, exc, match in [
+            (lambda: tnp.linalg.eigh(np.ones((2, 3), np.float32)), TypeError,
+             r"add got incompatible shapes for broadcasting: \(2, 3\), \(3, 2\)"),
+            (lambda: tnp.linalg.eigh(np.ones((2, 3), np.float32), symmetrize_input=False),
+             ValueError,
+             r"Argument to symmetric eigendecomposition must have shape \[..., n, n\], got "
+             r"shape \(2, 3\)"),
+            (lambda: tnp.linalg.eigh(np.eye(2, dtype=np.float32), "X"), ValueError,
+             "UPLO must be one of None, 'L', or 'U', got X"),
+            (lambda: tll.eigh(np.eye(2, dtype=np.int32)), TypeError,
+             "eigh does not accept dtype int32 at position 0"),
+            (lambda: tll.eigh(np.eye(3, dtype=np.float32), subset_by_index=(0, 1)),
+             NotImplementedError, "eigh with subset_by_index"),
+            (lambda: lower_graph(tracehlo.make_ir(lambda a: tnp.linalg.eigvalsh(a))(
+                np.eye(2, dtype=np.float32)), platform="cuda"), NotImplementedError,
+             r"eigh of f32\[2,2\] is not supported on platform 'cuda'")]:
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn()
+
+
+# ---------------------------------------------------------------- built on the above
+
+def _linalg_compositions(m, a, b, v, w, i, t):
+    return [m.linalg.matrix_power(a, 5), m.linalg.matrix_power(b, -2),
+            m.linalg.matrix_power(i, 3), m.linalg.matrix_power(a, 0),
+            m.linalg.multi_dot([v, a, b[0], a, v]), m.linalg.multi_dot([w, a, w.T]),
+            m.linalg.tensorinv(t, 2), m.linalg.tensorsolve(t, w),
+            m.linalg.tensorsolve(t.reshape(3, 2, 3, 2), w, axes=(0,)),
+            m.linalg.matmul(b, v), m.linalg.tensordot(b, b.transpose(1, 2, 0), axes=2),
+            m.linalg.outer(v, w[0]), m.linalg.trace(b, offset=1),
+            m.linalg.trace(i.astype(np.int8)), m.linalg.diagonal(b, offset=-1),
+            m.linalg.matrix_transpose(b), m.linalg.vecdot(w, v), m.linalg.vecdot(i, i[0]),
+            m.linalg.vecdot(b + 1j * b, b, axis=0), m.linalg.cross(w, v),
+            m.linalg.cross(b, b[::-1], axis=1)]
+
+
+def test_linalg_compositions_equal_numpy():
+    """matrix_power, multi_dot, tensorinv, tensorsolve and the array API's linalg names
+    (matmul, tensordot, outer, trace, diagonal, matrix_transpose, vecdot, cross): NumPy's
+    values to rtol 1e-5 and jax.numpy's result types, in one jitted function."""
+    rng = np.random.default_rng(7)
+    a = _matrix(rng, np.float32, 3, 3) + 3 * np.eye(3, dtype=np.float32)
+    args = (a, _matrix(rng, np.float32, 2, 3, 3) + 3 * np.eye(3, dtype=np.float32),
+            _matrix(rng, np.float32, 3), _matrix(rng, np.float32, 2, 3),
+            np.arange(9, dtype=np.int32).reshape(3, 3),
+            _matrix(rng, np.float32, 2, 3, 6) + np.eye(6, dtype=np.float32).reshape(2, 3, 6))
+    got = tracehlo.jit(lambda *x: _linalg_compositions(tnp, *x))(*args)
+    want = jax.eval_shape(lambda *x: _linalg_compositions(jnp, *x), *args)
+    expected = _linalg_compositions(np, *[x.astype(np.float64) if x.dtype == np.float32
+                                          else x for x in args])
+    for k, (g, w, e) in enumerate(zip(got, want, expected)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), k
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-5, err_msg=str(k))
+
+
+def test_linalg_composition_errors_are_jaxs():
+    for fn, args, exc, match in [
+            (lambda m, a: m.linalg.matrix_power(a, 2), (f32(2, 3),), TypeError,
+             "Last 2 dimensions of the array must be square"),
+            (lambda m, a: m.linalg.matrix_power(a, 2.5), (f32(2, 2),), TypeError,
+             "exponent must be an integer, got 2.5"),
+            (lambda m, a: m.linalg.tensorinv(a, 1), (f32(2, 3, 6),), ValueError,
+             r"tensorinv is only possible when the product of the first `ind` dimensions "
+             r"equals that of the remaining dimensions. got arr.shape=\(2, 3, 6\) with ind=1."),
+            (lambda m, a, b: m.linalg.tensorsolve(a, b), (f32(2, 3, 2, 2), f32(2, 3)),
+             ValueError, r"Input arrays must have prod\(a.shape\[:b.ndim\]\) == "),
+            (lambda m, a, b: m.linalg.outer(a, b), (f32(2, 2), f32(3)), ValueError,
+             "Input arrays must be one-dimensional, but they are x1.ndim=2 x2.ndim=1"),
+            (lambda m, a: m.linalg.matrix_transpose(a), (f32(3),), ValueError,
+             "matrix_transpose requires at least 2 dimensions; got ndim=1"),
+            (lambda m, a, b: m.linalg.cross(a, b), (f32(2), f32(3)), ValueError,
+             r"Both input arrays must be \(arrays of\) 3-dimensional vectors, but they have "
+             r"x1.shape\[axis\]=2 and x2.shape\[axis\]=3"),
+            (lambda m, a, b: m.linalg.vecdot(a, b), (f32(2, 3), f32(2)), ValueError,
+             r"axes must match; got shapes \(2, 3\) and \(2,\) with axis=-1"),
+            (lambda m, a, b: m.linalg.multi_dot([a, b]), (f32(2, 3), f32(2, 3)), ValueError,
+             "multi_dot: last dimension of each array must match first dimension")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=exc, match=match, jit=False)
+
+
+# ---------------------------------------------------------------- SVD
+
+def test_svd_is_jaxs(x64):
+    """gesdd, as JAX's CPU lowering: U, S and Vh bit for bit (full, reduced, values only;
+    tall, wide, batched; each LAPACK dtype), svdvals and matrix_rank, in one jitted
+    function; the derivatives against JAX's in float64 and complex128 to rtol 1e-10
+    (test_ad's rows check them against finite differences, test_vmap's their batching)."""
+    rng = np.random.default_rng(8)
+    xs = [_matrix(rng, np.float32, 2, 5, 3), _matrix(rng, np.complex64, 3, 5),
+          _matrix(rng, np.float64, 4, 4), _matrix(rng, np.complex128, 2, 3, 4)]
+    kwargs = [{}, {"full_matrices": False}, {"compute_uv": False}, {"full_matrices": False}]
+    t = _matrix(rng, np.complex128, 2, 3, 4)
+    low_rank = np.outer(np.arange(4.0), np.ones(3)).astype(np.float32)
+
+    def fn(m, jvp, grad):
+        def program(xs, t, low_rank):
+            reduced = lambda x: m.linalg.svd(x, full_matrices=False)  # noqa: E731
+            loss = lambda x: (m.sum(m.abs(reduced(x)[0] @ reduced(x)[2]) ** 2)  # noqa: E731
+                              + m.sum(m.linalg.svdvals(x) ** 3))
+            return ([m.linalg.svd(x, **kw) for x, kw in zip(xs, kwargs)]
+                    + [m.linalg.svdvals(xs[0]), m.linalg.matrix_rank(xs[1]),
+                       m.linalg.matrix_rank(low_rank), jvp(reduced, (xs[3],), (t,))[1],
+                       grad(loss)(xs[2]), grad(loss)(xs[3])])
+        return program
+    got = tracehlo.jit(fn(tnp, tracehlo.jvp, tracehlo.grad))(xs, t, low_rank)
+    want = jax.jit(fn(jnp, jax.jvp, jax.grad))(xs, t, low_rank)
+    assert str(jax.tree_util.tree_structure(got)) == str(jax.tree_util.tree_structure(want))
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    exact = len(got) - 5
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        if k < exact:
+            np.testing.assert_array_equal(g, w)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+    empty = np.zeros((3, 0), np.float32)  # no gesdd call (it fails): identity factors
+    for g, w in zip(tnp.linalg.svd(empty), jnp.linalg.svd(empty)):
+        np.testing.assert_array_equal(g, w)
+    with pytest.raises(TypeError, match=r"test_numpy_linalg.py:\d+: Input 0 to svd must have "
+                                        r"rank at least 2, but got shape=\(3,\)"):
+        tnp.linalg.svd(np.ones(3, np.float32))
+    with pytest.raises(NotImplementedError, match="Singular value decomposition JVP not "
+                                                  "implemented for full matrices"):
+        tracehlo.jvp(tnp.linalg.svd, (xs[1],), (xs[1],))

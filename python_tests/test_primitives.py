@@ -219,7 +219,12 @@ EXEMPT = {"pjit": "a call: its params hold a sub-Graph, not sampled operand type
              for name in ("custom_jvp_call", "custom_vjp_call")},
           "cholesky": "sampled operands are not positive definite, so every factor is NaN; "
                       "test_random.py runs it (on CPU LAPACK's potrf, as JAX's) against "
-                      "jnp.linalg.cholesky bit for bit, lower and upper, and on non-PD input"}
+                      "jnp.linalg.cholesky bit for bit, lower and upper, and on non-PD input",
+          **{name: "a LAPACK factorization with no lowering for the float16/bfloat16 and "
+                   "empty operands this table samples (JAX's CPU lowering refuses float16 "
+                   "too); test_numpy_linalg.py runs it against JAX bit for bit on every "
+                   "LAPACK dtype and on tall, wide, batched and singular matrices"
+             for name in ("lu", "qr", "eigh", "svd")}}
 
 
 def _spec_dtype(spec, dtype):

@@ -200,6 +200,13 @@ ROWS = [
         [f32(4, 4), f32(4, 2)]),
     Row("triangular_solve/right_transposed", "dot", lambda a, b: triangular_solve(
         a + 4 * tnp.eye(4, dtype=np.float32), b, transpose_a=True), [f32(4, 4), f32(2, 4)]),
+    Row("lu", "dot", lambda a: lax.linalg.lu(a), [f32(4, 4)]),
+    Row("qr", "dot", lambda a: lax.linalg.qr(a), [f32(4, 2)]),
+    Row("eigh", "dot", lambda a: lax.linalg.eigh(a), [f32(4, 4)]),
+    Row("svd", "dot", lambda a: lax.linalg.svd(a), [f32(4, 2)]),
+    Row("svd/values", "dot", lambda a: lax.linalg.svd(a, compute_uv=False), [f32(2, 4)]),
+    Row("qr/wide_reduced", "dot", lambda a: lax.linalg.qr(a, full_matrices=False), [f32(2, 4)]),
+    Row("lu/wide", "dot", lambda a: lax.linalg.lu(a), [f32(2, 4)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),

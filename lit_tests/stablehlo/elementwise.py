@@ -4,6 +4,7 @@
 # are broadcast with broadcast_in_dim; compare picks its type from the dtype.
 import numpy as np
 from lowered import print_stablehlo
+import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import lax
 
@@ -48,3 +49,14 @@ print_stablehlo(elementwise, np.zeros(4, np.float32), np.zeros(4, np.float32),
 # CHECK:       stablehlo.round_nearest_even %arg0
 # float -> bool means x != 0, not truncation:
 # CHECK:       stablehlo.compare NE, %arg0, {{.*}}, FLOAT
+
+
+def exponents(x):  # float64 constants whose repr has no point (2e-06, 1e+20)
+    return x * 2e-06 + 1e20
+
+
+tracehlo.config.update("enable_x64", True)
+print_stablehlo(exponents, np.zeros(4))
+# CHECK-LABEL: func.func public @main(%arg0: tensor<4xf64>)
+# CHECK:       stablehlo.constant dense<2.0e-06> : tensor<f64>
+# CHECK:       stablehlo.constant dense<1.0e+20> : tensor<f64>
