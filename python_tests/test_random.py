@@ -3,6 +3,8 @@ eagerly, under tracehlo.jit and under vmap; sane statistics; JAX's errors.
 
 Seeds never cost a compile (the key is a traced argument), shapes and dtypes do: the
 cases vary seeds freely and shapes sparingly."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import jax.random as jr
@@ -76,6 +78,17 @@ def test_typed_keys():
     assert_same(tr.key_data(tr.fold_in(k, 5)), jr.key_data(jr.fold_in(jk, 5)))
     wrapped = tr.wrap_key_data(tr.key_data(ks))
     assert_same(tr.key_data(wrapped), jr.key_data(jks))
+
+
+def test_key_impl_dtype_and_clone():
+    for k in (tr.key(3), tr.PRNGKey(3), tr.split(tr.key(3), 2)):
+        assert tr.key_impl(k) == "threefry2x32"
+    assert tr.key_dtype() == tr.key_dtype("threefry2x32") == tr.key(0).dtype
+    assert str(tr.key_dtype()) == str(jr.key_dtype())
+    assert_same(tr.key_data(tr.clone(tr.key(3))), jr.key_data(jr.clone(jr.key(3))))
+    assert_same(tracehlo.jit(tr.clone)(tr.PRNGKey(3)), jr.clone(jr.PRNGKey(3)))
+    with pytest.raises(NotImplementedError, match="test_random.py.*rbg"):
+        tr.key_dtype("rbg")
 
 
 def test_keys_flow_through_jit_and_vmap():
@@ -446,6 +459,83 @@ def test_distributions_x64(x64):
     assert_same(tr.laplace(k, (3,)), jr.laplace(jk, (3,)))
 
 
+# ---------------------------------------------------------------- poisson, binomial, multinomial
+
+# Each sampler's loops (Knuth's and PTRS for poisson, inversion and BTRS for binomial, a scan
+# of binomials for multinomial) cost XLA ~1 s to compile: the cases share few programs.
+LAMS = np.array([0.0, 0.5, 3.0, 9.9, 10.0, 25.0, 1e3, np.nan], np.float32)  # Knuth, PTRS, NaN
+BINOMIAL_N = np.array([0.0, 5.0, 20.0, 100.0, 1e4, np.inf, np.nan, -1.0])  # inversion, BTRS
+BINOMIAL_P = np.array([[0.3, 0.7, 0.05, 0.5, 0.9, 0.2, 0.5, 0.5],  # q = p, 1 - p; NaN, < 0
+                       [0.0, 1.0, np.nan, -0.5, 0.99, 0.35, 0.6, 0.4]])
+MULTINOMIAL_P = np.array([[0.2, 0.3, 0.5], [0.1, 0.0, 0.9]])
+
+
+def counts(random, k, mp, *nps, names=None):
+    """multinomial, and binomial in each of nps' (n, p) dtypes, with broadcasting and a
+    `shape` (those in `names`: each sampler's program costs a compile)."""
+    draws = dict(multinomial=lambda: random.multinomial(k, 40.0, mp, shape=(2, 3), unroll=2),
+                 **{f"binomial_{np.dtype(n.dtype).name}": functools.partial(
+                     random.binomial, k, n, p, (2, 8), n.dtype)
+                    for n, p in zip(nps[::2], nps[1::2])})
+    return {name: draw() for name, draw in draws.items() if names is None or name in names}
+
+
+def count_args(*dtypes):
+    """multinomial's p in the first dtype, and binomial's n and p in each."""
+    nps = [x.astype(dt) for dt in dtypes for x in (BINOMIAL_N, BINOMIAL_P)]
+    return (MULTINOMIAL_P.astype(dtypes[0]), *nps)
+
+
+def poissons(vmap, random, int_dtype=np.int16):
+    """poisson (which draws in float32, whatever its integer dtype) vmapped over keys."""
+    return vmap(lambda k: random.poisson(k, LAMS, (2, 8), int_dtype))
+
+
+def test_counts_under_jit():
+    """JAX's loops, key splits and edge cases, bit for bit: multinomial and binomial in
+    float32, float16 and bfloat16 and poisson vmapped over keys with XLA's fusion, binomial
+    with our fusion passes too (multinomial's program is a scan of binomial's, bit for bit
+    with them too: 0 of 48 counts differ over 8 keys), eagerly and differentiated: JAX's
+    derivative is 0, through floor, as poisson's and multinomial's. With our passes 5 of
+    128 poisson counts differ over 8 keys, all from PTRS (lam >= 10): a rounding flips its
+    acceptance test, so poisson runs with XLA's fusion only."""
+    args = count_args(np.float32, np.float16, jnp.bfloat16)
+    ours = tracehlo.jit(lambda k, ks, *args: (counts(tr, k, *args),
+                                              poissons(tracehlo.vmap, tr)(ks)), fusion="xla")
+    theirs = jax.jit(lambda k, ks, *args: (counts(jr, k, *args), poissons(jax.vmap, jr)(ks)))
+    ours_binomial = tracehlo.jit(lambda k, n, p: tr.binomial(k, n, p, (2, 8), np.float32))
+    n, p = args[1:3]
+    for seed in SEEDS[:2]:
+        k, jk = keys(seed)
+        got, want = ours(k, tr.split(k, 3), *args), theirs(jk, jr.split(jk, 3), *args)
+        for g, w in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want),
+                        strict=True):
+            assert_same(g, w)
+        want = want[0]
+        assert_same(ours_binomial(k, n, p), want["binomial_float32"])
+    # against jax.jit's bits: JAX's eager samplers are jitted programs of the same ops
+    assert_same(tr.binomial(k, n, p, (2, 8), np.float32), want["binomial_float32"])
+    loss = lambda random, np_, k: lambda n, p: np_.sum(random.binomial(k, n, p, (2, 8)))
+    for got, wanted in zip(tracehlo.grad(loss(tr, tnp, k), (0, 1))(n, p),
+                           jax.grad(loss(jr, jnp, jk), (0, 1))(n, p), strict=True):
+        assert_same(got, wanted)
+
+
+def test_counts_x64(x64):
+    """float64 binomials, int64 poisson counts by default."""
+    names = ("binomial_float64",)
+    ours = tracehlo.jit(lambda k, ks, *args: (counts(tr, k, *args, names=names),
+                                              poissons(tracehlo.vmap, tr, None)(ks)),
+                        fusion="xla")
+    theirs = jax.jit(lambda k, ks, *args: (counts(jr, k, *args, names=names),
+                                           poissons(jax.vmap, jr, None)(ks)))
+    k, jk = keys(2**40 + 7)
+    (got, got_poissons), (want, want_poissons) = ours(k, tr.split(k, 2), *count_args(
+        np.float64)), theirs(jk, jr.split(jk, 2), *count_args(np.float64))
+    assert_same(got_poissons, want_poissons)
+    assert_same(got[names[0]], want[names[0]])
+
+
 # ---------------------------------------------------------------- multivariate normal
 
 def covariances(*batch, n=3, dtype=np.float32):
@@ -665,6 +755,18 @@ ERROR_CASES = [
     ("triangular int dtype", lambda r, k: r.triangular(k, 0.0, 0.5, 1.0, dtype=np.int32)),
     ("rayleigh batched key", lambda r, k: r.rayleigh(r.split(k, 2), 1.0)),
     ("ball traced d", lambda r, k: r.ball(k, np.float32(2.5))),
+    ("poisson float dtype", lambda r, k: r.poisson(k, 3.0, dtype=np.float32)),
+    ("poisson shape vs lam", lambda r, k: r.poisson(k, np.ones(3), (2,))),
+    ("poisson list", lambda r, k: r.poisson(k, [1.0, 2.0])),
+    ("poisson batched key", lambda r, k: r.poisson(r.split(k), 3.0)),
+    ("binomial int dtype", lambda r, k: r.binomial(k, 3.0, 0.5, dtype=np.int32)),
+    ("binomial shape vs n", lambda r, k: r.binomial(k, np.ones(3), 0.5, (2,))),
+    ("binomial list", lambda r, k: r.binomial(k, [10], 0.3)),
+    ("multinomial scalar p", lambda r, k: r.multinomial(k, 3.0, 0.5)),
+    ("multinomial shape vs p", lambda r, k: r.multinomial(k, 3.0, np.ones(2) / 2, shape=(3,))),
+    ("key_impl float key", lambda r, k: r.key_impl(np.zeros(2, np.float32))),
+    ("key_dtype unknown", lambda r, k: r.key_dtype("mersenne")),
+    ("key_dtype int", lambda r, k: r.key_dtype(3)),
 ]
 
 
