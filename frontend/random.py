@@ -23,6 +23,7 @@ from . import dtypes as _dtypes
 from . import lax as _lax
 from . import numpy as _tnp
 from . import pytree as _pytree
+from .ad import stop_gradient as _stop_gradient
 from .custom_derivatives import custom_jvp as _custom_jvp
 from .api import jit as _jit
 from .batching import vmap as _vmap
@@ -33,16 +34,17 @@ from .core import at_user_line as _at_user_line
 from .core import known_value as _known_value
 from .core import type_of as _type_of
 from .numpy._indexing import getitem as _getitem
-from .numpy._util import _promote, _promote_no_broadcast
+from .numpy._util import _inexact, _operand, _promote, _promote_no_broadcast
 from .numpy.linalg import cholesky as _cholesky
 
-__all__ = ["PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "bits", "categorical",
-           "cauchy", "chisquare", "choice", "dirichlet", "double_sided_maxwell", "exponential",
-           "f", "fold_in", "gamma", "generalized_normal", "geometric", "gumbel", "key",
-           "key_data", "laplace", "loggamma", "logistic", "lognormal", "maxwell",
-           "multivariate_normal", "normal", "pareto", "permutation", "rademacher", "randint",
-           "rayleigh", "split", "t", "triangular", "truncated_normal", "uniform", "wald",
-           "weibull_min", "wrap_key_data"]
+__all__ = ["PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "binomial", "bits",
+           "categorical", "cauchy", "chisquare", "choice", "clone", "dirichlet",
+           "double_sided_maxwell", "exponential", "f", "fold_in", "gamma", "generalized_normal",
+           "geometric", "gumbel", "key", "key_data", "key_dtype", "key_impl", "laplace",
+           "loggamma", "logistic", "lognormal", "maxwell", "multinomial", "multivariate_normal",
+           "normal", "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh",
+           "split", "t", "triangular", "truncated_normal", "uniform", "wald", "weibull_min",
+           "wrap_key_data"]
 
 _UINT = {8: _np.dtype(_np.uint8), 16: _np.dtype(_np.uint16), 32: _np.dtype(_np.uint32),
          64: _np.dtype(_np.uint64)}
@@ -180,6 +182,38 @@ def wrap_key_data(key_bits_array):
             "JAX encountered invalid PRNG key data: expected key_data of dtype uint32 and "
             f"shape (..., 2); got {t}"))
     return PRNGKeyArray(_tnp.asarray(key_bits_array))
+
+
+def clone(key):
+    """The key itself: JAX's clone marks a key for reuse under its key-reuse checker,
+    which tracehlo does not have."""
+    return key
+
+
+def key_impl(keys):
+    """The name of the keys' PRNG implementation: Threefry-2x32, the only one here."""
+    _check_key("key_impl", keys, allow_batched=True)
+    return "threefry2x32"
+
+
+# JAX's PRNG implementations, of which tracehlo has Threefry-2x32
+_JAX_PRNG_IMPLS = ("philox2x32", "philox4x32", "threefry2x32", "rbg", "unsafe_rbg",
+                   "threefry4x32")
+
+
+def key_dtype(impl_spec=None):
+    """The dtype of typed keys (a typed key's .dtype) of an implementation."""
+    if impl_spec is not None and not isinstance(impl_spec, str):
+        raise TypeError(_at_user_line(
+            f"unrecognized type {type(impl_spec)} for specifying PRNG implementation."))
+    if impl_spec in (None, "threefry2x32", PRNGKeyArray.dtype):
+        return PRNGKeyArray.dtype
+    if impl_spec in _JAX_PRNG_IMPLS:
+        raise NotImplementedError(_at_user_line(
+            f'PRNG implementation "{impl_spec}": only "threefry2x32" is supported'))
+    names = ", ".join(f'"{name}"' for name in _JAX_PRNG_IMPLS)
+    raise ValueError(_at_user_line(
+        f'unrecognized PRNG implementation "{impl_spec}". Did you mean one of: {names}?'))
 
 
 # ---------------------------------------------------------------- Threefry-2x32
@@ -1378,3 +1412,255 @@ def ball(key, d, p=2, shape=(), dtype=None):
     dtype = _dtypes.canonicalize(_np.float64 if dtype is None else dtype)
     d = _static_count(d, "d")
     return _ball_jit(data, _param(p), d, _shape_arg("ball", shape), dtype)
+
+
+# ---------------------------------------------------------------- poisson, binomial, multinomial
+# JAX's loops (threefry keys only), op for op: every element's loop runs until the last is
+# done, with JAX's key splits, so the same uniforms are drawn and the same bits come out.
+# Counts are step functions of their parameters, of derivative 0 as in JAX (through
+# floor): the parameters' gradient stops at the samplers, which keeps the loops out of
+# reverse mode (our while loop gives every float carry a tangent, and has no vjp).
+
+def _below_max_iters(i, dtype):
+    """JAX's `i < max_iters`, max_iters the largest value of the result dtype: the
+    counter is compared in that dtype."""
+    info = _dtypes.finfo(dtype) if _dtypes.is_float(dtype) else _dtypes.iinfo(dtype)
+    return _lax.lt(_lax.convert_element_type(i, dtype), _np.array(info.max, dtype))
+
+
+def _counter():
+    """A loop's iteration count, from 0 in the default int (JAX's weak Python 0)."""
+    return _np.zeros((), _dtypes.default_int())
+
+
+def _poisson_knuth(data, lam, shape, dtype):
+    """Knuth's method: logs of uniforms added until the sum drops below -lam."""
+    f32 = _np.dtype(_np.float32)
+
+    def body(carry):
+        i, k, data, log_prod = carry
+        data, subkey = _two_keys(data)
+        k = _lax.select(log_prod > -lam, k + 1, k)
+        u = _unit_uniform(subkey, shape, f32)
+        return i + 1, k, data, log_prod + _lax.log(u)
+
+    def more(carry):
+        return _tnp.any(carry[3] > -lam) & _below_max_iters(carry[0], dtype)
+    init = (_counter(), _tnp.zeros(shape, dtype), data, _tnp.zeros(shape, f32))
+    return _lax.while_loop(more, body, init)[1] - 1
+
+
+def _poisson_rejection(data, lam, shape, dtype):
+    """Hörmann's transformed rejection (PTRS), for lam >= 10."""
+    f32 = _np.dtype(_np.float32)
+    log_lam = _lax.log(lam)
+    b = 0.931 + 2.53 * _lax.sqrt(lam)
+    a = -0.059 + 0.02483 * b
+    inv_alpha = 1.1239 + 1.1328 / (b - 3.4)
+    v_r = 0.9277 - 3.6224 / (b - 2)
+
+    def body(carry):
+        i, k_out, accepted, data = carry
+        data, key_u, key_v = _halves(_split(data, (3,)), (2,), 3)
+        u = _unit_uniform(key_u, shape, f32) - 0.5
+        v = _unit_uniform(key_v, shape, f32)
+        u_shifted = 0.5 - _lax.abs(u)
+        k = _lax.floor((2 * a / u_shifted + b) * u + lam + 0.43)
+        s = _lax.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
+        t = -lam + k * log_lam - _lax.lgamma(k + 1)
+        accept1 = (u_shifted >= 0.07) & (v <= v_r)
+        reject = (k < 0) | ((u_shifted < 0.013) & (v > u_shifted))
+        accept = accept1 | (~reject & (s <= t))
+        return i + 1, _lax.select(accept, k, k_out), accepted | accept, data
+
+    def more(carry):
+        return _tnp.any(~carry[2]) & _below_max_iters(carry[0], dtype)
+    init = (_counter(), _tnp.full(shape, -1, f32), _tnp.zeros(shape, bool), data)
+    return _lax.convert_element_type(_lax.while_loop(more, body, init)[1], dtype)
+
+
+def _poisson_body(data, lam, shape, dtype):
+    """Knuth's method below lam = 10 (and at NaN), the rejection method above: both
+    loops run, each on placeholder rates where the other's apply."""
+    lam = _lax.convert_element_type(_tnp.broadcast_to(lam, shape), _np.float32)
+    use_knuth = (lam != lam) | (lam < 10)
+    knuth = _poisson_knuth(data, _lax.select(use_knuth, lam, _tnp.zeros_like(lam)), shape, dtype)
+    rejection = _poisson_rejection(
+        data, _lax.select(use_knuth, _tnp.full_like(lam, 1e5), lam), shape, dtype)
+    result = _lax.select(use_knuth, knuth, rejection)
+    return _lax.select(lam == 0, _tnp.zeros_like(result), result)
+
+
+_poisson_jit = _eager_program(_poisson_body, static_argnums=(2, 3))
+
+
+def poisson(key, lam, shape=None, dtype=None):
+    """Poisson-distributed integers of rate lam (drawn in float32, as JAX draws them)."""
+    data, _ = _check_key("poisson", key)
+    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
+    if not _dtypes.is_int(dtype):
+        raise ValueError(_at_user_line(
+            f"Invalid integer data type {dtype.char!r}: poisson's dtype must be an integer "
+            "dtype"))
+    lam = _param(_operand(lam))
+    if shape is None:
+        shape = _tnp.shape(lam)
+    else:
+        shape = _shape_arg("poisson", shape)
+        _check_shape("poisson", shape, _tnp.shape(lam))
+    return _poisson_jit(data, _stop_gradient(lam), shape, dtype)
+
+
+_STIRLING_TAIL = [0.0810614667953272, 0.0413406959554092, 0.0276779256849983,
+                  0.02079067210376509, 0.0166446911898211, 0.0138761288230707,
+                  0.0118967099458917, 0.0104112652619720, 0.00925546218271273,
+                  0.00833056343336287]
+
+
+def _stirling_approx_tail(k):
+    """log(k!) less its Stirling approximation: tabulated up to k = 9, else the series'
+    first terms (at k clamped to 9, as JAX computes them)."""
+    dtype = _type_of(k).dtype
+    use_table = k <= 9
+    k = _lax.clamp(_np.array(0, dtype), k, _np.array(9, dtype))
+    kp1sq = (k + 1) * (k + 1)
+    approx = (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+    index = _lax.convert_element_type(_lax.floor(k), _np.int32)
+    return _lax.select(use_table, _getitem(_tnp.asarray(_np.array(_STIRLING_TAIL, dtype)),
+                                           (index,)), approx)
+
+
+def _binomial_inversion(data, count, prob, shape, dtype):
+    """Geometric waiting times summed until they pass count (where count * p <= 10)."""
+    log1minusprob = _lax.log1p(-prob)
+
+    def body(carry):
+        i, num_geom, geom_sum, data = carry
+        subkey, data = _two_keys(data)
+        num_geom_out = _lax.select(geom_sum <= count, num_geom + 1, num_geom)
+        u = _unit_uniform(subkey, shape, _type_of(prob).dtype)
+        geom = _lax.ceil(_lax.log(u) / log1minusprob)
+        return i + 1, num_geom_out, geom_sum + geom, data
+
+    def more(carry):
+        return _tnp.any(carry[2] <= count) & _below_max_iters(carry[0], dtype)
+    zeros = _tnp.zeros(shape, _type_of(prob).dtype)
+    k = _lax.while_loop(more, body, (_counter(), zeros, zeros, data))[1]
+    return _lax.convert_element_type(k - 1, dtype)
+
+
+def _btrs(data, count, prob, shape, dtype):
+    """Hörmann's transformed rejection with squeeze (BTRS), where count * p > 10."""
+    stddev = _lax.sqrt(count * prob * (1 - prob))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = _lax.floor((count + 1) * prob)
+    pdtype = _type_of(prob).dtype
+
+    def body(carry):
+        i, k_out, accepted, data = carry
+        data, key_u, key_v = _halves(_split(data, (3,)), (2,), 3)
+        u = _unit_uniform(key_u, shape, pdtype)
+        v = _unit_uniform(key_v, shape, pdtype)
+        u = u - 0.5
+        us = 0.5 - _lax.abs(u)
+        accept1 = (us >= 0.07) & (v <= v_r)
+        k = _lax.floor((2 * a / us + b) * u + c)
+        reject = (k < 0) | (k > count)
+        v = _lax.log(v * alpha / (a / (us * us) + b))
+        ub = ((m + 0.5) * _lax.log((m + 1) / (r * (count - m + 1)))
+              + (count + 1) * _lax.log((count - m + 1) / (count - k + 1))
+              + (k + 0.5) * _lax.log(r * (count - k + 1) / (k + 1))
+              + _stirling_approx_tail(m) + _stirling_approx_tail(count - m)
+              - _stirling_approx_tail(k) - _stirling_approx_tail(count - k))
+        accept = accept1 | (~reject & (v <= ub))
+        return i + 1, _lax.select(accept, k, k_out), accepted | accept, data
+
+    def more(carry):
+        return _tnp.any(~carry[2]) & _below_max_iters(carry[0], dtype)
+    init = (_counter(), _tnp.full(shape, -1, pdtype), _tnp.zeros(shape, bool), data)
+    return _lax.convert_element_type(_lax.while_loop(more, body, init)[1], dtype)
+
+
+def _binomial_body(data, count, prob, shape, dtype):
+    """Inversion where count * q <= 10 (q the smaller of p and 1 - p), BTRS elsewhere
+    (both loops run, on placeholders where the other applies); NaN for a NaN or negative
+    count or q, inf for an infinite count; count - sample where p >= 1/2."""
+    count = _tnp.broadcast_to(_lax.convert_element_type(count, _type_of(prob).dtype), shape)
+    prob = _tnp.broadcast_to(prob, shape)
+    p_lt_half = prob < 0.5
+    q = _lax.select(p_lt_half, prob, 1.0 - prob)
+    count_nan_or_neg = (count != count) | (count < 0.0)
+    count_inf = _tnp.isinf(count)
+    q_is_nan = q != q
+    q_l_0 = q < 0.0
+    q = _lax.select(q_is_nan | q_l_0, _tnp.full_like(q, 0.01), q)
+    use_inversion = count_nan_or_neg | (count * q <= 10.0)
+    count = _lax.floor(count)
+    samples = _lax.select(
+        use_inversion,
+        _binomial_inversion(data, _lax.select(use_inversion, count, _tnp.zeros_like(count)),
+                            q, shape, dtype),
+        _btrs(data, _lax.select(use_inversion, _tnp.full_like(count, 1e4), count),
+              _lax.select(use_inversion, _tnp.full_like(q, 0.5), q), shape, dtype))
+    invalid = q_l_0 | q_is_nan | count_nan_or_neg
+    samples = _lax.select(invalid, _tnp.full_like(samples, _np.nan), samples)
+    samples = _lax.select(count_inf & ~invalid, _tnp.full_like(samples, _np.inf), samples)
+    return _lax.select(p_lt_half | count_nan_or_neg | q_is_nan | count_inf, samples,
+                       _lax.convert_element_type(count, dtype) - samples)
+
+
+_binomial_jit = _eager_program(_binomial_body, static_argnums=(3, 4))
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p)-distributed counts as floats, drawn in p's (inexact) dtype."""
+    data, _ = _check_key("binomial", key)
+    n = _param(_operand(n))
+    (p,) = _promote(p, to_inexact=True)
+    dtype = _float_dtype("binomial", dtype)
+    shape = _params_shape("binomial", shape, n, p)
+    return _binomial_jit(data, *_stop_gradient((n, p)), shape, dtype)
+
+
+def _multinomial_body(data, n, p, shape, dtype, unroll):
+    """One binomial per outcome, in a scan: the trials left, of the probability left."""
+    n, p = _tnp.broadcast_to(n, shape[:-1]), _tnp.moveaxis(_tnp.broadcast_to(p, shape), -1, 0)
+    remaining_probs = _lax.cumsum(p, 0, reverse=True)
+    ratios = p / _tnp.where(remaining_probs == 0, 1, remaining_probs)
+
+    def step(remainder, ratio_key):
+        ratio, key = ratio_key
+        count = _binomial_body(key, remainder, _tnp.clip(ratio, 0, 1), shape[:-1],
+                               _type_of(remainder).dtype)
+        return remainder - count, count
+    _, counts = _lax.scan(step, n, (ratios, _split(data, (shape[-1],))), unroll=unroll)
+    return _tnp.astype(_tnp.moveaxis(counts, 0, -1), dtype)
+
+
+_multinomial_jit = _eager_program(_multinomial_body, static_argnums=(3, 4, 5))
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Counts of n trials over the outcomes along p's last axis; `shape` is the whole
+    result's shape, outcomes last (p.shape by default)."""
+    data, _ = _check_key("multinomial", key)
+    n, p = _promote_no_broadcast([_operand(n), _operand(p)])
+    t = _type_of(p)
+    if not _dtypes.is_inexact(t.dtype):
+        n, p = (_lax.convert_element_type(x, _inexact(t.dtype), weak_type=t.weak)
+                for x in (n, p))
+    if _tnp.ndim(p) == 0:
+        raise ValueError(_at_user_line(
+            "axis -1 is out of bounds for array of dimension 0: multinomial's p needs an "
+            "axis of outcomes"))
+    shape = _tnp.shape(p) if shape is None else _shape_arg("multinomial", shape)
+    _check_shape("multinomial", shape, _tnp.shape(p))
+    _check_shape("multinomial", shape[:-1], _tnp.shape(n))
+    dtype = _dtypes.canonicalize(_dtypes.default_float() if dtype is None else dtype)
+    return _multinomial_jit(data, *_stop_gradient((n, p)), shape, dtype, unroll)
+
