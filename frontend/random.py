@@ -35,14 +35,14 @@ from .core import known_value as _known_value
 from .core import type_of as _type_of
 from .numpy._indexing import getitem as _getitem
 from .numpy._util import _inexact, _operand, _promote, _promote_no_broadcast
-from .numpy.linalg import cholesky as _cholesky
+from .numpy import linalg as _linalg
 
 __all__ = ["PRNGKey", "PRNGKeyArray", "ball", "bernoulli", "beta", "binomial", "bits",
            "categorical", "cauchy", "chisquare", "choice", "clone", "dirichlet",
            "double_sided_maxwell", "exponential", "f", "fold_in", "gamma", "generalized_normal",
            "geometric", "gumbel", "key", "key_data", "key_dtype", "key_impl", "laplace",
            "loggamma", "logistic", "lognormal", "maxwell", "multinomial", "multivariate_normal",
-           "normal", "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh",
+           "normal", "orthogonal", "pareto", "permutation", "poisson", "rademacher", "randint", "rayleigh",
            "split", "t", "triangular", "truncated_normal", "uniform", "wald", "weibull_min",
            "wrap_key_data"]
 
@@ -1047,15 +1047,24 @@ def dirichlet(key, alpha, shape=None, dtype=None):
 
 # ---------------------------------------------------------------- multivariate normal
 
-def _multivariate_normal_body(data, mean, cov, shape, dtype):
-    """mean + L z for cov = L Lᴴ and z standard normal. On CPU the factor is LAPACK's
-    and the product einsum's one dot_general, as JAX's: the samples are JAX's bit for
-    bit."""
+def _multivariate_normal_body(data, mean, cov, shape, dtype, method):
+    """mean + F z for cov = F Fᴴ and z standard normal, F by `method` as JAX's: the
+    Cholesky factor, U sqrt(s) of an SVD or V sqrt(w) of an eigendecomposition. On CPU
+    the factors are LAPACK's and the product einsum's one dot_general, as JAX's: the
+    samples are JAX's bit for bit."""
+    if method == "svd":
+        u, s, _ = _linalg.svd(cov)
+        factor = _tnp.multiply(u, _tnp.sqrt(_tnp.expand_dims(s, -2)))
+    elif method == "eigh":
+        w, v = _linalg.eigh(cov)
+        factor = _tnp.multiply(v, _tnp.sqrt(_tnp.expand_dims(w, -2)))
+    else:
+        factor = _linalg.cholesky(cov)
     z = _normal_body(data, shape + _tnp.shape(mean)[-1:], dtype)
-    return _tnp.add(mean, _tnp.einsum("...ij,...j->...i", _cholesky(cov), z))
+    return _tnp.add(mean, _tnp.einsum("...ij,...j->...i", factor, z))
 
 
-_multivariate_normal_jit = _eager_program(_multivariate_normal_body, static_argnums=(3, 4))
+_multivariate_normal_jit = _eager_program(_multivariate_normal_body, static_argnums=(3, 4, 5))
 
 
 def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
@@ -1067,10 +1076,6 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
         mean, cov = (_tnp.astype(x, _dtypes.default_float()) for x in (mean, cov))
     if method not in ("svd", "eigh", "cholesky"):
         raise ValueError(_at_user_line("method must be one of {'svd', 'eigh', 'cholesky'}"))
-    if method != "cholesky":
-        raise NotImplementedError(_at_user_line(
-            f"multivariate_normal method={method!r}: only 'cholesky' is supported (svd and "
-            "eigh are not primitives yet)"))
     dtype = _float_dtype("multivariate_normal", _type_of(mean).dtype if dtype is None else dtype)
     if _tnp.ndim(mean) < 1:
         raise ValueError(_at_user_line(
@@ -1089,7 +1094,30 @@ def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky
     else:
         shape = _shape_arg("multivariate_normal", shape)
         _check_shape("normal", shape, *batch)
-    return _multivariate_normal_jit(data, mean, cov, shape, dtype)
+    return _multivariate_normal_jit(data, mean, cov, shape, dtype, method)
+
+
+def _orthogonal_body(data, n, m, shape, dtype):
+    """Q of the QR of a normal matrix, its columns' signs fixed by R's diagonal
+    (Mezzadri's method, as JAX's); transposed when it has more columns than rows."""
+    z = _normal_body(data, (*shape, max(n, m), min(n, m)), dtype)
+    q, r = _linalg.qr(z)
+    x = _tnp.multiply(q, _tnp.expand_dims(_tnp.sign(_linalg.diagonal(r)), -2))
+    return _tnp.matrix_transpose(x) if n < m else x
+
+
+_orthogonal_jit = _eager_program(_orthogonal_body, static_argnums=(1, 2, 3, 4))
+
+
+def orthogonal(key, n, shape=(), dtype=None, m=None):
+    """A matrix (..., n, m) uniform on the orthogonal (unitary, for complex dtypes)
+    group, or semi-orthogonal when n != m."""
+    data, _ = _check_key("orthogonal", key)
+    shape = _shape_arg("orthogonal", shape)
+    dtype = _float_dtype("orthogonal", dtype, kinds="fc")
+    n = _static_count(n, "orthogonal's n")
+    m = n if m is None else _static_count(m, "orthogonal's m")
+    return _orthogonal_jit(data, n, m, shape, dtype)
 
 
 # ---------------------------------------------------------------- more distributions

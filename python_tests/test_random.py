@@ -560,19 +560,25 @@ def test_cholesky_is_jaxs():
     assert np.isnan(tnp.linalg.cholesky(not_pd)[1]).sum() == 3  # the lower triangle
 
 
-def test_multivariate_normal():
-    """JAX's normals times JAX's Cholesky factor: the same bits, eagerly and under jit."""
+def test_multivariate_normal_and_orthogonal():
+    """JAX's normals times JAX's factor of the covariance (Cholesky, SVD or eigh), and
+    orthogonal's QR of normals: the same bits, eagerly and under jit."""
     cov, mean = covariances(2), np.array([1.0, -2.0, 0.5], np.float32)
-    cases = [(mean, cov[0]), (mean, cov), (mean, cov[0], (4,)), (mean, cov, (5, 2))]
-    draws = lambda random: lambda k: [random.multivariate_normal(k, *args) for args in cases]
+    cases = [(mean, cov[0]), (mean, cov), (mean, cov[0], (4,)), (mean, cov, (5, 2)),
+             (mean, cov[0], (4,), None, "svd"), (mean, cov, None, None, "eigh")]
+
+    def draws(random):
+        return lambda k: [random.multivariate_normal(k, *args) for args in cases] + [
+            random.orthogonal(k, 3), random.orthogonal(k, 4, (2,), np.complex64),
+            random.orthogonal(k, 2, (), np.float32, 5), random.orthogonal(k, 5, (2,), m=3)]
     ours, theirs = tracehlo.jit(draws(tr)), jax.jit(draws(jr))
-    for seed in SEEDS[:2]:
-        k, jk = keys(seed)
-        for got, eager, want in zip(ours(k), draws(tr)(k), theirs(jk), strict=True):
-            assert_same(got, want)
-            assert_same(eager, want)
-    with pytest.raises(NotImplementedError, match="test_random.py.*only 'cholesky'"):
-        tr.multivariate_normal(k, mean, cov[0], method="svd")
+    k, jk = keys(SEEDS[0])
+    for got, eager, want in zip(ours(k), draws(tr)(k), theirs(jk), strict=True):
+        assert_same(got, want)
+        assert_same(eager, want)
+    k, jk = keys(SEEDS[1])
+    for got, want in zip(ours(k), theirs(jk), strict=True):
+        assert_same(got, want)
 
 
 def test_multivariate_normal_gradients_equal_jax():
