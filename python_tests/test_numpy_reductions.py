@@ -63,6 +63,12 @@ def test_var_std_ddof():
     check(lambda m, x: m.std(x, axis=0, ddof=1, keepdims=True), x, rtol=1e-5)
     check(lambda m, x: m.var(x), i32(6), rtol=1e-5)
     check(lambda m, x: m.std(x, axis=1, ddof=5), x, values="jnp")  # no dof left: NaN
+    # the array API's correction= and a given mean (keepdims-shaped), as in jnp
+    check(lambda m, x: (m.var(x, axis=1, correction=1.5),
+                        m.std(x, axis=0, keepdims=True, mean=m.mean(x, 0, keepdims=True) + 1,
+                              correction=1)), x, rtol=1e-5)
+    check_raises(lambda m, x: m.var(x, ddof=1, correction=1), x, exc=ValueError,
+                 match="ddof and correction can't be provided simultaneously")
 
 
 def test_max_min_nan_and_initial():
