@@ -211,6 +211,36 @@ def _jvp_graph(graph, nonzero):
     return _restage(f"jvp_{graph.name}", graph.in_types + t_types, jvp)
 
 
+def _nonzero_tangent_outputs(graph, nonzero) -> list[bool]:
+    """Which of graph's outputs get a tangent that is not symbolically zero when the
+    `nonzero` inputs have tangents (staged once to find out, then dropped)."""
+    found = []
+
+    def jvp(*xs):
+        tangents = iter(xs[len(graph.inputs):])
+        pairs, _ = ad._jvp_flat(lambda *ins: (core.eval_graph(graph, *ins), None),
+                                list(xs[:len(graph.inputs)]),
+                                [next(tangents) if nz else None for nz in nonzero])
+        found[:] = [not ad.is_zero(t) for _, t in pairs]
+        return [p for p, _ in pairs]
+    _restage(f"jvp_{graph.name}", graph.in_types + [
+        t for t, nz in zip(graph.in_types, nonzero) if nz], jvp)
+    return found
+
+
+def _carry_nonzero(body, carry_nz, rest_nz) -> list[bool]:
+    """Which carry leaves have nonzero tangents in every iteration, as JAX's fixed
+    point: nonzero on entry, or made so by the body (a carry that only ever goes
+    through floor, say, has none, so reverse mode through the loop sees no tangent)."""
+    k = len(carry_nz)
+    while True:
+        out_nz = _nonzero_tangent_outputs(body, carry_nz + rest_nz)[:k]
+        new = [a or b for a, b in zip(carry_nz, out_nz)]
+        if new == carry_nz:
+            return carry_nz
+        carry_nz = new
+
+
 def _split_tangents(outs, n):
     """(primal results, their tangents) from a jvp'd equation's results."""
     primals, tangents = outs[:n], iter(outs[n:])
@@ -429,12 +459,17 @@ def _while_lowering(ctx, eqn, *args):
 
 
 def _while_jvp(primals, tangents, *, cond, body):
-    """A while over (carry, tangents of its inexact leaves)."""
+    """A while over (carry, tangents of the inexact leaves whose tangents are not
+    zero throughout: _carry_nonzero)."""
     n = len(body.outputs)
     carry, cond_caps, body_caps = _while_parts(primals, cond, body)
     _, _, caps_t = _while_parts(tangents, cond, body)
-    carry_nz = [_inexact(type_of(c)) for c in carry]
     caps_nz = [not ad.is_zero(t) for t in caps_t]
+    carry_nz = _carry_nonzero(body, [_inexact(type_of(c)) and not ad.is_zero(t)
+                                     for c, t in zip(carry, tangents[:n])], caps_nz)
+    if not any(carry_nz):
+        return list(while_p.bind(*primals, cond=cond, body=body)), [
+            ad.Zero.like(c) for c in carry]
     jvp_body = _jvp_graph(body, carry_nz + caps_nz)
     carry_t = [ad.instantiate(t) if not ad.is_zero(t) else ad.zeros(type_of(c).strong())
                for c, t, nz in zip(carry, tangents[:n], carry_nz) if nz]
@@ -449,10 +484,20 @@ def _while_jvp(primals, tangents, *, cond, body):
                         lambda *xs: core.eval_graph(cond, *xs[:n], *xs[n + nt:]))
     outs = while_p.bind(*carry, *carry_t, *cond_caps, *body_caps, *caps_t,
                         cond=new_cond, body=new_body)
-    return _split_tangents(outs, n)
+    tangents_out = iter(outs[n:])
+    return outs[:n], [next(tangents_out) if nz else ad.Zero.like(c)
+                      for c, nz in zip(outs[:n], carry_nz)]
 
 
-def _while_vjp(cts, primals, outs, *, cond, body):
+@ad.takes_needed
+def _while_vjp(cts, primals, outs, needed, *, cond, body):
+    """Zero cotangents where no tangent of the needed operands reaches the results
+    (as JAX's linearized loop then holds no while); else JAX's error."""
+    n = len(body.outputs)
+    nz = [need and _inexact(type_of(x)) for x, need in zip(primals, needed)]
+    _, _, caps_nz = _while_parts(nz, cond, body)
+    if not any(_carry_nonzero(body, nz[:n], caps_nz)):
+        return [None] * len(primals)
     raise ValueError(at_user_line(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop "
         "with dynamic start/stop values. Try using lax.scan, or using fori_loop with "

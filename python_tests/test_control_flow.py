@@ -88,6 +88,24 @@ def test_while_loop_reverse_mode_raises_jax_error():
     assert str(ours.value).endswith(str(theirs.value))
 
 
+def test_while_loop_tangents_are_zero_where_no_iteration_makes_them():
+    """JAX's fixed point of which carries have tangents: one that only goes through
+    floor has none, so grad through the loop is 0.0 (not the reverse-mode error), and a
+    carry that picks up a tangent from another one a step later has it."""
+    def floored(lax):
+        return lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (
+            c[0] + 1, lax.floor(c[1] * x)), (0, 1.0))[1]
+
+    def relayed(lax):
+        return lambda x: lax.while_loop(lambda c: c[0] < 3, lambda c: (
+            c[0] + 1, c[2] * 2.0, c[1] + x), (0, 1.0, 0.0))[1]
+    for ours in (tracehlo.grad(floored(tracehlo.lax)),
+                 tracehlo.jit(tracehlo.grad(floored(tracehlo.lax)))):
+        assert float(ours(np.float32(2.0))) == float(jax.grad(floored(jax.lax))(2.0)) == 0.0
+    got = tracehlo.jvp(relayed(tracehlo.lax), (2.0,), (1.0,))
+    assert [float(v) for v in got] == [float(v) for v in jax.jvp(relayed(jax.lax), (2.0,), (1.0,))]
+
+
 def _raises_like_jax(ours, theirs) -> str:
     """ours() raises JAX's error (what theirs() raises) at a line of this file; returns
     our message."""
