@@ -655,6 +655,17 @@ def test_derivatives_at_kinks_follow_jax(name, f, points):
                                       err_msg=f"{name}: order {order}, jitted")
 
 
+def test_max_min_gradients_keep_the_sign_of_zero_as_jax():
+    """JAX scales g by 0, 1/2 or 1: where the other operand wins, a negative g gives -0."""
+    x = np.array([1., 2., 3., _NAN], np.float32)
+
+    def f(np_, v):
+        return np_.sum(np_.maximum(v, 2.) * -2. + np_.minimum(v, 2.) * -3.)
+    got, want = tracehlo.grad(lambda v: f(tnp, v))(x), jax.grad(lambda v: f(jnp, v))(x)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_grad_of_jit_and_jvp_of_jit():
     x = np.linspace(0.1, 1, 3).astype(np.float32)
     f = tracehlo.jit(lambda x: tnp.sum(tnp.sin(x) * x))

@@ -154,9 +154,11 @@ def _sum_to_rank0(ct, x):
 
 
 def _where_chosen(g, x, y, out):
-    """g times the derivative of max/min wrt x: 1 where x is the result, 0.5 where both
-    are (as JAX splits a tie)."""
-    return select(eq(x, out), select(eq(y, out), mul(g, 0.5), g), 0)
+    """g times the derivative of max/min wrt x, as JAX's: g * (x == out) / (1 + (y ==
+    out)), so a tie splits g in halves and elsewhere g * 0 is -0 for a negative g."""
+    dtype = type_of(g).dtype
+    return mul(g, div(select(eq(x, out), np.ones((), dtype), np.zeros((), dtype)),
+                      select(eq(y, out), np.full((), 2, dtype), np.ones((), dtype))))
 
 
 def _nary(prim):
