@@ -194,14 +194,15 @@ def _promote_numeric(*args):
 
 
 def square(x):
-    """x * x; complex as CHLO's square, which JAX lowers to: (a - b)(a + b) + 2ab i."""
+    """x ** 2 as JAX's square (integer_pow's derivative for 2 is square's); complex as
+    CHLO's square, which JAX lowers to: (a - b)(a + b) + 2ab i."""
     (x,) = _promote(x)
     x = _numeric(x)
     if _dtypes.is_complex(_t(x).dtype):
         a, b = lax.real(x), lax.imag(x)
         return lax.complex(lax.mul(lax.sub(a, b), lax.add(a, b)),
                            lax.mul(lax.mul(a, b), _like(2, a)))
-    return lax.mul(x, x)
+    return lax.integer_pow(x, 2)
 
 
 def _abs_square(x):
@@ -214,7 +215,7 @@ def _abs_square(x):
 
 def reciprocal(x):
     (x,) = _promote(x, to_inexact=True)
-    return lax.div(_like(1, x), x)
+    return lax.integer_pow(x, -1)  # as JAX, so its derivative is JAX's
 
 
 def maximum(x1, x2):

@@ -113,16 +113,19 @@ def _derivative_rules(deriv, apply) -> dict:
     `scale(g, out, *operands)`, that multiplies a tangent g by the partial derivative
     (None for an operand that has none, such as select's predicate). Multiplying by a
     derivative is its own transpose, so the same functions scale cotangents, which a
-    rank-0 operand then sums."""
+    rank-0 operand then sums. An entry may be a pair (jvp scale, vjp scale) where JAX's
+    vjp (its jvp transposed) associates the products otherwise, so that derivatives
+    round as JAX's."""
     if deriv is None or isinstance(deriv, dict):
         return deriv or {}
     if deriv == "zero":
         return {"jvp": ad.zero_jvp}
+    pairs = [s if isinstance(s, tuple) else (s, s) for s in deriv]
 
     def jvp(primals, tangents):
         out = apply(*primals)
         t_out = None
-        for scale, t in zip(deriv, tangents):
+        for (scale, _), t in zip(pairs, tangents):
             if scale is not None and not ad.is_zero(t):
                 term = scale(t, out, *primals)
                 t_out = term if t_out is None else add(t_out, term)
@@ -137,7 +140,7 @@ def _derivative_rules(deriv, apply) -> dict:
     def vjp(cts, primals, outs, needed):
         return [None if scale is None or not need or not dtypes.is_inexact(type_of(x).dtype)
                 else _sum_to_rank0(scale(cts[0], outs[0], *primals), x)
-                for scale, x, need in zip(deriv, primals, needed)]
+                for (_, scale), x, need in zip(pairs, primals, needed)]
     return {"jvp": jvp, "vjp": vjp}
 
 
@@ -151,9 +154,11 @@ def _sum_to_rank0(ct, x):
 
 
 def _where_chosen(g, x, y, out):
-    """g times the derivative of max/min wrt x: 1 where x is the result, 0.5 where both
-    are (as JAX splits a tie)."""
-    return select(eq(x, out), select(eq(y, out), mul(g, 0.5), g), 0)
+    """g times the derivative of max/min wrt x, as JAX's: g * (x == out) / (1 + (y ==
+    out)), so a tie splits g in halves and elsewhere g * 0 is -0 for a negative g."""
+    dtype = type_of(g).dtype
+    return mul(g, div(select(eq(x, out), np.ones((), dtype), np.zeros((), dtype)),
+                      select(eq(y, out), np.full((), 2, dtype), np.ones((), dtype))))
 
 
 def _nary(prim):
@@ -162,6 +167,26 @@ def _nary(prim):
     wrapper.__name__ = prim.name
     wrapper.__doc__ = f"The `{prim.name}` primitive, elementwise."
     return wrapper
+
+
+def _square(x):
+    """x * x as JAX's square primitive, whose derivative is g * (2 * x) (one product, not
+    x * g + g * x), which integer_pow(x, 2) shares."""
+    return integer_pow(x, 2)
+
+
+def _plus_times(c, out):
+    """c + c * out: tanh's vjp, JAX's jvp (g + g * out) * (1 - out) transposed."""
+    return add(c, mul(c, out))
+
+
+def _scaled_deriv(c, factor):
+    """The deriv of a derivative c * factor(out, x) with a constant c (of x's dtype), as
+    JAX writes it: c * (g * factor) forward, (c * ct) * factor transposed."""
+    def const(x):
+        return np.asarray(c, type_of(x).dtype)
+    return [(lambda g, out, x: mul(const(x), mul(g, factor(out, x))),
+             lambda g, out, x: mul(mul(const(x), g), factor(out, x)))]
 
 
 # name, StableHLO/CHLO op, arity, dtypes accepted, derivative (see _derivative_rules)
@@ -183,7 +208,7 @@ expm1_p, expm1 = _elementwise("expm1", "stablehlo.exponential_minus_one", 1, "in
 sqrt_p, sqrt = _elementwise("sqrt", "stablehlo.sqrt", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, div(0.5, out))])
 rsqrt_p, rsqrt = _elementwise("rsqrt", "stablehlo.rsqrt", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, mul(div(out, x), -0.5))])
+    deriv=[lambda g, out, x: mul(g, mul(-0.5, div(out, x)))])
 cbrt_p, cbrt = _elementwise("cbrt", "stablehlo.cbrt", 1, "float",
     deriv=[lambda g, out, x: mul(g, mul(1 / 3, integer_pow(out, -2)))])
 sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "inexact",
@@ -191,31 +216,33 @@ sin_p, sin = _elementwise("sin", "stablehlo.sine", 1, "inexact",
 cos_p, cos = _elementwise("cos", "stablehlo.cosine", 1, "inexact",
     deriv=[lambda g, out, x: neg(mul(g, sin(x)))])
 tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, add(mul(out, out), 1))])
+    deriv=[lambda g, out, x: mul(g, add(1, _square(out)))])
 tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, sub(1, mul(out, out)))])
+    deriv=[(lambda g, out, x: mul(add(g, mul(g, out)), sub(1, out)),
+            lambda g, out, x: _plus_times(mul(g, sub(1, out)), out))])
 logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, mul(out, sub(1, out)))])
 asin_p, asin = _elementwise("asin", "chlo.asin", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, rsqrt(sub(1, mul(x, x))))])
+    deriv=[lambda g, out, x: mul(g, rsqrt(sub(1, _square(x))))])
 acos_p, acos = _elementwise("acos", "chlo.acos", 1, "inexact",
-    deriv=[lambda g, out, x: neg(mul(g, rsqrt(sub(1, mul(x, x)))))])
+    deriv=[lambda g, out, x: mul(g, neg(rsqrt(sub(1, _square(x)))))])
 atan_p, atan = _elementwise("atan", "chlo.atan", 1, "inexact",
-    deriv=[lambda g, out, x: div(g, add(mul(x, x), 1))])
+    deriv=[lambda g, out, x: div(g, add(1, _square(x)))])
 sinh_p, sinh = _elementwise("sinh", "chlo.sinh", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, cosh(x))])
 cosh_p, cosh = _elementwise("cosh", "chlo.cosh", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, sinh(x))])
 asinh_p, asinh = _elementwise("asinh", "chlo.asinh", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, rsqrt(add(mul(x, x), 1)))])
+    deriv=[lambda g, out, x: mul(g, rsqrt(add(_square(x), 1)))])
 acosh_p, acosh = _elementwise("acosh", "chlo.acosh", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, rsqrt(mul(sub(x, 1), add(x, 1))))])
+    deriv=[lambda g, out, x: mul(g, rsqrt(sub(_square(x), 1)))])
 atanh_p, atanh = _elementwise("atanh", "chlo.atanh", 1, "inexact",
-    deriv=[lambda g, out, x: div(g, sub(1, mul(x, x)))])
+    deriv=[(lambda g, out, x: mul(integer_pow(add(1, x), -1), div(g, sub(1, x))),
+            lambda g, out, x: div(mul(integer_pow(add(1, x), -1), g), sub(1, x)))])
 erf_p, erf = _elementwise("erf", "chlo.erf", 1, "float",
-    deriv=[lambda g, out, x: mul(g, mul(exp(neg(mul(x, x))), 2 / np.sqrt(np.pi)))])
+    deriv=_scaled_deriv(2 / np.sqrt(np.pi), lambda out, x: exp(neg(_square(x)))))
 erfc_p, erfc = _elementwise("erfc", "chlo.erfc", 1, "float",
-    deriv=[lambda g, out, x: mul(g, mul(exp(neg(mul(x, x))), -2 / np.sqrt(np.pi)))])
+    deriv=_scaled_deriv(-2 / np.sqrt(np.pi), lambda out, x: exp(neg(_square(x)))))
 lgamma_p, lgamma = _elementwise("lgamma", "chlo.lgamma", 1, "float",
     deriv=[lambda g, out, x: mul(g, digamma(x))])
 digamma_p, digamma = _elementwise("digamma", "chlo.digamma", 1, "float",
@@ -242,8 +269,8 @@ min_p, min = _elementwise("min", "stablehlo.minimum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
            lambda g, out, x, y: _where_chosen(g, y, x, out)])
 atan2_p, atan2 = _elementwise("atan2", "stablehlo.atan2", 2, "inexact",
-    deriv=[lambda g, out, x, y: mul(g, div(y, add(mul(x, x), mul(y, y)))),
-           lambda g, out, x, y: neg(mul(g, div(x, add(mul(x, x), mul(y, y)))))])
+    deriv=[lambda g, out, x, y: mul(g, div(y, add(_square(x), _square(y)))),
+           lambda g, out, x, y: mul(g, div(neg(x), add(_square(x), _square(y))))])
 polygamma_p, polygamma = _elementwise("polygamma", "chlo.polygamma", 2, "float",
     deriv=[lambda g, out, m, x: _polygamma_dm(),
            lambda g, out, m, x: mul(g, polygamma(add(m, 1), x))])
@@ -342,7 +369,7 @@ def _exp2_lowering(ctx, eqn, x):
 
 
 exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_lowering,
-                **_derivative_rules([lambda g, out, x: mul(g, mul(out, float(np.log(2))))],
+                **_derivative_rules(_scaled_deriv(np.log(2), lambda out, x: out),
                                     lambda x: exp2_p.bind(x)),
                 batch=broadcasting_rule)
 exp2 = _nary(exp2_p)
@@ -444,7 +471,7 @@ def _erf_inv_lowering(ctx, eqn, x):
 
 erf_inv_p = define("erf_inv", shape=_shape_rule("erf_inv", 1, "float"),
                    lower=_erf_inv_lowering, **_derivative_rules(
-                       [lambda g, out, x: mul(g, mul(exp(mul(out, out)), np.sqrt(np.pi) / 2))],
+                       _scaled_deriv(np.sqrt(np.pi) / 2, lambda out, x: exp(_square(out))),
                        lambda x: erf_inv_p.bind(x)),
                    batch=broadcasting_rule)
 erf_inv = _nary(erf_inv_p)
@@ -489,8 +516,9 @@ def _division_lowering(mlir_op, remainder):
 
 div_p = define("div", shape=_shape_rule("div", 2, "number"),
                lower=_division_lowering("stablehlo.divide", remainder=False),
-               **_derivative_rules([lambda g, out, x, y: div(g, y),
-                                    lambda g, out, x, y: neg(mul(g, div(out, y)))],
+               **_derivative_rules([lambda g, out, x, y: div(g, y), (
+                   lambda g, out, x, y: mul(mul(neg(g), x), integer_pow(y, -2)),
+                   lambda g, out, x, y: neg(mul(mul(g, integer_pow(y, -2)), x)))],
                                    lambda *xs: div_p.bind(*xs)),
                batch=broadcasting_rule)
 div = _nary(div_p)
@@ -548,8 +576,10 @@ def _integer_pow_lowering(ctx, eqn, x):
 
 
 def _integer_pow_scale(g, x, y):
-    """g times d x**y / dx."""
-    return mul(g, mul(np.asarray(y, type_of(x).dtype), integer_pow(x, y - 1)))
+    """g times d x**y / dx, with JAX's cases: g for y == 1, g * (2 * x) for y == 2."""
+    if y == 1:
+        return g
+    return mul(g, mul(np.asarray(y, type_of(x).dtype), x if y == 2 else integer_pow(x, y - 1)))
 
 
 def _integer_pow_jvp(primals, tangents, *, y):

@@ -35,12 +35,13 @@ show(tracehlo.make_ir(tracehlo.grad(layer))((np.zeros((3, 4), f32), np.zeros(4, 
 # CHECK-NEXT:    %5: f32[2,4] = add %3, %4
 # CHECK-NEXT:    %6: f32[2,4] = tanh %5
 # CHECK-NEXT:    %8: f32[2,4] = broadcast_in_dim[shape=(2, 4), broadcast_dimensions=()] 1.0:f32[]
-# CHECK-NEXT:    %9: f32[2,4] = mul %6, %6
-# CHECK-NEXT:    %10: f32[2,4] = sub 1.0:f32[], %9
-# CHECK-NEXT:    %11: f32[2,4] = mul %8, %10
-# CHECK-NEXT:    %12: f32[4] = reduce_sum[axes=(0,)] %11
-# CHECK-NEXT:    %13: f32[3,4] = dot_general[dimension_numbers=(((0,), (0,)), ((), ()))] %2, %11
-# CHECK-NEXT:    return %13, %12
+# CHECK-NEXT:    %9: f32[2,4] = sub 1.0:f32[], %6
+# CHECK-NEXT:    %10: f32[2,4] = mul %8, %9
+# CHECK-NEXT:    %11: f32[2,4] = mul %10, %6
+# CHECK-NEXT:    %12: f32[2,4] = add %10, %11
+# CHECK-NEXT:    %13: f32[4] = reduce_sum[axes=(0,)] %12
+# CHECK-NEXT:    %14: f32[3,4] = dot_general[dimension_numbers=(((0,), (0,)), ((), ()))] %2, %12
+# CHECK-NEXT:    return %14, %13
 
 
 def jvp_of_exp_times(x, t):

@@ -137,10 +137,10 @@ def main():
     # CHECK-NEXT:        return %6, %6, %0
     # CHECK-NEXT:      }, length=5, reverse=false, num_carry=1, num_consts=1] %3, %1, %0
     # CHECK-NEXT:    %7: f32[3] = mul %0, 2.0:f32[]
-    # CHECK:         %16: f32[3], %17: f32[3] = scan[body=func @vjp_scan_body(%0: f32[3], %1: f32[3], %2: f32[3], %3: f32[3], %4: f32[3], %5: f32[3]) -> (f32[3], f32[3]) {
+    # CHECK:         %15: f32[3], %16: f32[3] = scan[body=func @vjp_scan_body(%0: f32[3], %1: f32[3], %2: f32[3], %3: f32[3], %4: f32[3], %5: f32[3]) -> (f32[3], f32[3]) {
     # CHECK-NOT:     scan[
-    # CHECK:           }, length=5, reverse=true, num_carry=2, num_consts=1] %14, %14, %5, %6, %13, %7
-    # CHECK-NEXT:    return %17
+    # CHECK:           }, length=5, reverse=true, num_carry=2, num_consts=1] %13, %13, %5, %6, %12, %7
+    # CHECK-NEXT:    return %16
 
     for g in (g1, g2, g3, g4):
         text = g.to_text(locations=True)
