@@ -125,27 +125,27 @@ def is_expensive(op) -> bool:
     return n in EXPENSIVE_ELEMENTWISE or n == REDUCE
 
 
-def float_constant_divisor(op) -> bool:
-    """A floating-point divide by a constant, possibly broadcast from a scalar."""
+def _constant_divisor(op, element_kind):
+    """The constant a divide (or remainder) of `element_kind` elements divides by,
+    possibly broadcast from it, or None."""
     divisor = op.operation.operands[1]
-    if not isinstance(ir.RankedTensorType(divisor.type).element_type, ir.FloatType):
-        return False
+    if not isinstance(ir.RankedTensorType(divisor.type).element_type, element_kind):
+        return None
     producer = getattr(divisor.owner, "operation", None)
     if producer is not None and producer.name == "stablehlo.broadcast_in_dim":
         producer = getattr(producer.operands[0].owner, "operation", None)
-    return producer is not None and producer.name == "stablehlo.constant"
+    return producer if producer is not None and producer.name == "stablehlo.constant" else None
+
+
+def float_constant_divisor(op) -> bool:
+    """A floating-point divide by a constant, possibly broadcast from a scalar."""
+    return _constant_divisor(op, ir.FloatType) is not None
 
 
 def integer_scalar_divisor(op) -> bool:
     """An integer divide or remainder by a one-element constant, possibly broadcast."""
-    divisor = op.operation.operands[1]
-    if not isinstance(ir.RankedTensorType(divisor.type).element_type, ir.IntegerType):
-        return False
-    producer = getattr(divisor.owner, "operation", None)
-    if producer is not None and producer.name == "stablehlo.broadcast_in_dim":
-        producer = getattr(producer.operands[0].owner, "operation", None)
-    return (producer is not None and producer.name == "stablehlo.constant"
-            and num_elements(producer.results[0].type) == 1)
+    constant = _constant_divisor(op, ir.IntegerType)
+    return constant is not None and num_elements(constant.results[0].type) == 1
 
 
 def static_tensor(t: ir.Type) -> bool:

@@ -365,17 +365,22 @@ def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,
     return squeeze(out, (type_of(out).ndim - 1 - (not left_side),)) if vector else out
 
 
+def _check_matrices(name: str, x):
+    """JAX's errors for a factorization's operand: a stack of float or complex matrices."""
+    if x.ndim < 2:
+        raise TypeError(f"Input 0 to {name} must have rank at least 2, but got shape={x.shape}")
+    if not dtypes.is_inexact(x.dtype):
+        raise TypeError(f"{name} does not accept dtype {x.dtype} at position 0. Accepted dtypes "
+                        "at position 0 are subtypes of floating, complexfloating.")
+
+
 # lu[] x -> (lu, pivots, permutation): P x = L U with partial pivoting over the last two
 # axes of (..., m, n) matrices, as JAX's lu_p: L (unit diagonal, not stored) and U packed
 # in one matrix; the pivots, the 0-based row swapped in at each of the min(m, n) steps;
 # the permutation those swaps make of the m rows (both int32). Only CPU has a lowering:
 # LAPACK's getrf, as JAX's.
 def _lu_shape(x):
-    if x.ndim < 2:
-        raise TypeError(f"Input 0 to lu must have rank at least 2, but got shape={x.shape}")
-    if not dtypes.is_inexact(x.dtype):
-        raise TypeError(f"lu does not accept dtype {x.dtype} at position 0. Accepted dtypes "
-                        "at position 0 are subtypes of floating, complexfloating.")
+    _check_matrices("lu", x)
     return [ArrayType(x.shape, x.dtype, x.weak),
             ArrayType(x.shape[:-2] + (min(x.shape[-2:]),), dtypes.int32),
             ArrayType(x.shape[:-1], dtypes.int32)]
@@ -498,11 +503,7 @@ lu_p = define("lu", shape=_lu_shape, lower=_lu_lowering, multiple_results=True,
 # triangular, as JAX's qr_p without pivoting. Only CPU has a lowering: LAPACK's geqrf,
 # then orgqr (JAX's householder_product) on its reflectors, as JAX's.
 def _qr_shape(x, *, full_matrices):
-    if x.ndim < 2:
-        raise TypeError(f"Input 0 to qr must have rank at least 2, but got shape={x.shape}")
-    if not dtypes.is_inexact(x.dtype):
-        raise TypeError(f"qr does not accept dtype {x.dtype} at position 0. Accepted dtypes "
-                        "at position 0 are subtypes of floating, complexfloating.")
+    _check_matrices("qr", x)
     *batch, m, n = x.shape
     k = m if full_matrices else min(m, n)
     return [ArrayType((*batch, m, k), x.dtype, x.weak), ArrayType((*batch, k, n), x.dtype, x.weak)]
@@ -623,11 +624,7 @@ qr_p = define("qr", shape=_qr_shape, lower=_qr_lowering, multiple_results=True,
 # (or upper) triangle; eigenvalues ascending, real; as JAX's eigh_p on CPU (LAPACK's
 # syevd/heevd, NaNs where it fails). Only CPU has a lowering.
 def _eigh_shape(x, *, lower):
-    if x.ndim < 2:
-        raise TypeError(f"Input 0 to eigh must have rank at least 2, but got shape={x.shape}")
-    if not dtypes.is_inexact(x.dtype):
-        raise TypeError(f"eigh does not accept dtype {x.dtype} at position 0. Accepted "
-                        "dtypes at position 0 are subtypes of floating, complexfloating.")
+    _check_matrices("eigh", x)
     if x.shape[-1] != x.shape[-2]:
         raise ValueError("Argument to symmetric eigendecomposition must have shape [..., n, "
                          f"n], got shape {x.shape}")
@@ -687,11 +684,7 @@ eigh_p = define("eigh", shape=_eigh_shape, lower=_eigh_lowering, multiple_result
 # last two axes, singular values descending and real, as JAX's svd_p on CPU (LAPACK's
 # gesdd; NaNs where it fails). Only CPU has a lowering.
 def _svd_shape(x, *, full_matrices, compute_uv):
-    if x.ndim < 2:
-        raise TypeError(f"Input 0 to svd must have rank at least 2, but got shape={x.shape}")
-    if not dtypes.is_inexact(x.dtype):
-        raise TypeError(f"svd does not accept dtype {x.dtype} at position 0. Accepted dtypes "
-                        "at position 0 are subtypes of floating, complexfloating.")
+    _check_matrices("svd", x)
     *batch, m, n = x.shape
     k = min(m, n)
     s = ArrayType((*batch, k), _real_dtype(x.dtype), x.weak)
