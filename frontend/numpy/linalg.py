@@ -157,7 +157,7 @@ def inv(a):
     return solve(a, _tnp.broadcast_to(_tnp.eye(n, dtype=a.dtype), _tnp.shape(a)))
 
 
-# JAX's result type, by name (jax.numpy.linalg does not export it either)
+# JAX's result type, by name (jnp.linalg does not export it either)
 _SlogdetResult = _NamedTuple("SlogdetResult", [("sign", object), ("logabsdet", object)])
 
 
