@@ -159,17 +159,19 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     return lax.convert_element_type(lax.div(total, count), dt)
 
 
+_mean = mean  # var's and std's `mean=` argument shadows the function
+
+
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
         mean=None, correction=None):
     """`mean`: the mean along axis, given (keepdims-shaped) instead of computed;
     `correction`: the array API's name for ddof."""
     _no_out(out)
-    if correction is None:
-        correction = ddof
-    elif not isinstance(ddof, int) or ddof != 0:
-        raise ValueError(at_user_line("ddof and correction can't be provided simultaneously."))
-    ddof, given_mean = correction, mean
-    mean = globals()["mean"]  # the module's mean function, shadowed by the argument
+    if correction is not None:
+        if not isinstance(ddof, int) or ddof != 0:
+            raise ValueError(at_user_line(
+                "ddof and correction can't be provided simultaneously."))
+        ddof = correction
     a = _operand(a)
     dt = _stat_dtype(a, dtype)
     if _dtypes.is_complex(_t(a).dtype) and not _dtypes.is_complex(dt):
@@ -178,8 +180,8 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
             "JAX): drop dtype=, or take tnp.real or tnp.imag first"))
     ct = _computation_dtype(dt)
     a = lax.convert_element_type(a, ct)
-    a_mean = (mean(a, axis, ct, keepdims=True, where=where) if given_mean is None
-              else lax.convert_element_type(_operand(given_mean), ct))
+    a_mean = (_mean(a, axis, ct, keepdims=True, where=where) if mean is None
+              else lax.convert_element_type(_operand(mean), ct))
     centered = lax.sub(a, broadcast_to(a_mean, _shape(a)))
     # |centered|^2: the variance of complex values is real
     total = sum(_abs_square(centered), axis=axis, keepdims=keepdims, where=where)
