@@ -620,6 +620,7 @@ class _Namespaces(NamedTuple):
 _JAX = _Namespaces(jnp, jax.nn, jax.lax)
 _OURS = _Namespaces(tnp, tracehlo.nn, lax)
 _NAN, _INF = float("nan"), float("inf")
+_INT_EXPONENTS = np.array([0, 0, 2, 1], np.int32)
 
 # (name, f(ns, x) elementwise in x, points x): derivatives where a function has a kink
 # (or a 0 ** 0, a tie, an infinite value) follow each of JAX's rules, not the limit.
@@ -636,6 +637,10 @@ KINKS = [
     ("linalg.norm ord=1", lambda ns, x: ns.np.linalg.norm(x, 1), [0., -0., 1.]),
     ("cbrt", lambda ns, x: ns.np.cbrt(x), [0., -0., 1., _INF]),  # cbrt'' at 0: -inf
     ("x ** n", lambda ns, x: x ** 3 + 2 * x ** -2 + 3 * x ** 0, [0., -0., _INF]),
+    # lax.pow's integer exponents (a Python int, an int32 array): 0 where the exponent is 0
+    ("pow int exponent", lambda ns, x: ns.lax.pow(x, 0) + 2 * ns.lax.pow(x, _INT_EXPONENTS)
+     + 3 * ns.np.power(x, _INT_EXPONENTS), [0., -0., _INF, 0.]),
+    ("pow float exponent", lambda ns, x: ns.lax.pow(x, 0.) + 2 * x ** 0., [0., -0., 2.]),  # nan
 ]
 
 

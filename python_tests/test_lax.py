@@ -288,6 +288,11 @@ def test_errors_name_the_user_line():
                match="mul needs operands of one shape")
     lax_raises(lambda lax, x: lax.sin(x), i32(3), exc=TypeError,
                match="sin does not accept i32")
+    # pow: an inexact base, an integer or the base's dtype as exponent (JAX's messages)
+    lax_raises(lambda lax, x: lax.pow(x, x), i32(3), exc=TypeError,
+               match="pow does not accept dtype int32 at position 0")
+    lax_raises(lambda lax, x: lax.pow(x, x.astype(np.float16)), f32(3), exc=TypeError,
+               match="two inexact dtypes must match, but got float32 and float16")
     # JAX's lax.add/mul refuse bool: XLA's i1 add wraps (True + True is False)
     lax_raises(lambda lax, x: lax.add(x, x), np.array([True]), exc=TypeError,
                match="add does not accept bool")

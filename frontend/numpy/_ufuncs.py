@@ -253,14 +253,14 @@ def _static_exponent(x2):
 def power(x1, x2):
     """JAX's cases: a concrete integer exponent raises x1 alone (integer_pow: `bool_array
     ** 2` is int32); integer bases by JAX's binary exponentiation; a float base with an
-    integer exponent keeps the base's type (lax.pow: weak only if both are); else promote."""
+    integer exponent stay as they are (lax.pow: the base's type, weak only if both are;
+    its derivative is 0 where the exponent is 0); else promote."""
     n = _static_exponent(x2)
     if n is not None:
         return lax.integer_pow(_numeric(_promote(x1)[0]), n)
     x1, x2 = _operand(x1), _operand(x2)
-    t1, t2 = _t(x1), _t(x2)
-    if _dtypes.is_inexact(t1.dtype) and _dtypes.is_int(t2.dtype) and not t2.weak:
-        x1 = _as_dtype(x1, t1.dtype)
+    if _dtypes.is_inexact(_t(x1).dtype) and _dtypes.is_int(_t(x2).dtype):
+        return lax.pow(x1, x2)
     x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x1).dtype):
         return _pow_int_int(x1, x2)

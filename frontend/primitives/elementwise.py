@@ -262,9 +262,6 @@ sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number",
     deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)])
 mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "number",
     deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
-pow_p, pow = _elementwise("pow", "stablehlo.power", 2, "number",
-    deriv=[lambda g, out, x, y: mul(g, _pow_dx(x, y)),
-           lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)), out))])
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
            lambda g, out, x, y: _where_chosen(g, y, x, out)])
@@ -314,9 +311,62 @@ def _trunc(x):
     return mul(sign(x), floor(abs(x)))
 
 
+# pow: an inexact base, and an exponent of its dtype or of an integer dtype (lax.pow's
+# `x ** n` for an array n of ints, which lowering converts to the base's dtype).
+def _pow_shape(x, y):
+    for position, t, accepted in ((0, x, "floating, complexfloating"),
+                                  (1, y, "integer, floating, complexfloating")):
+        if not (dtypes.is_inexact(t.dtype) or position and dtypes.is_int(t.dtype)):
+            raise TypeError(f"pow does not accept dtype {t.dtype.name} at position {position}. "
+                            f"Accepted dtypes at position {position} are subtypes of {accepted}.")
+    if dtypes.is_inexact(y.dtype) and y.dtype != x.dtype:
+        raise TypeError(
+            "the first argument to pow must have an inexact dtype (float or complex), and the "
+            "second argument must have an inexact or integer dtype, and two inexact dtypes "
+            f"must match, but got {x.dtype.name} and {y.dtype.name} respectively.")
+    return ArrayType(_elementwise_shape("pow", (x, y)), x.dtype, x.weak and y.weak)
+
+
+def _pow_lowering(ctx, eqn, x, y):
+    x, y = _operands_broadcast(ctx, eqn, (x, y))
+    out = eqn.outputs[0].type
+    exponent = ArrayType(out.shape, eqn.inputs[1].type.dtype)
+    if exponent.dtype != out.dtype:
+        y = ctx.op(f"stablehlo.convert {y} : {_signature([exponent], out)}")
+    return ctx.op(f"stablehlo.power {x}, {y} : {_signature([out, out], out)}")
+
+
 def _pow_dx(x, y):
-    """d x**y / dx = y * x**(y - 1), and 0 where y == 0 (not 0 * inf at x == 0), as JAX."""
-    return select(eq(y, 0), 0, mul(y, pow(x, sub(y, 1))))
+    """d x**y / dx = y * x**(y - 1) as JAX's: for an integer y, 0 where y == 0 (not
+    0 * inf at x == 0); for an inexact y, 0 * inf is nan there, as in JAX."""
+    if not dtypes.is_int(type_of(y).dtype):
+        return mul(y, pow(x, sub(y, 1)))
+    y = convert_element_type(y, type_of(x).dtype)
+    return select(eq(y, 0), 0, mul(select(eq(y, 0), 1, y), pow(x, sub(y, 1))))
+
+
+pow_p = define("pow", shape=_pow_shape, lower=_pow_lowering, batch=broadcasting_rule,
+               **_derivative_rules([lambda g, out, x, y: mul(g, _pow_dx(x, y)),
+                                    lambda g, out, x, y: mul(g, mul(log(select(eq(x, 0), 1, x)),
+                                                                    out))],
+                                   lambda *xs: pow_p.bind(*xs)))
+
+
+def pow(x, y):
+    """The `pow` primitive, elementwise. A Python scalar operand as in JAX's lax.pow: a
+    float takes the other operand's inexact dtype; an int keeps its default integer type,
+    so `pow(x, 2)` is x to an integer power (whose derivative at y == 0 is 0)."""
+    return pow_p.bind(_pow_operand(x, y), _pow_operand(y, x))
+
+
+def _pow_operand(v, other):
+    if not dtypes.is_python_scalar(v):
+        return v
+    dtype = dtypes.python_scalar_dtype(v)
+    if (dtypes.is_inexact(dtype) and not dtypes.is_python_scalar(other)
+            and dtypes.is_inexact(type_of(other).dtype)):
+        dtype = type_of(other).dtype
+    return lift(v, dtype, weak=dtypes.is_weak_scalar(v))
 
 
 # complex numbers: parts, and a complex from its parts
