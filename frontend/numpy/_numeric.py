@@ -514,6 +514,10 @@ def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
     cond, extra = _sl(cond, 0, None, n), _sl(cond, 0, n)
     arr = _sl(arr, 0, None, _shape(cond)[0])
     if size is None:
+        if isinstance(cond, Tracer):
+            raise ConcretizationError(at_user_line(
+                "jnp.compress without size= needs a concrete condition (the result's length "
+                "depends on it), but it is traced; pass a static size= (and fill_value=)"))
         if bool(t.any(extra)):
             raise ValueError(at_user_line("condition contains entries that are out of bounds"))
         result = _ix(arr, cond)
