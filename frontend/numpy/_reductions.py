@@ -22,8 +22,8 @@ def _reduction_dtype(x, dtype, promote_ints):
     dt = _t(x).dtype
     if promote_ints and (dt == _dtypes.bool_ or (_dtypes.is_int(dt) and dt.itemsize <
                                                   _dtypes.default_int().itemsize)):
-        return _dtypes.uint32 if _dtypes.is_unsigned(dt) and not \
-            _dtypes.config.enable_x64 else _dtypes.default_int()
+        return _dtypes.canonicalize(_np.uint64) if _dtypes.is_unsigned(dt) else \
+            _dtypes.default_int()  # JAX's default uint: uint64 under x64, else uint32
     return dt
 
 
