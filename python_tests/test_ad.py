@@ -430,6 +430,8 @@ NUMPY_ROWS = [
     ("cross", tnp.cross, [normal(), normal()]),
     ("kron", tnp.kron, [normal(), normal((2, 2))]),
     ("polyval", tnp.polyval, [normal((4,)), normal()]),
+    ("vectorize", lambda a, b: tnp.vectorize(lambda p, q: tnp.sin(p) * q[::-1],
+                                             signature="(),(n)->(n)")(a, b), [normal((2, 1)), normal()]),
     ("fmax", tnp.fmax, [distinct(), distinct() + 0.25]),
     ("frexp", lambda x: tnp.frexp(x)[0], [uniform(0.6, 0.9)]),
     ("logaddexp2", tnp.logaddexp2, [normal(), normal()]),

@@ -691,22 +691,185 @@ def _composite_cases():
         a, b, assume_unique=True, size=2), ("v", "x")
 
 
+
+def _names_cases():
+    """The names added with JAX's numpy coverage: index tricks, windows, shapes,
+    selection, math, functional and histograms."""
+    yield "mgrid[0:4, 1:2:3j]", lambda m: m.mgrid[0:4, 1:2:3j], ()
+    yield "mgrid[:3]", lambda m: m.mgrid[:3], (), TYPES
+    yield "ogrid[0:2, 0:1:0.25]", lambda m: m.ogrid[0:2, 0:1:0.25], ()
+    yield "r_[v, 0, 1:3, x[0]]", lambda m, a, b: m.r_[a, 0, 1:3, m.asarray(b)[0]], ("v", "x"), KEY
+    yield "r_['0,2,0', v, v]", lambda m, a: m.r_["0,2,0", a, a], ("v",), TYPES
+    yield "r_['c', v, s]", lambda m, a, b: m.r_["c", a, b], ("v", "s"), TYPES
+    yield "c_[x, x2]", lambda m, a, b: m.c_[a, b], ("x", "x2"), TYPES
+    yield "c_[v, v]", lambda m, a: m.c_[a, a], ("v",)
+    yield "r_['bad', v]", lambda m, a: m.r_["a,b", a], ("v",)
+    yield "mask_indices(3, triu, 1)", lambda m: m.mask_indices(3, m.triu, 1), ()
+    for f in ("bartlett", "blackman", "hamming", "hanning"):
+        yield f"{f}(7)", lambda m, f=f: getattr(m, f)(7), (), KEY
+        yield f"{f}(1)", lambda m, f=f: getattr(m, f)(1), (), TYPES
+        yield f"{f}(-1)", lambda m, f=f: getattr(m, f)(-1), ()
+    yield "kaiser(6, 2.5)", lambda m: m.kaiser(6, 2.5), (), KEY
+    yield "kaiser(5, s)", lambda m, b: m.kaiser(5, b), ("s",)
+    yield "atleast_3d(s, v, x, x4)", lambda m, *a: m.atleast_3d(*a), ("s", "v", "x", "x4")
+    yield "block([[x, x2], [x2, x]])", lambda m, a, b: m.block([[a, b], [b, a]]), ("x", "x2")
+    yield "block([v, s])", lambda m, a, b: m.block([a, b]), ("v", "s"), TYPES
+    yield "block([[x], v])", lambda m, a, b: m.block([[a], b]), ("x", "v")
+    yield "block((x,))", lambda m, a: m.block((a,)), ("x",)
+    yield "hsplit(x, 3)", lambda m, a: m.hsplit(a, 3), ("x",)
+    yield "hsplit(v, [1])", lambda m, a: m.hsplit(a, [1]), ("v",), TYPES
+    yield "vsplit(x4, [1, 1])", lambda m, a: m.vsplit(a, [1, 1]), ("x4",), TYPES
+    yield "dsplit(x4, 2)", lambda m, a: m.dsplit(a, 2), ("x4",)
+    yield "hsplit(x, 2)", lambda m, a: m.hsplit(a, 2), ("x",)
+    yield "dstack([x, x2])", lambda m, a, b: m.dstack([a, b]), ("x", "x2")
+    yield "dstack(x4)", lambda m, a: m.dstack(a), ("x4",), TYPES
+    yield "dstack([v, s], dtype=float32)", lambda m, a, b: m.dstack([a, a], dtype="float32"), ("v", "s")
+    yield "resize(x, (4, 5))", lambda m, a: m.resize(a, (4, 5)), ("x",)
+    yield "resize(z, 3)", lambda m, a: m.resize(a, 3), ("z",), TYPES
+    yield "resize(s, (2, 0))", lambda m, a: m.resize(a, (2, 0)), ("s",), TYPES
+    yield "copy(x)", lambda m, a: m.copy(a), ("x",)
+    yield "copy(2.5)", lambda m: m.copy(2.5), (), TYPES
+    yield "fill_diagonal(x, v)", lambda m, a, b: m.fill_diagonal(a, b, inplace=False), ("x", "v"), KEY
+    yield "fill_diagonal(x4[0, :3, :3, :3], s)", lambda m, a, b: m.fill_diagonal(
+        m.asarray(a)[0, :3, :3, :3], b, inplace=False), ("x4", "s"), TYPES
+    yield "fill_diagonal(x4, s)", lambda m, a, b: m.fill_diagonal(a, b, inplace=False), ("x4", "s")
+    yield "put(x, idx, v)", lambda m, a, i, b: m.put(a, i, b, inplace=False), ("x", "idx", "v")
+    yield "put(x, idx2 * 3, s, clip)", lambda m, a, i, b: m.put(
+        a, m.asarray(i) * 3, b, mode="clip", inplace=False), ("x", "idx2", "s")
+    yield "put(x, idx2 * 3, v, wrap)", lambda m, a, i, b: m.put(
+        a, m.asarray(i) * 3, b, mode="wrap", inplace=False), ("x", "idx2", "v"), KEY
+    yield "put(x, idx, v, raise)", lambda m, a, i, b: m.put(a, i, b, mode="raise", inplace=False), ("x", "idx", "v")
+    yield "put(x, idx, v) in place", lambda m, a, i, b: m.put(a, i, b), ("x", "idx", "v")
+    yield "place(x, mask, v)", lambda m, a, c, b: m.place(a, c, b, inplace=False), ("x", "mask", "v"), KEY
+    yield "place(x, mask, v) in place", lambda m, a, c, b: m.place(a, c, b), ("x", "mask", "v")
+    # selection and sorting
+    yield "choose(idx2, [x, x2, s], wrap)", lambda m, i, a, b, c: m.choose(
+        i, [a, b, c], mode="wrap"), ("idx2", "x", "x2", "s"), KEY
+    yield "choose(idx, [v[0], s], clip)", lambda m, i, a, c: m.choose(
+        m.asarray(i)[:3], [a, c], mode="clip"), ("idx", "v", "s"), TYPES
+    yield "choose(idx2, [x], raise)", lambda m, i, a: m.choose(i, [a]), ("idx2", "x")
+    yield "choose(x, [x], wrap)", lambda m, a: m.choose(a, [a], mode="wrap"), ("x",)
+    yield "compress(mask[0], x, axis=1, size=2)", lambda m, c, a: m.compress(
+        m.asarray(c)[0], a, axis=1, size=2, fill_value=7), ("mask", "x")
+    yield "compress(mask row, x4, axis=0, size=1)", lambda m, c, a: m.compress(
+        m.asarray(c)[:, 0], a, axis=0, size=1), ("mask", "x4"), TYPES
+    yield "compress(mask, x)", lambda m, c, a: m.compress(c, a), ("mask", "x")
+    yield "extract(mask, x, size=4)", lambda m, c, a: m.extract(c, a, size=4), ("mask", "x")
+    yield "extract(x, x2, size=6, fill_value=s)", lambda m, a, b, f: m.extract(
+        a, b, size=6, fill_value=f), ("x", "x2", "s"), KEY
+    yield "partition(sp, 3)", lambda m, a: m.partition(a, 3), ("sp",), KEY
+    yield "partition(x4, 1, axis=1)", lambda m, a: m.partition(a, 1, axis=1), ("x4",)
+    yield "argpartition(sp, 4)", lambda m, a: m.argpartition(a, 4), ("sp",), KEY
+    yield "argpartition(x4, -2, axis=3)", lambda m, a: m.argpartition(a, -2, axis=3), ("x4",)
+    yield "partition(v, 3)", lambda m, a: m.partition(a, 3), ("v",)
+    yield "lexsort([x, x2])", lambda m, a, b: m.lexsort([a, b]), ("x", "x2"), KEY
+    yield "lexsort((x4 rows), axis=1)", lambda m, a: m.lexsort(
+        (m.asarray(a)[0], m.asarray(a)[1]), axis=1), ("x4",)
+    yield "lexsort([s])", lambda m, a: m.lexsort([a]), ("s",)
+    yield "lexsort([])", lambda m: m.lexsort([]), ()
+    yield "sort_complex(x)", lambda m, a: m.sort_complex(a), ("x",)
+    # math
+    yield "angle(x)", lambda m, a: m.angle(a), ("x",)
+    yield "angle(sp, deg=True)", lambda m, a: m.angle(a, deg=True), ("sp",), KEY
+    yield "angle(s)", lambda m, a: m.angle(a), ("s",), TYPES
+    yield "angle(2)", lambda m: m.angle(2), (), TYPES
+    yield "unwrap(x4 * 3)", lambda m, a: m.unwrap(m.asarray(a) * 3), ("x4",)
+    yield "unwrap(x, discont=1, axis=0, period=2.5)", lambda m, a: m.unwrap(
+        a, discont=1, axis=0, period=2.5), ("x",), KEY
+    yield "unwrap(idx2 * 5, period=6)", lambda m, a: m.unwrap(m.asarray(a) * 5, period=6), ("idx2",)
+    yield "unwrap(z)", lambda m, a: m.unwrap(a), ("z",), TYPES
+    yield "cumulative_sum(v)", lambda m, a: m.cumulative_sum(a), ("v",)
+    yield "cumulative_sum(x, axis=1, include_initial)", lambda m, a: m.cumulative_sum(
+        a, axis=1, include_initial=True), ("x",), KEY
+    yield "cumulative_sum(x4, axis=-2, dtype=float32)", lambda m, a: m.cumulative_sum(
+        a, axis=-2, dtype="float32"), ("x4",), TYPES
+    yield "cumulative_sum(x)", lambda m, a: m.cumulative_sum(a), ("x",)
+    yield "cumulative_sum(s, axis=0)", lambda m, a: m.cumulative_sum(a, axis=0), ("s",)
+    yield "cumulative_prod(x, axis=0, include_initial)", lambda m, a: m.cumulative_prod(
+        a, axis=0, include_initial=True), ("x",)
+    yield "cumulative_prod(v, dtype=bool)", lambda m, a: m.cumulative_prod(a, dtype=bool), ("v",), TYPES
+    yield "bitwise_count(x)", lambda m, a: m.bitwise_count(a), ("x",)
+    yield "bitwise_count(idx2 * 37 - 50)", lambda m, a: m.bitwise_count(m.asarray(a) * 37 - 50), ("idx2",), KEY
+    yield "bitwise_count(7)", lambda m: m.bitwise_count(7), (), TYPES
+    yield "vecdot(x, x2)", lambda m, a, b: m.vecdot(a, b), ("x", "x2")
+    yield "vecdot(x4[0], col, axis=0)", lambda m, a, b: m.vecdot(
+        m.asarray(a)[0, :2], b, axis=0), ("x4", "col"), TYPES
+    yield "vecdot(x, v, preferred_element_type=float32)", lambda m, a, b: m.vecdot(
+        a, b, preferred_element_type="float32"), ("x", "v"), KEY
+    yield "vecdot(x, row[:, :2])", lambda m, a, b: m.vecdot(a, m.asarray(b)[:, :2]), ("x", "row")
+    yield "matvec(x4, x4[0, 0, 0])", lambda m, a: m.matvec(a, m.asarray(a)[0, 0, 0]), ("x4",)
+    yield "matvec(x, v)", lambda m, a, b: m.matvec(a, b), ("x", "v"), TYPES
+    yield "vecmat(v, x.T)", lambda m, a, b: m.vecmat(a, m.transpose(b)), ("v", "x"), KEY
+    yield "vecmat(x, x4)", lambda m, a, b: m.vecmat(a, m.asarray(b)[:, :, :3, :]), ("x", "x4"), TYPES
+    yield "poly(v)", lambda m, a: m.poly(a), ("v",)
+    yield "poly(z[0])", lambda m, a: m.poly(m.asarray(a)[:, 0]), ("z",), TYPES
+    yield "poly(x)", lambda m, a: m.poly(a), ("x",)
+    yield "polydiv(x4 row, v[:2] + 3)", lambda m, a, b: m.polydiv(
+        m.asarray(a)[0, 0, 0], m.asarray(b)[:2] + 3), ("x4", "v")
+    yield "polydiv(v[:1] + 5, v)", lambda m, a: m.polydiv(m.asarray(a)[:1] + 5, a), ("v",), TYPES
+    yield "packbits(x)", lambda m, a: m.packbits(a), ("x",)
+    yield "packbits(x4, axis=3, little)", lambda m, a: m.packbits(a, axis=3, bitorder="little"), ("x4",), KEY
+    yield "unpackbits(packbits(x4, axis=1), axis=1, count=5)", lambda m, a: m.unpackbits(
+        m.packbits(m.asarray(a) > 0, axis=1), axis=1, count=5), ("x4",)
+    yield "unpackbits(packbits(x), count=10, little)", lambda m, a: m.unpackbits(
+        m.packbits(m.asarray(a) > 0), count=10, bitorder="little"), ("x",), KEY
+    yield "unpackbits(x)", lambda m, a: m.unpackbits(a), ("x",)
+    yield "packbits(v, bitorder=bad)", lambda m, a: m.packbits(a, bitorder="middle"), ("v",)
+    # functional
+    yield "vectorize(f)(x, v)", lambda m, a, b: m.vectorize(
+        lambda p, q: m.where(p > q, p, q * 2))(a, b), ("x", "v")
+    yield "vectorize(f, signature, excluded)(x4, x, 3)", lambda m, a, b: m.vectorize(
+        lambda p, q, k: m.sum(p, axis=0)[:3] + q * k, signature="(n,m),(m)->(m)",
+        excluded={2})(m.asarray(a)[..., :3], m.asarray(b)[0], 3), ("x4", "x"), KEY
+    yield "vectorize(f, signature, 2 outputs)(col, x)", lambda m, a, b: m.vectorize(
+        lambda p, q: (p + q.sum(), q[::-1]), signature="(),(n)->(),(n)")(a, b), ("col", "x")
+    yield "vectorize(f, signature bad)(x)", lambda m, a: m.vectorize(
+        lambda p: p, signature="(n)->(n,m)")(a), ("x",)
+    yield "apply_along_axis(f, 1, x4)", lambda m, a: m.apply_along_axis(
+        lambda r: m.stack([r.sum(), r[0]]), 1, a), ("x4",), KEY
+    yield "apply_along_axis(diff, -1, x)", lambda m, a: m.apply_along_axis(m.diff, -1, a), ("x",), TYPES
+    yield "apply_over_axes(sum, x4, [0, 2])", lambda m, a: m.apply_over_axes(m.sum, a, [0, 2]), ("x4",)
+    yield "apply_over_axes(bad, x, [0])", lambda m, a: m.apply_over_axes(
+        lambda y, ax: m.ravel(y), a, [0]), ("x",)
+    yield "fromfunction(i * j, (3, 4))", lambda m: m.fromfunction(
+        lambda i, j: i * 10 + j, (3, 4), dtype=int), ()
+    yield "fromfunction(f, (2, 3), float)", lambda m, b: m.fromfunction(
+        lambda i, j, k=None: i - j * k, (2, 3), k=b), ("s",), TYPES
+    # histograms
+    yield "histogram_bin_edges(x, 4)", lambda m, a: m.histogram_bin_edges(a, 4), ("x",)
+    yield "histogram_bin_edges(x, v)", lambda m, a, b: m.histogram_bin_edges(a, m.sort(b)), ("x", "v"), TYPES
+    yield "histogram_bin_edges(x, 3, range=(0, 0))", lambda m, a: m.histogram_bin_edges(
+        a, 3, range=(0, 0)), ("x",)
+    yield "histogram_bin_edges(x, 'auto')", lambda m, a: m.histogram_bin_edges(a, "auto"), ("x",)
+    yield "histogram2d(x[0], x2[0], 3)", lambda m, a, b: m.histogram2d(
+        m.asarray(a)[0], m.asarray(b)[0], 3), ("x", "x2")
+    yield "histogram2d(v, v, [2, 3], range, weights, density)", lambda m, a, b: m.histogram2d(
+        a, m.flip(a), [2, 3], range=[(-3, 3), (-1, 3)], weights=m.abs(b), density=True), ("v", "s"), KEY
+    yield "histogram2d(v, v, XP)", lambda m, a: m.histogram2d(a, a, XP), ("v",)
+    yield "histogramdd(x4[0, 0], 2)", lambda m, a: m.histogramdd(m.asarray(a)[0, 0], 2), ("x4",)
+    yield "histogramdd(x.T, [XP, 2], density)", lambda m, a: m.histogramdd(
+        m.transpose(a), [XP, 2], density=True), ("x",)
+    yield "histogramdd(x.T, 2, weights=v)", lambda m, a, w: m.histogramdd(
+        m.transpose(a), 2, weights=w), ("x", "v")
+    yield "histogramdd(x, 2, range bad)", lambda m, a: m.histogramdd(a, 2, range=[(0, 1)]), ("x",)
+
 FAMILIES = {"unary": _unary_cases, "binary": _binary_cases, "reductions": _reduction_cases,
-            "arrays": _array_cases, "composite": _composite_cases}
-FAMILY_DTYPES = {"composite": ["bool", "int32", "float16", "float32", "complex64"]}
-FAMILY_EAGER = {"composite": ({"float32"}, 60)}  # (dtypes sampled eagerly, every how many)
+            "arrays": _array_cases, "composite": _composite_cases, "names": _names_cases}
+FAMILY_DTYPES = {"composite": ["bool", "int32", "float16", "float32", "complex64"],
+                 "names": ["bool", "int32", "float32", "complex64"]}
+FAMILY_EAGER = {"composite": ({"float32"}, 60), "names": ({"float32"}, 40)}  # (dtypes sampled eagerly, every how many)
 STATIC_FAMILIES = {"promotion": _promotion_cases, "scalars": _scalar_cases}
 # Compiling for values is what costs (XLA's compile time grows with every output), so
 # types (shape, dtype, weak_type, raising) are checked abstractly for every case, and
 # values for the cases marked VALUES, for every case of these families at these dtypes,
 # and for transcendental functions at inexact dtypes only (ints reach them as float32).
 ALL_VALUES = {"reductions": {"uint8", "float32", "complex64", "int64", "float64"},
-              "composite": {"float32", "float64"},
+              "composite": {"float32", "float64"}, "names": {"float32", "float64"},
               "arrays": {"uint8", "float32", "complex64", "int64", "float64"},
               "promotion": {None}}
 # XLA's compile time grows with every output: the composite family compares the values
 # of the first case of each function (and those marked KEY), the types of all
-VALUES_PER_FUNCTION = {"composite": 1}
+VALUES_PER_FUNCTION = {"composite": 1, "names": 0}
 TRANSCENDENTAL = {"sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh",
                   "arcsinh", "arccosh", "arctanh", "exp", "exp2", "log", "log1p", "expm1",
                   "sqrt", "cbrt", "log2", "log10", "deg2rad", "rad2deg", "radians", "degrees",
@@ -1051,6 +1214,21 @@ ERRORS = [  # (fn(m, *args), args, exception, JAX's message)
     (lambda m, a: m.gcd(a, a), ValueError, "gcd must be integers"),
     (lambda m, a: m.diag_indices_from(a), ValueError, "input array must be at least 2-d"),
     (lambda m, a: m.ravel_multi_index((a,), (3,)), ValueError, "is not an integer type"),
+    (lambda m, a: m.put(a, np.array([0]), a), ValueError, "cannot modify arrays in-place"),
+    (lambda m, a: m.place(a, a > 1, a), ValueError, "Pass inplace=False"),
+    (lambda m, a: m.fill_diagonal(m.outer(a, a), 0.0), NotImplementedError, "must use inplace=False"),
+    (lambda m, a: m.choose(np.array([0, 3]), [a, a]), ValueError, "invalid entry in choice array"),
+    (lambda m, a: m.compress(np.array([True, False, True, True]), a), ValueError,
+     "condition contains entries that are out of bounds"),
+    (lambda m, a: m.cumulative_sum(a[0]), ValueError, "The input must be non-scalar"),
+    (lambda m, a: m.vectorize(lambda x, y: x, signature="(n),(n)->(n)")(a, a[:2]), ValueError,
+     "inconsistent size for core dimension 'n': 2 vs 3"),
+    (lambda m, a: m.packbits(a), TypeError, "Expected an input array of integer or boolean"),
+    (lambda m, a: m.block((a,)), ValueError, "block does not allow tuples"),
+    (lambda m, a: m.hsplit(a, 2), ValueError, "does not result in an equal division: rest is 1"),
+    (lambda m, a: m.r_["0,x", a], ValueError, "could not understand directive '0,x'"),
+    (lambda m, a: m.unwrap(a * 1j), ValueError, "jnp.unwrap does not support complex inputs."),
+    (lambda m, a: m.resize(a, (-1,)), ValueError, "all elements of `new_shape` must be non-negative"),
 ]
 
 

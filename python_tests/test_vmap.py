@@ -518,6 +518,9 @@ NUMPY_CASES = {
     "gcd": (lambda np_: lambda x, i: np_.gcd(i, 6), (0, 0)),
     "diff_select": (lambda np_: lambda x, i: (
         np_.diff(x, axis=0, append=i * 1.0), np_.select([x > 0], [x * 2], i)), (2, 0)),
+    "partition_unwrap_vecdot": (lambda np_: lambda x, i: (
+        np_.partition(x, 1, axis=0), np_.argpartition(x, 2), np_.unwrap(x * 3, axis=0),
+        np_.cumulative_sum(x, axis=1, include_initial=True), np_.vecdot(x, x[::-1])), (1, None)),
 }
 
 

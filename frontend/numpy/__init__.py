@@ -55,6 +55,25 @@ from ._index_tricks import (
 from ._polynomial import (
     convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
 from ._setops import intersect1d, union1d, setdiff1d, setxor1d
+# ---- names added with JAX's numpy coverage (index tricks, windows, shapes, selection,
+# math, functional, histograms)
+from ._index_tricks import mgrid, ogrid, r_, c_, s_, index_exp, mask_indices
+from ._windows import bartlett, blackman, hamming, hanning, kaiser
+from ._shapes import (
+    atleast_3d, block, dsplit, dstack, hsplit, vsplit, resize, trim_zeros)
+from ._searching import (
+    put, place, fill_diagonal, histogram_bin_edges, histogram2d, histogramdd)
+from ._sorting import partition, argpartition, lexsort, sort_complex
+from ._numeric import (
+    copy, angle, unwrap, packbits, unpackbits, choose, compress, extract)
+from ._reductions import cumulative_sum, cumulative_prod
+from ._ufuncs import bitwise_count
+from ._polynomial import poly, polydiv
+from ._functional import (
+    vectorize, apply_along_axis, apply_over_axes, fromfunction, iterable, vecdot, matvec,
+    vecmat)
+euler_gamma = 0.5772156649015329
+# ---- end of the added names
 from . import linalg
 from .._array_methods import install as _install_array_methods
 
@@ -105,5 +124,14 @@ __all__ = [
     "uint", "float_", "complex_", "generic", "number", "integer", "signedinteger",
     "unsignedinteger", "inexact", "floating", "complexfloating", "character", "flexible",
     "can_cast", "promote_types", "issubdtype", "isdtype"]
+__all__ += [  # the names added with JAX's numpy coverage (the block above)
+    "mgrid", "ogrid", "r_", "c_", "s_", "index_exp", "mask_indices", "bartlett", "blackman",
+    "hamming", "hanning", "kaiser", "atleast_3d", "block", "dsplit", "dstack", "hsplit",
+    "vsplit", "resize", "trim_zeros", "put", "place", "fill_diagonal", "histogram_bin_edges",
+    "histogram2d", "histogramdd", "partition", "argpartition", "lexsort", "sort_complex",
+    "copy", "angle", "unwrap", "packbits", "unpackbits", "choose", "compress", "extract",
+    "cumulative_sum", "cumulative_prod", "bitwise_count", "poly", "polydiv", "vectorize",
+    "apply_along_axis", "apply_over_axes", "fromfunction", "iterable", "vecdot", "matvec",
+    "vecmat", "euler_gamma"]
 
 _install_array_methods()

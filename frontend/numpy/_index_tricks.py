@@ -11,7 +11,7 @@ from .. import lax
 from ..core import ConcretizationError, Tracer, at_user_line
 from .. import numpy as t
 from ._numeric import _arraylike
-from ._util import _static, _static_int, _shape, _t, ndim
+from ._util import _promote_dtypes, _static, _static_int, _shape, _t, ndim
 
 
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
@@ -191,3 +191,97 @@ def ravel_multi_index(multi_index, dims, mode="raise", order="C", *, dtype=None)
     for i, s in zip(idx, strides):
         result = t.add(result, t.multiply(t.astype(i, dt), int(s)))
     return result
+
+
+# ---------------------------------------------------------------- mgrid, ogrid, r_, c_,
+# s_, index_exp, mask_indices
+
+def _grid_1d(s, op):
+    """arange(start, stop, step) of a static slice; a complex step j*n means n points
+    by linspace, end included (NumPy's convention)."""
+    start, stop, step = (_static(v, f"slice {name} of jnp.{op}") for name, v in
+                         (("start", s.start), ("stop", s.stop), ("step", s.step)))
+    start, step = start or 0, step or 1
+    if _np.iscomplex(step):
+        return t.linspace(start, stop, int(abs(step)))
+    return t.arange(start, stop, step)
+
+
+class _Grid:
+    """mgrid (dense) and ogrid (sparse): meshgrid, 'ij' indexing, of the slices' ranges."""
+
+    def __init__(self, sparse, op):
+        self.sparse, self.op = sparse, op
+
+    def __getitem__(self, key):
+        if isinstance(key, slice):
+            return _grid_1d(key, self.op)
+        ranges = [_grid_1d(k, self.op) for k in key]
+        out = meshgrid(*_promote_dtypes(*ranges), indexing="ij", sparse=self.sparse) \
+            if ranges else []
+        if self.sparse:
+            return out
+        return t.stack(out, 0) if out else t.arange(0)
+
+
+mgrid = _Grid(False, "mgrid")
+ogrid = _Grid(True, "ogrid")
+
+
+class _AxisConcat:
+    """r_ and c_: slices, scalars and arrays concatenated along an axis; a leading
+    string directive 'axis,ndmin,trans1d' (or 'r' / 'c': a row or column matrix)
+    changes the defaults, as NumPy's."""
+
+    def __init__(self, axis, ndmin, trans1d, op):
+        self.axis, self.ndmin, self.trans1d, self.op = axis, ndmin, trans1d, op
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        params = [self.axis, self.ndmin, self.trans1d, -1]
+        if isinstance(key[0], str):
+            directive, key = key[0], key[1:]
+            if directive in ("r", "c"):
+                params[-1] = "rc".index(directive)
+            else:
+                vec = directive.split(",")
+                vec = vec + params[len(vec):] if len(vec) < 4 else vec[:3] + [params[-1]]
+                try:
+                    params = [int(v) for v in vec]
+                except ValueError as err:
+                    raise ValueError(at_user_line(
+                        f"could not understand directive {directive!r}")) from err
+        axis, ndmin, trans1d, matrix = params
+        out = []
+        for item in key:
+            if isinstance(item, slice):
+                new, item_ndim = _grid_1d(item, self.op), 0
+            elif isinstance(item, str):
+                raise ValueError(at_user_line(
+                    "string directive must be placed at the beginning"))
+            else:
+                new = t.asarray(item)
+                item_ndim = ndim(new)
+            if ndim(new) < ndmin:
+                new = t.reshape(new, (1,) * (ndmin - ndim(new)) + _shape(new))
+            if trans1d != -1 and ndmin - item_ndim > 0:
+                order = tuple(range(ndmin))
+                shift = ndmin - abs(ndmin + trans1d + 1) % ndmin
+                new = t.transpose(new, order[shift:] + order[:shift])
+            out.append(new)
+        res = t.concatenate(out, axis=axis)
+        return t.expand_dims(res, matrix) if matrix != -1 and ndim(res) == 1 else res
+
+    def __len__(self):
+        return 0
+
+
+r_ = _AxisConcat(0, 1, -1, "r_")
+c_ = _AxisConcat(-1, 2, 0, "c_")
+s_ = _np.s_
+index_exp = _np.index_exp
+
+
+def mask_indices(n, mask_func, k=0, *, size=None):
+    """The indices where mask_func(ones((n, n)), k) is nonzero (tril, triu, ...)."""
+    return tuple(t.nonzero(mask_func(t.ones((n, n)), k), size=size))

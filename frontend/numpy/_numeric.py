@@ -379,3 +379,160 @@ def vander(x, N=None, increasing=False):
     if not increasing:
         powers = lax.sub(_np.array(N - 1, _t(x).dtype), powers)
     return t.power(t.expand_dims(x, -1), t.expand_dims(powers, 0))
+
+
+# ---------------------------------------------------------------- copy, angle, unwrap,
+# packbits, unpackbits, choose, compress, extract
+
+def copy(a, order=None):
+    """Arrays are immutable: a itself, as an array."""
+    return _arraylike("copy", a)[0]
+
+
+def angle(z, deg=False):
+    """atan2(imag, real); integers and real 0-d arrays in the default float dtype (JAX's
+    rule: angle of a float16 scalar is float32)."""
+    (z,) = _arraylike("angle", z)
+    re, im = t.real(z), t.imag(z)
+    if not _dtypes.is_inexact(_t(re).dtype) or (_dtypes.is_float(_t(z).dtype) and ndim(z) == 0):
+        re, im = (lax.convert_element_type(x, _dtypes.default_float()) for x in (re, im))
+    out = lax.atan2(im, re)
+    return t.degrees(out) if deg else out
+
+
+def unwrap(p, discont=None, axis=-1, period=2 * _np.pi):
+    """p with jumps above discont along axis replaced by their complement mod period."""
+    (p,) = _arraylike("unwrap", p)
+    p, period = _promote_dtypes(p, period)
+    if _dtypes.is_complex(_t(p).dtype):
+        raise ValueError(at_user_line("jnp.unwrap does not support complex inputs."))
+    axis = _canon_axis(axis, ndim(p))
+    if _shape(p)[axis] == 0:
+        return p
+    if discont is None:
+        discont = t.divide(period, 2)
+    interval = (t.floor_divide if _dtypes.is_int(_t(p).dtype) else t.divide)(period, 2)
+    dd = diff(p, axis=axis)
+    ddmod = t.subtract(t.mod(t.add(dd, interval), period), interval)
+    ddmod = t.where(t.logical_and(t.equal(ddmod, t.negative(interval)), t.greater(dd, 0)),
+                    interval, ddmod)
+    correct = t.where(t.less(t.abs(dd), discont), 0, t.subtract(ddmod, dd))
+    return t.concatenate([_sl(p, axis, 0, 1),
+                          t.add(_sl(p, axis, 1), t.cumsum(correct, axis=axis))], axis)
+
+
+def _bit_order(bitorder):
+    if bitorder not in ("little", "big"):
+        raise ValueError(at_user_line("'order' must be either 'little' or 'big'"))
+
+
+def packbits(a, axis=None, bitorder="big"):
+    """Each 8 truth values along axis as the bits of a uint8 (zero padded at the end)."""
+    (a,) = _arraylike("packbits", a)
+    if not (_dtypes.is_int(_t(a).dtype) or _t(a).dtype == _dtypes.bool_):
+        raise TypeError(at_user_line("Expected an input array of integer or boolean data type"))
+    _bit_order(bitorder)
+    bits = t.arange(8, dtype=t.uint8)
+    if bitorder == "big":
+        bits = t.flip(bits)
+    if axis is None:
+        a, axis = t.ravel(a), 0
+    a = t.swapaxes(t.astype(t.not_equal(a, 0), t.uint8), axis, -1)
+    pad = -_shape(a)[-1] % 8
+    if pad:
+        a = t.pad(a, [(0, 0)] * (ndim(a) - 1) + [(0, pad)])
+    a = t.reshape(a, _shape(a)[:-1] + (_shape(a)[-1] // 8, 8))
+    packed = t.astype(t.sum(t.left_shift(a, bits), axis=-1), t.uint8)
+    return t.swapaxes(packed, axis, -1)
+
+
+def unpackbits(a, axis=None, count=None, bitorder="big"):
+    """The 8 bits of each uint8 along axis, as uint8 0s and 1s; count keeps (or zero
+    pads to) that many."""
+    (a,) = _arraylike("unpackbits", a)
+    if _t(a).dtype != _np.uint8:
+        raise TypeError(at_user_line("Expected an input array of unsigned byte data type"))
+    _bit_order(bitorder)
+    bits = t.left_shift(_np.uint8(1), t.arange(8, dtype=t.uint8))
+    if bitorder == "big":
+        bits = t.flip(bits)
+    if axis is None:
+        a, axis = t.ravel(a), 0
+    a = t.swapaxes(a, axis, -1)
+    out = t.astype(t.greater(t.bitwise_and(t.expand_dims(a, -1), bits), 0), t.uint8)
+    out = t.reshape(out, _shape(out)[:-2] + (-1,))
+    if count is not None:
+        count = _static_int(count, "unpackbits's count")
+        n = _shape(out)[-1]
+        out = t.pad(out, [(0, 0)] * (ndim(out) - 1) + [(0, count - n)]) if count > n else \
+            _sl(out, -1 % ndim(out), 0, count)
+    return t.swapaxes(out, axis, -1)
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """choices[a] elementwise; mode='raise' needs a concrete a (as in JAX), 'wrap' and
+    'clip' work traced."""
+    if out is not None:
+        raise NotImplementedError(at_user_line(
+            "The 'out' argument to jnp.choose is not supported."))
+    a, *choices = _arraylike("choose", a, *choices)
+    if not _dtypes.is_int(_t(a).dtype):
+        raise ValueError(at_user_line("`a` array must be integer typed"))
+    n = len(choices)
+    if mode == "raise":
+        if isinstance(a, Tracer):
+            raise ConcretizationError(at_user_line(
+                "jnp.choose with mode='raise' needs a concrete `a` (it was traced, under "
+                "jit or a transformation). Use mode='wrap' or mode='clip' instead."))
+        host = _np.asarray(a)
+        if _np.any((host < 0) | (host >= n)):
+            raise ValueError(at_user_line("invalid entry in choice array"))
+    elif mode == "wrap":
+        a = t.remainder(a, n)
+    elif mode == "clip":
+        a = t.clip(a, 0, n - 1)
+    else:
+        raise ValueError(at_user_line(
+            f"mode={mode!r} not understood. Must be 'raise', 'wrap', or 'clip'"))
+    a, *choices = t.broadcast_arrays(a, *choices)
+    return _ix(t.stack(choices), (a,) + t.indices(_shape(a), sparse=True))
+
+
+def compress(condition, a, axis=None, *, size=None, fill_value=0, out=None):
+    """The slices of a along axis where condition holds; with a static size, the first
+    size of them, fill_value after (traceable, as in JAX)."""
+    cond, arr, fill_value = _arraylike("compress", condition, a, fill_value)
+    cond = t.astype(cond, t.bool_)
+    if out is not None:
+        raise NotImplementedError(at_user_line(
+            "The 'out' argument to jnp.compress is not supported."))
+    if ndim(cond) != 1:
+        raise ValueError(at_user_line("condition must be a 1D array"))
+    arr = t.ravel(arr) if axis is None else t.moveaxis(arr, axis, 0)
+    axis = 0 if axis is None else axis
+    n = _shape(arr)[0]
+    cond, extra = _sl(cond, 0, None, n), _sl(cond, 0, n)
+    arr = _sl(arr, 0, None, _shape(cond)[0])
+    if size is None:
+        if isinstance(cond, Tracer):
+            raise ConcretizationError(at_user_line(
+                "jnp.compress without size= needs a concrete condition (the result's length "
+                "depends on it), but it is traced; pass a static size= (and fill_value=)"))
+        if bool(t.any(extra)):
+            raise ValueError(at_user_line("condition contains entries that are out of bounds"))
+        result = _ix(arr, cond)
+    else:
+        size = _static_int(size, "compress's size")
+        if not 0 <= size <= _shape(arr)[0]:
+            raise ValueError(at_user_line(
+                "size must be positive and not greater than the size of the array axis; "
+                f"got size={size} for a.shape[axis]={_shape(arr)[0]}"))
+        mask = t.expand_dims(cond, tuple(range(1, ndim(arr))))
+        arr = t.where(mask, arr, t.astype(fill_value, _t(arr).dtype))
+        result = _sl(_ix(arr, t.argsort(cond, stable=True, descending=True)), 0, None, size)
+    return t.moveaxis(result, 0, axis)
+
+
+def extract(condition, arr, *, size=None, fill_value=0):
+    _arraylike("extract", condition, arr, fill_value)
+    return compress(t.ravel(condition), t.ravel(arr), size=size, fill_value=fill_value)

@@ -147,3 +147,39 @@ def polyint(p, m=1, k=None):
                       t.expand_dims(t.arange(m, dtype=dt), 1))
     coeff = t.flip(t.prod(t.maximum(1, grid), 0))
     return t.true_divide(t.concatenate((p, k)), coeff)
+
+
+def poly(seq_of_zeros):
+    """The coefficients of the monic polynomial with the given roots (of a square
+    matrix: its eigenvalues' polynomial), one convolution per root, as JAX's."""
+    (zeros,) = _promote_inexact(*_arraylike("poly", seq_of_zeros))
+    zeros = t.atleast_1d(zeros)
+    sh = _shape(zeros)
+    if len(sh) == 2 and sh[0] == sh[1] and sh[0] != 0:
+        zeros = t.linalg.eigvals(zeros)
+    if ndim(zeros) != 1:
+        raise ValueError(at_user_line("input must be 1d or non-empty square 2d array."))
+    dt = _t(zeros).dtype
+    a = t.ones((1,) if sh[0] else (), dt)
+    for k in range(sh[0]):
+        a = convolve(a, t.stack([t.ones((), dt), t.negative(_ix(zeros, k))]), mode="full")
+    return a
+
+
+def polydiv(u, v, *, trim_leading_zeros=False):
+    """(quotient, remainder) by long division; the remainder keeps u's length unless
+    trim_leading_zeros (concrete u and v), which drops leading |c| < sqrt(eps)."""
+    u, v = _promote_inexact(*_arraylike("polydiv", u, v))
+    m, n = _shape(u)[0] - 1, _shape(v)[0] - 1
+    scale = t.divide(1.0, _ix(v, 0))
+    q = t.zeros(max(m - n + 1, 1), _t(u).dtype)
+    for k in range(m - n + 1):
+        d = t.multiply(scale, _ix(u, k))
+        q = _At(q, k).set(d)
+        u = _At(u, slice(k, k + n + 1)).add(t.negative(t.multiply(d, v)))
+    if trim_leading_zeros:
+        small = _np.abs(_np.asarray(_static(
+            u, "trim_leading_zeros=True needs concrete coefficients; polydiv's argument"))) \
+            < _np.sqrt(t.finfo(_t(u).dtype).eps)
+        u = _sl(u, 0, int(small.argmin()) if not small.all() else _shape(u)[0])
+    return q, u

@@ -22,8 +22,8 @@ def _reduction_dtype(x, dtype, promote_ints):
     dt = _t(x).dtype
     if promote_ints and (dt == _dtypes.bool_ or (_dtypes.is_int(dt) and dt.itemsize <
                                                   _dtypes.default_int().itemsize)):
-        return _dtypes.uint32 if _dtypes.is_unsigned(dt) and not \
-            _dtypes.config.enable_x64 else _dtypes.default_int()
+        return _dtypes.canonicalize(_np.uint64) if _dtypes.is_unsigned(dt) else \
+            _dtypes.default_int()  # JAX's default uint: uint64 under x64, else uint32
     return dt
 
 
@@ -253,6 +253,43 @@ def cumsum(a, axis=None, dtype=None):
 
 def cumprod(a, axis=None, dtype=None):
     return _cumulative(lax.cumprod, a, axis, dtype, True, lax.cummin)
+
+
+def _cumulative_array_api(what, scan, x, axis, dtype, include_initial, initial):
+    """The array API's scans: axis may be omitted for 1-d input only; include_initial
+    puts the identity first."""
+    x = asarray(_operand(x))
+    if ndim(x) == 0:
+        raise ValueError(at_user_line(
+            f"The input must be non-scalar to take a {what}, however a scalar value or "
+            "scalar array was given."))
+    if axis is None:
+        if ndim(x) > 1:
+            raise ValueError(at_user_line(
+                f"The input array has rank {ndim(x)}, however axis was not set to an "
+                "explicit value. The axis argument is only optional for one-dimensional "
+                "arrays."))
+        axis = 0
+    axis = _canon_axis(axis, ndim(x))
+    out = scan(x, axis, dtype)
+    if include_initial:
+        shape = list(_shape(out))
+        shape[axis] = 1
+        out = lax.concatenate([full_like(out, initial, shape=shape), out], axis)
+    return out
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """cumsum, small ints accumulated in the default int as sum does (JAX's rule)."""
+    return _cumulative_array_api(
+        "cumulative sum", lambda a, ax, dt: cumsum(
+            a, ax, _reduction_dtype(a, dt, promote_ints=True)), x, axis, dtype,
+        include_initial, 0)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    return _cumulative_array_api("cumulative product", cumprod, x, axis, dtype,
+                                 include_initial, 1)
 
 
 def _cum_extreme(lax_fn):

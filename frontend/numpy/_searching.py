@@ -9,6 +9,7 @@ concrete input when it is not given.
 from __future__ import annotations
 
 import builtins
+import math
 from typing import NamedTuple
 
 import numpy as _np
@@ -19,7 +20,8 @@ from ..core import ConcretizationError, Tracer, at_user_line
 from .. import numpy as t
 from ._indexing import IndexUpdateRef as _At
 from ._indexing import getitem as _ix
-from ._util import _canon_axis, _operand, _promote, _shape, _static_int, ndim
+from ._util import (
+    _canon_axis, _operand, _promote, _promote_inexact, _shape, _static, _static_int, _t, ndim)
 
 # Eager values are jax.Arrays, whose operators and .at are JAX's own: the code below
 # calls tracehlo.numpy functions, _ix (x[...]) and _At (x.at[...]) explicitly.
@@ -241,6 +243,26 @@ def digitize(x, bins, right=False, *, method=None):
                    t.subtract(n, searchsorted(t.flip(bins), x, side=side, **kw)))
 
 
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
+    """Edges as given (in a's inexact dtype), or `bins` equal bins over range (a's
+    extent by default; widened by 0.5 each way when empty)."""
+    if isinstance(bins, str):
+        raise NotImplementedError(at_user_line("string values for `bins` not implemented."))
+    a = _operand(a)
+    dt = _t(_promote(a, to_inexact=True)[0]).dtype
+    if isinstance(bins, Tracer) or _np.ndim(bins) > 0:
+        if _np.ndim(bins) != 1:
+            raise ValueError(at_user_line("bins must be an integer or a 1-d array"))
+        return t.asarray(bins, dtype=dt)
+    count = _static_int(_static(bins, "bins argument of histogram_bin_edges"),
+                        "histogram's bins")
+    lo, hi = (t.min(a), t.max(a)) if range is None else range
+    lo, hi = t.asarray(lo, dtype=dt), t.asarray(hi, dtype=dt)
+    same = t.equal(lo, hi)
+    return t.linspace(t.where(same, t.subtract(lo, 0.5), lo),
+                      t.where(same, t.add(hi, 0.5), hi), count + 1, dtype=dt)
+
+
 def histogram(a, bins=10, range=None, weights=None, density=None):
     """(counts, edges) of the flattened a over static bins (a count or the edges); the
     last bin includes its right edge, as NumPy."""
@@ -249,17 +271,7 @@ def histogram(a, bins=10, range=None, weights=None, density=None):
         weights = t.ravel(_operand(weights))
         if _shape(weights) != _shape(a):
             raise ValueError(at_user_line("weights should have the same shape as a."))
-    if isinstance(bins, Tracer) or _np.ndim(bins) == 1:
-        edges = t.asarray(bins)
-        if ndim(edges) != 1:
-            raise ValueError(at_user_line("bins must be an integer or a 1-d array"))
-    else:
-        count = _static_int(bins, "histogram's bins")
-        lo, hi = (t.min(a), t.max(a)) if range is None else range
-        lo, hi = t.asarray(lo), t.asarray(hi)
-        same = t.equal(lo, hi)
-        edges = t.linspace(t.where(same, t.subtract(lo, 0.5), lo),
-                           t.where(same, t.add(hi, 0.5), hi), count + 1, dtype=a.dtype)
+    edges = histogram_bin_edges(a, bins, range)
     slot = searchsorted(edges, a, side="right")
     nedges = _shape(edges)[0]
     slot = t.where(t.equal(a, _ix(edges, -1)), nedges - 1, slot)
@@ -320,3 +332,129 @@ def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
         t.arange(n, dtype=t.int32), tuple(n if j == k else 1 for j in range(ndim(arr))))
         for k, n in enumerate(_shape(arr)))
     return _At(arr, index).set(values, mode=mode)
+
+
+def histogramdd(sample, bins=10, range=None, weights=None, density=None):
+    """(counts, [edges per dimension]) of the N points of an (N, D) sample, each
+    dimension binned as histogram_bin_edges bins it."""
+    sample = _operand(sample)
+    if weights is None:
+        (sample,) = _promote(sample, to_inexact=True)
+    else:
+        weights = _operand(weights)
+        if _shape(weights) != _shape(sample)[:1]:
+            raise ValueError(at_user_line("should have one weight for each sample."))
+        sample, weights = _promote_inexact(sample, weights)
+    n, d = _shape(sample)
+    if range is not None and (len(range) != d or builtins.any(
+            r is not None and _np.shape(r)[0] != 2 for r in range)):
+        raise ValueError(at_user_line(
+            f"For sample.shape={(n, d)}, range must be a sequence of {d} pairs or Nones; "
+            f"got range={range}"))
+    try:
+        per_dim = list(bins)
+    except TypeError:  # one count for every dimension
+        per_dim = d * [bins]
+    else:
+        if len(per_dim) != d:
+            raise ValueError(at_user_line("should be a bin for each dimension."))
+    slots, edges = [], []
+    for i in builtins.range(d):
+        x = _ix(sample, (slice(None), i))
+        e = histogram_bin_edges(x, per_dim[i], None if range is None else range[i])
+        slot = searchsorted(e, x, side="right")
+        slots.append(t.where(t.equal(x, _ix(e, -1)), t.subtract(slot, 1), slot))
+        edges.append(e)
+    nbins = tuple(_shape(e)[0] + 1 for e in edges)
+    flat = t.ravel_multi_index(tuple(slots), nbins, mode="clip")
+    hist = t.reshape(bincount(flat, weights, length=math.prod(nbins)), nbins)
+    hist = _ix(hist, d * (slice(1, -1),))
+    if density:
+        hist = t.astype(hist, _t(sample).dtype)
+        hist = t.divide(hist, t.sum(hist))
+        for width in t.ix_(*[t.diff(e) for e in edges]):
+            hist = t.divide(hist, width)
+    return hist, edges
+
+
+def histogram2d(x, y, bins=10, range=None, weights=None, density=None):
+    """histogramdd of the points (x, y); one array of bins serves both axes."""
+    x, y = _operand(x), _operand(y)
+    try:
+        count = len(bins)
+    except TypeError:
+        count = 1
+    if count not in (1, 2):
+        bins = [t.asarray(bins)] * 2
+    hist, edges = histogramdd(t.transpose(t.asarray([x, y])), bins, range, weights, density)
+    return hist, edges[0], edges[1]
+
+
+def _tile_to_size(a, n):
+    """The 1-d a repeated (and cut) to length n."""
+    return _ix(t.tile(a, -(-n // _shape(a)[0])), slice(None, n))
+
+
+def _refuse_inplace(fn):
+    raise ValueError(at_user_line(
+        f"jnp.{fn} cannot modify arrays in-place, because JAX arrays are immutable. "
+        "Pass inplace=False to instead return an updated array."))
+
+
+def put(a, ind, v, mode=None, *, inplace=True):
+    """a with the values v (cycled) at the flat indices ind; out-of-range indices are
+    dropped by default, clipped or wrapped by mode."""
+    if inplace:
+        _refuse_inplace("put")
+    arr, ind, v = (_operand(x) for x in (a, ind, v))
+    ind, v = t.ravel(ind), t.ravel(v)
+    if not (t.size(arr) and t.size(ind) and t.size(v)):
+        return t.asarray(arr)
+    v = _tile_to_size(v, t.size(ind))
+    if mode is None:
+        scatter_mode = "drop"
+    elif mode == "clip":
+        ind, scatter_mode = t.clip(ind, 0, t.size(arr) - 1), "promise_in_bounds"
+    elif mode == "wrap":
+        ind, scatter_mode = t.remainder(ind, t.size(arr)), "promise_in_bounds"
+    elif mode == "raise":
+        raise NotImplementedError(at_user_line("The 'raise' mode to jnp.put is not supported."))
+    else:
+        raise ValueError(at_user_line(f"mode should be one of 'wrap' or 'clip'; got mode={mode!r}"))
+    return _At(arr, t.unravel_index(ind, _shape(arr))).set(v, mode=scatter_mode)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """arr with vals (cycled) written, in order, where mask is true."""
+    data, mask, vals = (t.asarray(_operand(x)) for x in (arr, mask, vals))
+    vals = t.ravel(vals)
+    if inplace:
+        _refuse_inplace("place")
+    if t.size(data) != t.size(mask):
+        raise ValueError(at_user_line("place: arr and mask must be the same size"))
+    if not t.size(vals):
+        raise ValueError(at_user_line("Cannot place values from an empty array"))
+    if not t.size(data):
+        return data
+    n = t.size(mask)
+    (where_,) = nonzero(t.ravel(mask), size=n, fill_value=n)
+    out = _At(t.ravel(data), where_).set(_tile_to_size(vals, n), mode="drop")
+    return t.reshape(out, _shape(data))
+
+
+def fill_diagonal(a, val, wrap=False, *, inplace=True):
+    """a with val (cycled) on its main diagonal."""
+    if inplace:
+        raise NotImplementedError(at_user_line(
+            "JAX arrays are immutable, must use inplace=False"))
+    if wrap:
+        raise NotImplementedError(at_user_line(
+            "wrap=True is not implemented, must use wrap=False"))
+    a, val = (t.asarray(_operand(x)) for x in (a, val))
+    if ndim(a) < 2:
+        raise ValueError(at_user_line("array must be at least 2-d"))
+    if ndim(a) > 2 and builtins.any(n != _shape(a)[0] for n in _shape(a)[1:]):
+        raise ValueError(at_user_line("All dimensions of input must be of equal length"))
+    n = builtins.min(_shape(a))
+    val = val if ndim(val) == 0 else _tile_to_size(t.ravel(val), n)
+    return _At(a, t.diag_indices(n, ndim(a))).set(val)

@@ -420,3 +420,104 @@ def concat(arrays, /, *, axis=0):
     if _is_array(arrays):
         arrays = unstack(arrays)
     return concatenate(arrays, axis=axis)
+
+
+# ---------------------------------------------------------------- atleast_3d, block,
+# the directional splits and stacks, resize, trim_zeros
+
+def atleast_3d(*arys):
+    """A 1-d array becomes (1, n, 1) and a 2-d one (m, n, 1), as NumPy's."""
+    if len(arys) != 1:
+        return [atleast_3d(a) for a in arys]
+    a = asarray(_operand(arys[0]))
+    new = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(ndim(a), ())
+    return expand_dims(a, new) if new else a
+
+
+def _block(xs):
+    """(array, depth) of a nested list: the innermost lists concatenate along the last
+    axis, each level out along the one before."""
+    if isinstance(xs, tuple):
+        raise ValueError(at_user_line(f"jnp.block does not allow tuples, got {xs}"))
+    if not isinstance(xs, list):
+        return asarray(_operand(xs)), 1
+    if not xs:
+        raise ValueError(at_user_line("jnp.block does not allow empty list arguments"))
+    arrays, depths = zip(*[_block(x) for x in xs])
+    if builtins.any(d != depths[0] for d in depths[1:]):
+        raise ValueError(at_user_line("Mismatched list depths in jnp.block"))
+    rank = builtins.max(depths[0], *[ndim(a) for a in arrays])
+    arrays = [reshape(a, (1,) * (rank - ndim(a)) + _shape(a)) for a in arrays]
+    return concatenate(arrays, axis=-depths[0]), depths[0] + 1
+
+
+def block(arrays):
+    return _block(arrays)[0]
+
+
+def _split_along(fn, ary, indices_or_sections, axis):
+    """split with JAX's rule for sections: an integer count must divide the axis."""
+    ary = asarray(_operand(ary))
+    if ndim(ary) <= axis:  # IndexError: JAX's, from reading the missing axis
+        raise IndexError(at_user_line(
+            f"jnp.{fn} needs an array of at least {axis + 1} dimensions, got shape "
+            f"{_shape(ary)}"))
+    if _np.ndim(indices_or_sections) == 0:
+        sections = int(_static(indices_or_sections, f"in jnp.{fn} argument 1"))
+        rest = _shape(ary)[axis] % sections
+        if rest:
+            raise ValueError(at_user_line(
+                f"array split does not result in an equal division: rest is {rest}"))
+        indices_or_sections = sections
+    return split(ary, indices_or_sections, axis)
+
+
+def vsplit(ary, indices_or_sections):
+    return _split_along("vsplit", ary, indices_or_sections, 0)
+
+
+def hsplit(ary, indices_or_sections):
+    return _split_along("hsplit", ary, indices_or_sections, 0 if ndim(ary) == 1 else 1)
+
+
+def dsplit(ary, indices_or_sections):
+    return _split_along("dsplit", ary, indices_or_sections, 2)
+
+
+def dstack(tup, dtype=None):
+    """An array stands for the list of its slices along axis 0, as in JAX."""
+    return concatenate([atleast_3d(a) for a in (unstack(tup) if _is_array(tup) else tup)],
+                       axis=2, dtype=dtype)
+
+
+def resize(a, new_shape):
+    """The flattened a repeated to fill new_shape (zeros where a is empty), as NumPy's."""
+    new_shape = _shape_arg(new_shape)
+    if builtins.any(n < 0 for n in new_shape):
+        raise ValueError(at_user_line("all elements of `new_shape` must be non-negative"))
+    a = ravel(asarray(_operand(a)))
+    n = math.prod(new_shape)
+    if size(a) == 0 or n == 0:
+        return zeros_like(a, shape=new_shape)
+    return reshape(lax.slice_in_dim(tile(a, -(-n // size(a))), 0, n), new_shape)
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """filt without its leading ('f') and trailing ('b') all-zero slices along the
+    axes; the result's shape depends on the values, so filt must be concrete."""
+    filt = asarray(_operand(filt))
+    _static(filt, "Error arose in the `filt` argument of trim_zeros(): filt")
+    host = _np.asarray(filt) != 0
+    trim = trim.lower()
+    start, limit = [0] * ndim(filt), list(_shape(filt))
+    for ax in (_canon_axes(axis, ndim(filt)) if "f" in trim or "b" in trim else ()):
+        mask = host.any(axis=tuple(i for i in range(ndim(filt)) if i != ax))
+        if not mask.any():
+            start[ax] = limit[ax] = 0
+            continue
+        if "f" in trim:
+            start[ax] = int(mask.argmax())
+        if "b" in trim:
+            limit[ax] = len(mask) - int(mask[::-1].argmax())
+    return lax.slice(filt, start, limit)
+

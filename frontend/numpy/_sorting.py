@@ -8,7 +8,7 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import at_user_line
 from ._util import (
-    _as_dtype, _canon_axis, _operand, _shape, _t, broadcast_to, ndim, size, where)
+    _array, _as_dtype, _canon_axis, _operand, _shape, _t, broadcast_to, ndim, size, where)
 from ._ufuncs import greater_equal, less, logical_and, remainder
 
 
@@ -122,3 +122,63 @@ def take_along_axis(arr, indices, axis, mode=None):
         start_index_map=(axis,), operand_batching_dims=other,
         start_indices_batching_dims=other, slice_sizes=(1,) * len(shp),
         index_vector_dim=len(shp), mode=mode))
+
+
+# ---------------------------------------------------------------- partition,
+# argpartition, lexsort, sort_complex
+
+def _partition_args(fn, a, kth, axis):
+    a = _operand(a)
+    if _dtypes.is_complex(_t(a).dtype):
+        raise NotImplementedError(at_user_line(
+            f"jnp.{fn} for complex dtype is not implemented."))
+    axis = _canon_axis(axis, ndim(a))
+    kth = _canon_axis(kth, _shape(a)[axis], "kth")
+    if _t(a).dtype == _dtypes.bool_:  # JAX negates its input, which bool refuses
+        raise TypeError(at_user_line(
+            f"jnp.{fn} does not accept bool input; convert it to an integer type first"))
+    return a, kth, axis
+
+
+def partition(a, kth, axis=-1):
+    """JAX's layout: the kth + 1 smallest ascending, then the others descending (NaNs
+    first), ties (0 and -0) in index order, as JAX's two top_k's give them."""
+    a, kth, axis = _partition_args("partition", a, kth, axis)
+    n = _shape(a)[axis]
+    descending = lax.rev(lax.sort(lax.rev(a, (axis,)), axis), (axis,))  # stable
+    return lax.concatenate([lax.slice_in_dim(lax.sort(a, axis), 0, kth + 1, axis=axis),
+                            lax.slice_in_dim(descending, 0, n - kth - 1, axis=axis)], axis)
+
+
+def argpartition(a, kth, axis=-1):
+    """JAX's layout: the indices of the kth + 1 smallest in ascending (stable) order,
+    then the other indices in increasing index order."""
+    a, kth, axis = _partition_args("argpartition", a, kth, axis)
+    idx = argsort(a, axis)
+    n = _shape(a)[axis]
+    return lax.concatenate([lax.slice_in_dim(idx, 0, kth + 1, axis=axis),
+                            lax.sort(lax.slice_in_dim(idx, kth + 1, n, axis=axis), axis)],
+                           axis)
+
+
+def lexsort(keys, axis=-1):
+    """Indices sorting by the last key, ties broken by the ones before (stable)."""
+    keys = tuple(_operand(k) for k in keys)
+    if not keys:
+        raise TypeError(at_user_line("need sequence of keys with len > 0 in lexsort"))
+    if len({_shape(k) for k in keys}) > 1:
+        raise ValueError(at_user_line("all keys need to be the same shape"))
+    if ndim(keys[0]) == 0:
+        return _array(_as_dtype(0, _dtypes.default_int()))
+    axis = _canon_axis(axis, ndim(keys[0]))
+    iota = lax.broadcasted_iota(_dtypes.default_int(), _shape(keys[0]), axis)
+    return lax.sort([*keys[::-1], iota], axis, num_keys=len(keys))[-1]
+
+
+def sort_complex(a):
+    """Sorted along the last axis, as complex (complex128 only from 64-bit types)."""
+    a = sort(a)
+    dt = _np.dtype(_t(a).dtype)
+    wide = dt in (_np.float64, _np.complex128) or _dtypes.is_int(dt) and dt.itemsize == 8
+    return lax.convert_element_type(a, _dtypes.canonicalize(
+        _np.complex128 if wide else _np.complex64))

@@ -864,3 +864,9 @@ def _chebyshev(x, coefficients):
         b2, b1 = b1, b0
         b0 = lax.add(lax.sub(lax.mul(x, b1), b2), _np.array(coefficient, _t(x).dtype))
     return lax.mul(_np.array(0.5, _t(x).dtype), lax.sub(b0, b2))
+
+
+def bitwise_count(x, /):
+    """The number of 1 bits of |x|, as uint8 (NumPy's rule)."""
+    (x,) = _promote_numeric(x)
+    return astype(lax.population_count(absolute(x)), _dtypes.uint8)
