@@ -201,5 +201,5 @@ def matvec(x1, x2, /):
 
 def vecmat(x1, x2, /):
     """conj(x1) @ x2 over the leading (broadcast) axes."""
-    x1, x2 = _arraylike("matvec", x1, x2)
+    x1, x2 = _arraylike("vecmat", x1, x2)
     return vectorize(t.matmul, signature="(n),(n,m)->(m)")(t.conj(x1), x2)
