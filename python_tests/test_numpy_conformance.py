@@ -259,6 +259,8 @@ def _array_cases():
     yield "squeeze(row, axis=0)", lambda m, a: m.squeeze(a, axis=0), ("row",)
     yield "atleast_1d(s)", lambda m, a: m.atleast_1d(a), ("s",)
     yield "atleast_2d(v)", lambda m, a: m.atleast_2d(a), ("v",)
+    yield "atleast_1d(s, v)", lambda m, *a: m.atleast_1d(*a), ("s", "v")
+    yield "atleast_2d(s, v, x)", lambda m, *a: m.atleast_2d(*a), ("s", "v", "x")
     yield "concatenate([x, x2])", lambda m, a, b: m.concatenate([a, b]), ("x", "x2")
     yield "concatenate([x, z])", lambda m, a, b: m.concatenate([a, b]), ("x", "z")
     yield "concatenate([x, x2], axis=None)", lambda m, a, b: m.concatenate([a, b], axis=None), ("x", "x2")

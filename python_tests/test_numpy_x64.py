@@ -30,6 +30,15 @@ def test_x64(x64, name, fn, args):
     check(fn, *args)
 
 
+def test_x64_index_results_are_int64(x64):
+    """Indices and counts in JAX's default int (argpartition's stay int32: top_k's)."""
+    check(lambda m, x: (m.nonzero(x, size=3), m.argwhere(x, size=2),
+                        m.unique(x, size=3, return_index=True, return_inverse=True,
+                                 return_counts=True),
+                        m.bincount(m.ravel(x), length=3), m.argpartition(x[0], 1)),
+          np.array([[1, 0, 2], [2, 0, 1]], np.int32), values="jnp")
+
+
 @pytest.fixture
 def tracehlo_x64_only():
     assert not jax.config.jax_enable_x64

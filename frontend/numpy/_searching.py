@@ -47,9 +47,10 @@ def nonzero(a, *, size=None, fill_value=None):
                                       "jnp.atleast_1d(scalar).nonzero() instead."))
     n = _concrete_size(a, size, "nonzero", _np.count_nonzero)
     mask = t.not_equal(t.ravel(a), t.zeros((), a.dtype))
-    slot = t.where(mask, t.subtract(t.cumsum(mask, dtype=t.int32), 1), n)  # n: dropped
-    flat = _At(t.zeros(n, t.int32), slot).set(t.arange(_shape(mask)[0], dtype=t.int32))
-    filled = t.greater_equal(t.arange(n, dtype=t.int32), t.sum(mask, dtype=t.int32))
+    index = _dtypes.default_int()  # JAX's: int64 under x64
+    slot = t.where(mask, t.subtract(t.cumsum(mask, dtype=index), 1), n)  # n: dropped
+    flat = _At(t.zeros(n, index), slot).set(t.arange(_shape(mask)[0], dtype=index))
+    filled = t.greater_equal(t.arange(n, dtype=index), t.sum(mask, dtype=index))
     fills = fill_value if _np.ndim(fill_value) else (fill_value,) * ndim(a)
     if len(fills) != ndim(a):
         raise ValueError(at_user_line(f"fill_value must be a scalar or a tuple of length "
@@ -60,7 +61,7 @@ def nonzero(a, *, size=None, fill_value=None):
             else flat
         stride *= _shape(a)[k]
         out.append(coord if fills[k] is None else t.where(filled, t.asarray(
-            fills[k], t.int32), coord))
+            fills[k], index), coord))
     return tuple(reversed(out))
 
 
@@ -134,9 +135,10 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     if return_index:
         out.append(t.take(perm, starts, mode="clip") if nonempty else perm)
     if return_inverse:
-        inverse = t.zeros(n, t.int32)
+        index = _dtypes.default_int()
+        inverse = t.zeros(n, index)
         if nonempty:
-            inverse = _At(inverse, perm).set(t.subtract(t.cumsum(mask, dtype=t.int32), 1))
+            inverse = _At(inverse, perm).set(t.subtract(t.cumsum(mask, dtype=index), 1))
         out.append(t.reshape(inverse, shape) if flat else inverse)
     if return_counts:
         if nonempty:
@@ -146,7 +148,7 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
                                     t.where(t.not_equal(rest, 0), rest, _shape(mask)[0])])
             out.append(t.subtract(_ix(bounds, slice(1, None)), _ix(bounds, slice(None, -1))))
         else:
-            out.append(t.full(1 if n else 0, n, t.int32))
+            out.append(t.full(1 if n else 0, n, _dtypes.default_int()))
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -304,7 +306,7 @@ def bincount(x, weights=None, minlength=0, *, length=None):
         length = builtins.max(minlength, int(host.max()) + 1 if host.size else 0)
     length = _static_int(length, "bincount's length")
     if weights is None:
-        weights = t.ones((), t.int32)
+        weights = t.ones((), _dtypes.default_int())
     else:
         weights = _operand(weights)
         if _shape(weights) != _shape(x):

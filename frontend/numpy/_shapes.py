@@ -94,13 +94,18 @@ def squeeze(a, axis=None):
     return lax.squeeze(a, axes) if axes else a
 
 
-def atleast_1d(a):
-    a = asarray(a) if not _is_array(a) else a
+def atleast_1d(*arys):
+    """One array for one argument, else a list of them, as JAX's."""
+    if len(arys) != 1:
+        return [atleast_1d(a) for a in arys]
+    a = asarray(_operand(arys[0]))
     return reshape(a, (1,)) if ndim(a) == 0 else a
 
 
-def atleast_2d(a):
-    a = atleast_1d(a)
+def atleast_2d(*arys):
+    if len(arys) != 1:
+        return [atleast_2d(a) for a in arys]
+    a = atleast_1d(arys[0])
     return expand_dims(a, 0) if ndim(a) == 1 else a
 
 

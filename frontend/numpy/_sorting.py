@@ -152,9 +152,9 @@ def partition(a, kth, axis=-1):
 
 def argpartition(a, kth, axis=-1):
     """JAX's layout: the indices of the kth + 1 smallest in ascending (stable) order,
-    then the other indices in increasing index order."""
+    then the other indices in increasing index order; int32, as JAX's top_k gives."""
     a, kth, axis = _partition_args("argpartition", a, kth, axis)
-    idx = argsort(a, axis)
+    idx = lax.convert_element_type(argsort(a, axis), _dtypes.int32)
     n = _shape(a)[axis]
     return lax.concatenate([lax.slice_in_dim(idx, 0, kth + 1, axis=axis),
                             lax.sort(lax.slice_in_dim(idx, kth + 1, n, axis=axis), axis)],
