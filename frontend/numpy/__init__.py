@@ -55,7 +55,7 @@ from ._index_tricks import (
 from ._polynomial import (
     convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
 from ._setops import intersect1d, union1d, setdiff1d, setxor1d
-from . import linalg
+from . import fft, linalg
 from .._array_methods import install as _install_array_methods
 
 __all__ = [
@@ -68,7 +68,7 @@ __all__ = [
     "copysign", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
     "degrees", "diag", "diagonal", "digitize", "divide", "divmod", "dot", "dtype", "e",
     "einsum", "empty", "empty_like", "equal", "exp", "exp2", "expand_dims", "expm1",
-    "eye", "finfo", "flatnonzero", "flip", "fliplr", "flipud", "float16", "float32",
+    "eye", "fft", "finfo", "flatnonzero", "flip", "fliplr", "flipud", "float16", "float32",
     "float64", "float_power", "floor", "floor_divide", "fmod", "full", "full_like", "geomspace",
     "greater", "greater_equal", "histogram", "hstack", "hypot", "identity", "iinfo",
     "imag", "inf", "inner", "int16", "int32", "int64", "int8", "invert", "isfinite",
