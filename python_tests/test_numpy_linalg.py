@@ -685,3 +685,73 @@ def test_svd_is_jaxs(x64):
     with pytest.raises(NotImplementedError, match="Singular value decomposition JVP not "
                                                   "implemented for full matrices"):
         tracehlo.jvp(tnp.linalg.svd, (xs[1],), (xs[1],))
+
+
+# ---------------------------------------------------------------- pinv, lstsq, cond, norms
+
+def _svd_functions(m, a, b, h):
+    linalg = m.linalg
+    return [linalg.pinv(a), linalg.pinv(a.T, rtol=0.5), linalg.pinv(h, hermitian=True),
+            linalg.svd(h, hermitian=True), linalg.svd(h, compute_uv=False, hermitian=True),
+            linalg.lstsq(a, b), linalg.lstsq(a, b[:, 0], rcond=0.3), linalg.cond(h),
+            linalg.cond(h, -2), linalg.cond(h, "fro"), linalg.cond(h[:3, :3], np.inf),
+            linalg.matrix_norm(a, ord="nuc", keepdims=True), linalg.norm(a, -2),
+            linalg.vector_norm(a), linalg.vector_norm(a, ord=2.5, axis=0),
+            linalg.vector_norm(a, ord=0, keepdims=True), linalg.vector_norm(a, ord=-np.inf)]
+
+
+def test_svd_functions_are_jaxs():
+    """pinv (rtol, hermitian), svd(hermitian=True), lstsq, cond (each kind of p; a
+    singular matrix is infinitely ill-conditioned), matrix_norm and vector_norm: JAX's
+    values bit for bit and its dtypes; gradients (pinv's own rule, lstsq's through the
+    SVD's) against JAX's to rtol 1e-5; one jitted function each."""
+    rng = np.random.default_rng(9)
+    a, b = _matrix(rng, np.float32, 4, 3), _matrix(rng, np.float32, 4, 2)
+    h = a @ a.T  # rank 3 of 4: singular
+
+    def fn(m, grad):
+        linalg = m.linalg
+        loss = lambda a: (m.sum(m.sin(linalg.pinv(a))) + m.sum(linalg.pinv(a.T) ** 2)  # noqa
+                          + m.sum(linalg.lstsq(a, b)[0] ** 3))
+        hermitian = lambda h: m.sum(m.sin(linalg.pinv(h, hermitian=True)))  # noqa: E731
+        return lambda a, b, h: (_svd_functions(m, a, b, h), [grad(loss)(a), grad(hermitian)(h)])
+    got, got_grads = tracehlo.jit(fn(tnp, tracehlo.grad))(a, b, h)
+    want, want_grads = jax.jit(fn(jnp, jax.grad))(a, b, h)
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape, g.weak_type) == (w.dtype, w.shape, w.weak_type), k
+        np.testing.assert_array_equal(g, w, err_msg=str(k))
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # XLA rewrites JAX's jitted pow(|a|, 3.0) as |a| a a, not ours inside a fusion
+    np.testing.assert_array_equal(tnp.linalg.vector_norm(a, ord=3, axis=0),
+                                  jnp.linalg.vector_norm(a, ord=3, axis=0))
+    # NumPy's empty residuals of a wide matrix (the rank must be concrete: eager only)
+    for g, w in zip(tnp.linalg.lstsq(a.T, b[:3], numpy_resid=True),
+                    np.linalg.lstsq(a.T, b[:3], rcond=None)):
+        assert np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_svd_function_errors_are_jaxs():
+    for fn, args, exc, match in [
+            (lambda m, a: m.linalg.pinv(a, rtol=0.1, rcond=0.1), (f32(2, 2),), ValueError,
+             "pinv: only one of rtol and rcond may be specified."),
+            (lambda m, a, b: m.linalg.lstsq(a, b), (f32(3, 2), f32(2)), ValueError,
+             "Leading dimensions of input arrays must match"),
+            (lambda m, a, b: m.linalg.lstsq(a, b), (f32(2, 3, 2), f32(2)), TypeError,
+             "3-dimensional array given. Array must be two-dimensional"),
+            (lambda m, a, b: m.linalg.lstsq(a, b), (f32(2, 2), f32(2, 2, 1)), TypeError,
+             "3-dimensional array given. Array must be one or two-dimensional"),
+            (lambda m, a: m.linalg.cond(a), (f32(3),), ValueError,
+             r"linalg.cond: input array must be at least 2D; got arr.shape=\(3,\)"),
+            (lambda m, a: m.linalg.cond(a), (f32(0, 3),), ValueError,
+             r"linalg.cond: input array must not be empty; got arr.shape=\(0, 3\)"),
+            (lambda m, a: m.linalg.cond(a, 1), (f32(2, 3),), ValueError,
+             r"linalg.cond: for p=1, array must be square; got arr.shape=\(2, 3\)"),
+            (lambda m, a: m.linalg.vector_norm(a, ord="inf"), (f32(3),), ValueError,
+             r"Invalid order 'inf' for vector norm.Use '-?\w+.numpy.inf' instead.")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=exc, match=match, jit=False)
