@@ -161,8 +161,15 @@ def test_product_errors():
                  exc=ValueError, match="einsum: size mismatch for label 'j'")
     check_raises(lambda m, a: m.einsum("ijk->i", a), f32(2, 3), exc=ValueError,
                  match="einsum: spec 'ijk' has 3 labels for an operand of rank 2")
-    check_raises(lambda m, a: m.linalg.norm(a, ord="nuc"), f32(2, 3),
-                 exc=NotImplementedError, match="ord='nuc'")
+    for ord_, axis, match in [("x", None, "Invalid order 'x' for matrix norm."),
+                              ("x", 0, "Invalid order 'x' for vector norm."),
+                              (None, (0, 1, -1), r"Improper number of axes for norm: "
+                               r"axis=\(0, 1, 2\). Pass one axis to compute a vector-norm")]:
+        fn = lambda m, a: m.linalg.norm(a, ord=ord_, axis=axis)  # noqa: E731
+        arg = f32(2, 3, 2) if axis else f32(2, 3)
+        with pytest.raises(ValueError, match=match):
+            fn(jnp, arg)
+        check_raises(fn, arg, exc=ValueError, match=match)
 
 
 def test_cholesky_gradients_equal_jax():

@@ -68,8 +68,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
             y = (_tnp.max(s, axis=-1, initial=0) if ord == 2 else
                  _tnp.min(s, axis=-1) if ord == -2 else _tnp.sum(s, axis=-1))
             return _tnp.expand_dims(y, axes) if keepdims else y
-    raise NotImplementedError(_at_user_line(
-        f"linalg.norm with ord={ord!r} over {len(axes)} axes is not supported"))
+    if len(axes) == 1:  # a string ord: vector_norm says why not
+        return vector_norm(x, ord=ord, axis=axes, keepdims=keepdims)
+    if len(axes) == 2:
+        raise ValueError(_at_user_line(f"Invalid order '{ord}' for matrix norm."))
+    raise ValueError(_at_user_line(
+        f"Improper number of axes for norm: axis={tuple(a % _tnp.ndim(x) for a in axes)}. "
+        "Pass one axis to compute a vector-norm, or two axes to compute a matrix-norm."))
 
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
