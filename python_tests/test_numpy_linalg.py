@@ -762,3 +762,59 @@ def test_svd_function_errors_are_jaxs():
         with pytest.raises(exc, match=match):
             fn(jnp, *args)
         check_raises(fn, *args, exc=exc, match=match, jit=False)
+
+
+# ---------------------------------------------------------------- eig
+
+def test_eig_is_jaxs(x64):
+    """geev, as JAX's CPU lowering: eigenvalues and eigenvectors bit for bit (real input
+    with complex pairs, complex, batched, ints promoted; left vectors too), jitted and
+    eagerly; derivatives (eigenvalues, and eigenvectors opted in) against JAX's to rtol
+    1e-10 (test_ad's rows check them against finite differences, test_vmap's batching)."""
+    rng = np.random.default_rng(12)
+    xs = [_matrix(rng, np.float32, 2, 3, 3), _matrix(rng, np.complex64, 4, 4),
+          _matrix(rng, np.float64, 3, 3), np.arange(9, dtype=np.int32).reshape(3, 3)]
+    c = _matrix(rng, np.complex128, 2, 3, 3)
+
+    def fn(m, lax_, grad, jvp):
+        def vectors(x):
+            w, vl, vr = lax_.linalg.eig(x, enable_eigvec_derivs=True)
+            return m.sum(m.abs(vr[..., 0, :]) ** 2 * m.real(w)) + m.sum(m.abs(vl[..., 1, :]) ** 3)
+        values = lambda x: m.sum(m.abs(m.linalg.eigvals(x)) ** 2)  # noqa: E731
+        return lambda xs, c: (
+            [m.linalg.eig(xs[0]), m.linalg.eigvals(xs[1]), lax_.linalg.eig(xs[2]),
+             m.linalg.eigvals(xs[3])],
+            [grad(values)(xs[2]), grad(vectors)(xs[2]),
+             jvp(m.linalg.eigvals, (c,), (c * 1j,))[1]])
+    got, got_d = tracehlo.jit(fn(tnp, tracehlo.lax, tracehlo.grad, tracehlo.jvp))(xs, c)
+    want, want_d = jax.jit(fn(jnp, jax.lax, jax.grad, jax.jvp))(xs, c)
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), k
+        np.testing.assert_array_equal(g, w, err_msg=str(k))
+    for g, w in zip(jax.tree_util.tree_leaves(got_d), jax.tree_util.tree_leaves(want_d)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+    for g, w in zip(tnp.linalg.eig(xs[0]), want[:2]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_eig_errors_are_jaxs():
+    import tracehlo.lax.linalg as tll
+    x = np.eye(3, dtype=np.float32)
+    for fn, exc, match in [
+            (lambda m, ll: m.linalg.eig(np.ones((2, 3), np.float32)), ValueError,
+             r"The input to eig must be a square matrix. Got shape \(2, 3\)."),
+            (lambda m, ll: ll.eig(np.eye(2, dtype=np.int32)), TypeError,
+             "eig does not accept dtype int32 at position 0"),
+            (lambda m, ll: ll.eig(np.ones(3, np.float32)), TypeError,
+             r"Input 0 to eig must have rank at least 2, but got shape=\(3,\)"),
+            (lambda m, ll: (tracehlo.grad if m is tnp else jax.grad)(
+                lambda x: m.sum(m.abs(m.linalg.eig(x)[0])))(x), NotImplementedError,
+             "Derivatives of non-symmetric eigenvectors are only valid under assumptions on "
+             "the input that")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, jax.lax.linalg)
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn(tnp, tll)

@@ -207,6 +207,7 @@ ROWS = [
     Row("svd/values", "dot", lambda a: lax.linalg.svd(a, compute_uv=False), [f32(2, 4)]),
     Row("qr/wide_reduced", "dot", lambda a: lax.linalg.qr(a, full_matrices=False), [f32(2, 4)]),
     Row("lu/wide", "dot", lambda a: lax.linalg.lu(a), [f32(2, 4)]),
+    Row("eig", "dot", lambda a: lax.linalg.eig(a), [f32(4, 4)]),
     Row("fft", "dot", lambda x: lax.fft(x, "rfft", (4,)), [X]),
     Row("fft/irfft", "dot", lambda c: lax.fft(c, "irfft", (2, 4)), [c64(2, 3)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),

@@ -17,7 +17,8 @@ from ._numeric import _arraylike
 from ._ufuncs import _abs_square
 from ._util import _inexact as _inexact_dtype, _promote, _promote_no_broadcast
 
-__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv",
            "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
            "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
            "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
@@ -348,6 +349,23 @@ def eigh(a, UPLO=None, symmetrize_input=True):
 
 def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
+
+
+# ---------------------------------------------------------------- eig
+
+_EigResult = _NamedTuple("EigResult", [("eigenvalues", object), ("eigenvectors", object)])
+
+
+def eig(a):
+    (a,) = _inexact(*_arraylike("eig", a))
+    w, v = _lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return _EigResult(w, v)
+
+
+def eigvals(a):
+    (a,) = _inexact(*_arraylike("eigvals", a))
+    return _lax_linalg.eig(a, compute_left_eigenvectors=False,
+                           compute_right_eigenvectors=False)[0]
 
 
 # ---------------------------------------------------------------- built on the above
