@@ -764,7 +764,7 @@ def test_svd_function_errors_are_jaxs():
         check_raises(fn, *args, exc=exc, match=match, jit=False)
 
 
-# ---------------------------------------------------------------- eig
+# ---------------------------------------------------------------- eig, roots, polyfit
 
 def test_eig_is_jaxs(x64):
     """geev, as JAX's CPU lowering: eigenvalues and eigenvectors bit for bit (real input
@@ -818,3 +818,48 @@ def test_eig_errors_are_jaxs():
             fn(jnp, jax.lax.linalg)
         with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
             fn(tnp, tll)
+
+
+def _polynomials(m, p, x, y, w):
+    return [m.roots(p, strip_zeros=False), m.polyfit(x, y[:, 0], 3, w=w, full=True),
+            m.polyfit(x, y, 2, cov=True)]
+
+
+def test_roots_and_polyfit_are_jaxs():
+    """roots (the companion matrix's eigvals; leading zeros stripped eagerly, or NaN roots
+    under jit) and polyfit (weights, full, cov): JAX's dtypes; values bit for bit eagerly,
+    to rtol 1e-6 jitted (XLA rewrites JAX's jitted matrix-vector lstsq differently)."""
+    p = np.array([0., 0, 1, -3, 2, 5], np.float32)
+    x = np.linspace(-1, 1, 9, dtype=np.float32)
+    y, w = np.stack([np.sin(3 * x), x ** 3], 1), np.linspace(1, 2, 9, dtype=np.float32)
+    got = jax.tree_util.tree_leaves(tracehlo.jit(lambda *a: _polynomials(tnp, *a))(p, x, y, w))
+    want = jax.tree_util.tree_leaves(jax.jit(lambda *a: _polynomials(jnp, *a))(p, x, y, w))
+    assert len(got) == len(want)
+    for k, (g, w_) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape, g.weak_type) == (w_.dtype, w_.shape, w_.weak_type), k
+        np.testing.assert_allclose(g, w_, rtol=1e-6, atol=1e-6, err_msg=str(k))
+    for q in [p, np.zeros(3)]:
+        g, w_ = tnp.roots(q), jnp.roots(q)
+        assert (g.dtype, g.shape) == (w_.dtype, w_.shape)
+        np.testing.assert_array_equal(g, w_)
+
+
+def test_roots_and_polyfit_errors_are_jaxs():
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    for fn, args, exc, match in [
+            (lambda m, p: m.roots(p), (f32(2, 2),), ValueError, "Input must be a rank-1 array."),
+            (lambda m, x: m.polyfit(x, x, -1), (x,), ValueError, "expected deg >= 0"),
+            (lambda m, x: m.polyfit(x[None], x, 1), (x,), TypeError, "expected 1D vector for x"),
+            (lambda m, x: m.polyfit(x, x[:2], 1), (x,), TypeError,
+             "expected x and y to have same length"),
+            (lambda m, x: m.polyfit(x, x, 1, w=x[:2]), (x,), TypeError,
+             "expected w and y to have the same length"),
+            (lambda m, x: m.polyfit(x, x, 2, cov=True), (x,), ValueError,
+             "the number of data points must exceed order to scale the covariance matrix")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=exc, match=match, jit=False)
+    with pytest.raises(TypeError, match=r"test_numpy_linalg.py:\d+: The error occurred in the "
+                                        r"\w+.numpy.roots\(\) function. To use this within a "
+                                        "JIT-compiled context, pass strip_zeros=False"):
+        tracehlo.jit(tnp.roots)(x)

@@ -53,7 +53,7 @@ from ._index_tricks import (
     meshgrid, indices, ix_, tril_indices, triu_indices, tril_indices_from, triu_indices_from,
     diag_indices, diag_indices_from, unravel_index, ravel_multi_index)
 from ._polynomial import (
-    convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
+    convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint, polyfit, roots)
 from ._setops import intersect1d, union1d, setdiff1d, setxor1d
 from . import fft, linalg
 from .._array_methods import install as _install_array_methods
@@ -97,8 +97,9 @@ __all__ = [
     "meshgrid", "indices", "ix_", "tril_indices", "triu_indices", "tril_indices_from",
     "triu_indices_from", "diag_indices", "diag_indices_from", "unravel_index",
     "ravel_multi_index", "kron", "cross", "vander", "convolve", "correlate", "polyval",
-    "polyadd", "polysub", "polymul", "polyder", "polyint", "acos", "acosh", "asin", "asinh",
-    "atan", "atanh", "atan2", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+    "polyadd", "polysub", "polymul", "polyder", "polyint", "polyfit", "roots", "acos", "acosh",
+    "asin", "asinh", "atan", "atanh", "atan2", "bitwise_invert", "bitwise_left_shift",
+    "bitwise_right_shift",
     "fabs", "fmax", "fmin", "rint", "positive", "heaviside", "frexp", "ldexp", "modf", "gcd",
     "lcm", "sinc", "logaddexp2", "nan_to_num", "spacing", "i0", "intersect1d", "union1d",
     "setdiff1d", "setxor1d", "bool", "double", "single", "cdouble", "csingle", "int_",
