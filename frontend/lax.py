@@ -13,6 +13,7 @@ from .primitives.elementwise import (
     neg, nextafter, optimization_barrier, polygamma, population_count, pow, real, rem, round,
     rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh,
     sqrt, sub, tan, tanh)
+from .primitives.fft import FftType, fft
 from .primitives.indexing import gather, scatter
 from .primitives.linalg import dot, dot_general
 from .primitives.reductions import (
@@ -34,7 +35,8 @@ __all__ = [
     "broadcasted_iota", "cbrt", "ceil", "clamp", "complex", "concatenate", "cond", "conj",
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
     "digamma", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
-    "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "floor", "fori_loop",
+    "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "fft", "FftType",
+    "floor", "fori_loop",
     "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p",
     "logistic", "lt", "map", "max", "min", "mul", "ne", "neg", "nextafter",
     "optimization_barrier", "pad", "polygamma", "population_count", "pow", "real",

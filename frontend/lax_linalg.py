@@ -7,10 +7,10 @@ import numpy as _np
 from . import dtypes as _dtypes
 from .core import at_user_line as _at_user_line, type_of as _type_of
 from .numpy.linalg import cholesky as _cholesky
-from .primitives.linalg import (eigh_p as _eigh_p, lu_p as _lu_p, qr_p as _qr_p,
-                                svd_p as _svd_p, triangular_solve)
+from .primitives.linalg import (eig_p as _eig_p, eigh_p as _eigh_p, lu_p as _lu_p,
+                                qr_p as _qr_p, svd_p as _svd_p, triangular_solve)
 
-__all__ = ["cholesky", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
+__all__ = ["cholesky", "eig", "eigh", "lu", "lu_pivots_to_permutation", "qr", "svd",
            "triangular_solve"]
 
 # `import tracehlo.lax.linalg` works as in JAX, though tracehlo.lax is one module
@@ -102,3 +102,15 @@ def svd(x, *, full_matrices=True, compute_uv=True, subset_by_index=None, algorit
             "every singular triple)"))
     outs = _svd_p.bind(x, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv))
     return (outs[1], outs[0], outs[2]) if compute_uv else outs[0]
+
+
+def eig(x, *, compute_left_eigenvectors=True, compute_right_eigenvectors=True,
+        enable_eigvec_derivs=False, implementation=None, use_magma=None):
+    """[w, vl, vr] (the eigenvectors asked for) of general square x, as JAX's (LAPACK's
+    geev): eigenvector derivatives only with enable_eigvec_derivs=True."""
+    if implementation is not None or use_magma:
+        raise NotImplementedError(_at_user_line(
+            "eig with an implementation other than LAPACK's is not supported"))
+    return _eig_p.bind(x, compute_left_eigenvectors=bool(compute_left_eigenvectors),
+                       compute_right_eigenvectors=bool(compute_right_eigenvectors),
+                       enable_eigvec_derivs=bool(enable_eigvec_derivs))

@@ -179,6 +179,16 @@ ROWS = [
     ("svd", lambda a: (lambda u, s, vh: u * s[..., None, :] + vh[..., :1, :2])(
         *lax.linalg.svd(a, full_matrices=False)), [normal((2, 3, 2))]),  # signs fixed locally
     ("svd", lambda a: lax.linalg.svd(a, compute_uv=False), [cnormal((2, 3))]),
+    # first order only: the rules differentiate eigenvectors, whose derivatives must be
+    # opted in (JAX's hessian of eigvals raises too)
+    ("eig", lambda a: lax.linalg.eig(a, compute_left_eigenvectors=False,
+                                     compute_right_eigenvectors=False)[0],
+     [normal((2, 3, 3))], 1),
+    ("eig", lambda a: (lambda w, vl, vr: vl * vr[..., :1, :] + w[..., None, :])(
+        *lax.linalg.eig(a, enable_eigvec_derivs=True)), [cnormal((3, 3))], 1),
+    ("fft", lambda x: lax.fft(x, "ifft", (2, 3)), [cnormal()]),
+    ("fft", lambda x: lax.fft(x, "rfft", (2, 3)), [normal()]),  # odd: one weight of 1
+    ("fft", lambda x: lax.fft(x, "irfft", (2, 4)), [cnormal()]),  # even: two
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-NAMESPACES = ["tracehlo", "tracehlo.numpy", "tracehlo.numpy.linalg", "tracehlo.nn",
-              "tracehlo.lax", "tracehlo.lax.linalg", "tracehlo.random"]
+NAMESPACES = ["tracehlo", "tracehlo.numpy", "tracehlo.numpy.fft", "tracehlo.numpy.linalg",
+              "tracehlo.nn", "tracehlo.lax", "tracehlo.lax.linalg", "tracehlo.random"]
 
 
 def _public(names):

@@ -161,8 +161,15 @@ def test_product_errors():
                  exc=ValueError, match="einsum: size mismatch for label 'j'")
     check_raises(lambda m, a: m.einsum("ijk->i", a), f32(2, 3), exc=ValueError,
                  match="einsum: spec 'ijk' has 3 labels for an operand of rank 2")
-    check_raises(lambda m, a: m.linalg.norm(a, ord="nuc"), f32(2, 3),
-                 exc=NotImplementedError, match="ord='nuc'")
+    for ord_, axis, match in [("x", None, "Invalid order 'x' for matrix norm."),
+                              ("x", 0, "Invalid order 'x' for vector norm."),
+                              (None, (0, 1, -1), r"Improper number of axes for norm: "
+                               r"axis=\(0, 1, 2\). Pass one axis to compute a vector-norm")]:
+        fn = lambda m, a: m.linalg.norm(a, ord=ord_, axis=axis)  # noqa: E731
+        arg = f32(2, 3, 2) if axis else f32(2, 3)
+        with pytest.raises(ValueError, match=match):
+            fn(jnp, arg)
+        check_raises(fn, arg, exc=ValueError, match=match)
 
 
 def test_cholesky_gradients_equal_jax():
@@ -685,3 +692,170 @@ def test_svd_is_jaxs(x64):
     with pytest.raises(NotImplementedError, match="Singular value decomposition JVP not "
                                                   "implemented for full matrices"):
         tracehlo.jvp(tnp.linalg.svd, (xs[1],), (xs[1],))
+
+
+# ---------------------------------------------------------------- pinv, lstsq, cond, norms
+
+def _svd_functions(m, a, b, h):
+    linalg = m.linalg
+    return [linalg.pinv(a.T, rtol=0.5), linalg.svd(h, hermitian=True),
+            linalg.svd(h, compute_uv=False, hermitian=True), linalg.lstsq(a, b[:, 0], rcond=0.3),
+            linalg.cond(h, -2), linalg.cond(h, "fro"), linalg.matrix_norm(a, ord="nuc"),
+            linalg.norm(a, -2, keepdims=True), linalg.vector_norm(a, ord=2.5, axis=0),
+            linalg.vector_norm(a, ord=0, keepdims=True), linalg.vector_norm(a, ord=-np.inf)]
+
+
+def test_svd_functions_are_jaxs():
+    """pinv (rtol, hermitian), svd(hermitian=True), lstsq, cond (each kind of p; a
+    singular matrix is infinitely ill-conditioned), matrix_norm and vector_norm: JAX's
+    values bit for bit and its dtypes; pinv's gradients (its own rule: tall, wide and
+    hermitian) against JAX's to rtol 1e-5; in one jitted function."""
+    rng = np.random.default_rng(9)
+    a, b = _matrix(rng, np.float32, 4, 3), _matrix(rng, np.float32, 4, 2)
+    h = a @ a.T  # rank 3 of 4: singular
+
+    def fn(m, grad):
+        linalg = m.linalg
+        loss = lambda a, h: (m.sum(m.sin(linalg.pinv(a))) + m.sum(linalg.pinv(a.T) ** 2)  # noqa
+                             + m.sum(m.sin(linalg.pinv(h, hermitian=True))))
+        return lambda a, b, h: (_svd_functions(m, a, b, h), grad(loss, (0, 1))(a, h))
+    got, got_grads = tracehlo.jit(fn(tnp, tracehlo.grad))(a, b, h)
+    want, want_grads = jax.jit(fn(jnp, jax.grad))(a, b, h)
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape, g.weak_type) == (w.dtype, w.shape, w.weak_type), k
+        np.testing.assert_array_equal(g, w, err_msg=str(k))
+    for g, w in zip(got_grads, want_grads):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    # XLA rewrites JAX's jitted pow(|a|, 3.0) as |a| a a, not ours inside a fusion
+    np.testing.assert_array_equal(tnp.linalg.vector_norm(a, ord=3, axis=0),
+                                  jnp.linalg.vector_norm(a, ord=3, axis=0))
+    # NumPy's empty residuals of a wide matrix (the rank must be concrete: eager only)
+    for g, w in zip(tnp.linalg.lstsq(a.T, b[:3], numpy_resid=True),
+                    np.linalg.lstsq(a.T, b[:3], rcond=None)):
+        assert np.shape(g) == np.shape(w)
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_svd_function_errors_are_jaxs():
+    for fn, args, exc, match in [
+            (lambda m, a: m.linalg.pinv(a, rtol=0.1, rcond=0.1), (f32(2, 2),), ValueError,
+             "pinv: only one of rtol and rcond may be specified."),
+            (lambda m, a, b: m.linalg.lstsq(a, b), (f32(3, 2), f32(2)), ValueError,
+             "Leading dimensions of input arrays must match"),
+            (lambda m, a, b: m.linalg.lstsq(a, b), (f32(2, 3, 2), f32(2)), TypeError,
+             "3-dimensional array given. Array must be two-dimensional"),
+            (lambda m, a, b: m.linalg.lstsq(a, b), (f32(2, 2), f32(2, 2, 1)), TypeError,
+             "3-dimensional array given. Array must be one or two-dimensional"),
+            (lambda m, a: m.linalg.cond(a), (f32(3),), ValueError,
+             r"linalg.cond: input array must be at least 2D; got arr.shape=\(3,\)"),
+            (lambda m, a: m.linalg.cond(a), (f32(0, 3),), ValueError,
+             r"linalg.cond: input array must not be empty; got arr.shape=\(0, 3\)"),
+            (lambda m, a: m.linalg.cond(a, 1), (f32(2, 3),), ValueError,
+             r"linalg.cond: for p=1, array must be square; got arr.shape=\(2, 3\)"),
+            (lambda m, a: m.linalg.vector_norm(a, ord="inf"), (f32(3),), ValueError,
+             r"Invalid order 'inf' for vector norm.Use '-?\w+.numpy.inf' instead.")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=exc, match=match, jit=False)
+
+
+# ---------------------------------------------------------------- eig, roots, polyfit
+
+def test_eig_is_jaxs(x64):
+    """geev, as JAX's CPU lowering: eigenvalues and eigenvectors bit for bit (real input
+    with complex pairs, complex, batched, ints promoted; left vectors too), jitted and
+    eagerly; derivatives (eigenvalues, and eigenvectors opted in) against JAX's to rtol
+    1e-10 (test_ad's rows check them against finite differences, test_vmap's batching)."""
+    rng = np.random.default_rng(12)
+    xs = [_matrix(rng, np.float32, 2, 3, 3), _matrix(rng, np.complex64, 4, 4),
+          _matrix(rng, np.float64, 3, 3), np.arange(9, dtype=np.int32).reshape(3, 3)]
+    c = _matrix(rng, np.complex128, 2, 3, 3)
+
+    def fn(m, lax_, grad, jvp):
+        def vectors(x):
+            w, vl, vr = lax_.linalg.eig(x, enable_eigvec_derivs=True)
+            return m.sum(m.abs(vr[..., 0, :]) ** 2 * m.real(w)) + m.sum(m.abs(vl[..., 1, :]) ** 3)
+        values = lambda x: m.sum(m.abs(m.linalg.eigvals(x)) ** 2)  # noqa: E731
+        return lambda xs, c: (
+            [m.linalg.eig(xs[0]), m.linalg.eigvals(xs[1]), lax_.linalg.eig(xs[2]),
+             m.linalg.eigvals(xs[3])],
+            [grad(values)(xs[2]), grad(vectors)(xs[2]),
+             jvp(m.linalg.eigvals, (c,), (c * 1j,))[1]])
+    got, got_d = tracehlo.jit(fn(tnp, tracehlo.lax, tracehlo.grad, tracehlo.jvp))(xs, c)
+    want, want_d = jax.jit(fn(jnp, jax.lax, jax.grad, jax.jvp))(xs, c)
+    got, want = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(got) == len(want)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape), k
+        np.testing.assert_array_equal(g, w, err_msg=str(k))
+    for g, w in zip(jax.tree_util.tree_leaves(got_d), jax.tree_util.tree_leaves(want_d)):
+        assert (g.dtype, g.shape) == (w.dtype, w.shape)
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-10)
+    for g, w in zip(tnp.linalg.eig(xs[0]), want[:2]):
+        np.testing.assert_array_equal(g, w)
+
+
+def test_eig_errors_are_jaxs():
+    import tracehlo.lax.linalg as tll
+    x = np.eye(3, dtype=np.float32)
+    for fn, exc, match in [
+            (lambda m, ll: m.linalg.eig(np.ones((2, 3), np.float32)), ValueError,
+             r"The input to eig must be a square matrix. Got shape \(2, 3\)."),
+            (lambda m, ll: ll.eig(np.eye(2, dtype=np.int32)), TypeError,
+             "eig does not accept dtype int32 at position 0"),
+            (lambda m, ll: ll.eig(np.ones(3, np.float32)), TypeError,
+             r"Input 0 to eig must have rank at least 2, but got shape=\(3,\)"),
+            (lambda m, ll: (tracehlo.grad if m is tnp else jax.grad)(
+                lambda x: m.sum(m.abs(m.linalg.eig(x)[0])))(x), NotImplementedError,
+             "Derivatives of non-symmetric eigenvectors are only valid under assumptions on "
+             "the input that")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, jax.lax.linalg)
+        with pytest.raises(exc, match="test_numpy_linalg.py:[0-9]+: " + match):
+            fn(tnp, tll)
+
+
+def _polynomials(m, p, x, y, w):
+    return [m.roots(p, strip_zeros=False), m.polyfit(x, y[:, 0], 3, w=w, full=True),
+            m.polyfit(x, y, 2, cov=True)]
+
+
+def test_roots_and_polyfit_are_jaxs():
+    """roots (the companion matrix's eigvals; leading zeros stripped eagerly, or NaN roots
+    under jit) and polyfit (weights, full, cov): JAX's dtypes; values bit for bit eagerly,
+    to rtol 1e-6 jitted (XLA rewrites JAX's jitted matrix-vector lstsq differently)."""
+    p = np.array([0., 0, 1, -3, 2, 5], np.float32)
+    x = np.linspace(-1, 1, 9, dtype=np.float32)
+    y, w = np.stack([np.sin(3 * x), x ** 3], 1), np.linspace(1, 2, 9, dtype=np.float32)
+    got = jax.tree_util.tree_leaves(tracehlo.jit(lambda *a: _polynomials(tnp, *a))(p, x, y, w))
+    want = jax.tree_util.tree_leaves(jax.jit(lambda *a: _polynomials(jnp, *a))(p, x, y, w))
+    assert len(got) == len(want)
+    for k, (g, w_) in enumerate(zip(got, want)):
+        assert (g.dtype, g.shape, g.weak_type) == (w_.dtype, w_.shape, w_.weak_type), k
+        np.testing.assert_allclose(g, w_, rtol=1e-6, atol=1e-6, err_msg=str(k))
+    g, w_ = tnp.roots(p), jnp.roots(p)
+    assert (g.dtype, g.shape) == (w_.dtype, w_.shape)
+    np.testing.assert_array_equal(g, w_)
+
+
+def test_roots_and_polyfit_errors_are_jaxs():
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    for fn, args, exc, match in [
+            (lambda m, p: m.roots(p), (f32(2, 2),), ValueError, "Input must be a rank-1 array."),
+            (lambda m, x: m.polyfit(x, x, -1), (x,), ValueError, "expected deg >= 0"),
+            (lambda m, x: m.polyfit(x[None], x, 1), (x,), TypeError, "expected 1D vector for x"),
+            (lambda m, x: m.polyfit(x, x[:2], 1), (x,), TypeError,
+             "expected x and y to have same length"),
+            (lambda m, x: m.polyfit(x, x, 1, w=x[:2]), (x,), TypeError,
+             "expected w and y to have the same length"),
+            (lambda m, x: m.polyfit(x, x, 2, cov=True), (x,), ValueError,
+             "the number of data points must exceed order to scale the covariance matrix")]:
+        with pytest.raises(exc, match=match):
+            fn(jnp, *args)
+        check_raises(fn, *args, exc=exc, match=match, jit=False)
+    with pytest.raises(TypeError, match=r"test_numpy_linalg.py:\d+: The error occurred in the "
+                                        r"\w+.numpy.roots\(\) function. To use this within a "
+                                        "JIT-compiled context, pass strip_zeros=False"):
+        tracehlo.jit(tnp.roots)(x)

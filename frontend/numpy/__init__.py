@@ -53,7 +53,7 @@ from ._index_tricks import (
     meshgrid, indices, ix_, tril_indices, triu_indices, tril_indices_from, triu_indices_from,
     diag_indices, diag_indices_from, unravel_index, ravel_multi_index)
 from ._polynomial import (
-    convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint)
+    convolve, correlate, polyval, polyadd, polysub, polymul, polyder, polyint, polyfit, roots)
 from ._setops import intersect1d, union1d, setdiff1d, setxor1d
 # ---- names added with JAX's numpy coverage (index tricks, windows, shapes, selection,
 # math, functional, histograms)
@@ -74,7 +74,7 @@ from ._functional import (
     vecmat)
 euler_gamma = 0.5772156649015329
 # ---- end of the added names
-from . import linalg
+from . import fft, linalg
 from .._array_methods import install as _install_array_methods
 
 __all__ = [
@@ -87,7 +87,7 @@ __all__ = [
     "copysign", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum", "deg2rad",
     "degrees", "diag", "diagonal", "digitize", "divide", "divmod", "dot", "dtype", "e",
     "einsum", "empty", "empty_like", "equal", "exp", "exp2", "expand_dims", "expm1",
-    "eye", "finfo", "flatnonzero", "flip", "fliplr", "flipud", "float16", "float32",
+    "eye", "fft", "finfo", "flatnonzero", "flip", "fliplr", "flipud", "float16", "float32",
     "float64", "float_power", "floor", "floor_divide", "fmod", "full", "full_like", "geomspace",
     "greater", "greater_equal", "histogram", "hstack", "hypot", "identity", "iinfo",
     "imag", "inf", "inner", "int16", "int32", "int64", "int8", "invert", "isfinite",
@@ -116,8 +116,9 @@ __all__ = [
     "meshgrid", "indices", "ix_", "tril_indices", "triu_indices", "tril_indices_from",
     "triu_indices_from", "diag_indices", "diag_indices_from", "unravel_index",
     "ravel_multi_index", "kron", "cross", "vander", "convolve", "correlate", "polyval",
-    "polyadd", "polysub", "polymul", "polyder", "polyint", "acos", "acosh", "asin", "asinh",
-    "atan", "atanh", "atan2", "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift",
+    "polyadd", "polysub", "polymul", "polyder", "polyint", "polyfit", "roots", "acos", "acosh",
+    "asin", "asinh", "atan", "atanh", "atan2", "bitwise_invert", "bitwise_left_shift",
+    "bitwise_right_shift",
     "fabs", "fmax", "fmin", "rint", "positive", "heaviside", "frexp", "ldexp", "modf", "gcd",
     "lcm", "sinc", "logaddexp2", "nan_to_num", "spacing", "i0", "intersect1d", "union1d",
     "setdiff1d", "setxor1d", "bool", "double", "single", "cdouble", "csingle", "int_",

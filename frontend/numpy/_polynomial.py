@@ -6,7 +6,7 @@ import numpy as _np
 
 from .. import dtypes as _dtypes
 from .. import lax
-from ..core import at_user_line
+from ..core import ConcretizationError, Tracer, at_user_line
 from .. import numpy as t
 from ._indexing import IndexUpdateRef as _At
 from ._indexing import getitem as _ix
@@ -183,3 +183,96 @@ def polydiv(u, v, *, trim_leading_zeros=False):
             < _np.sqrt(t.finfo(_t(u).dtype).eps)
         u = _sl(u, 0, int(small.argmin()) if not small.all() else _shape(u)[0])
     return q, u
+
+
+def roots(p, *, strip_zeros=True):
+    """The eigenvalues of p's companion matrix, as JAX's. Leading zeros are stripped,
+    which needs concrete coefficients; strip_zeros=False keeps the shape static and
+    returns NaN for the roots they stand for."""
+    (p,) = _promote_inexact(*_arraylike("roots", p))
+    p = t.atleast_1d(p)
+    if ndim(p) != 1:
+        raise ValueError(at_user_line("Input must be a rank-1 array."))
+    if _shape(p)[0] < 2:
+        return t.array([], dtype=_complex_of(_t(p).dtype))
+    num_leading_zeros = t.where(t.all(p == 0), _shape(p)[0], t.argmin(p == 0))
+    if strip_zeros:
+        if isinstance(num_leading_zeros, Tracer):
+            raise ConcretizationError(at_user_line(
+                "The error occurred in the tracehlo.numpy.roots() function. To use this within "
+                "a JIT-compiled context, pass strip_zeros=False, but be aware that leading "
+                "zeros will result in some returned roots being set to NaN."))
+        return _roots_no_zeros(_sl(p, 0, int(num_leading_zeros)))
+    return _roots_with_zeros(p, num_leading_zeros)
+
+
+def _complex_of(dtype):
+    return _dtypes.canonicalize(_np.result_type(dtype, _np.complex64))
+
+
+def _roots_no_zeros(p):
+    n = _shape(p)[0]
+    if n < 2:
+        return t.array([], dtype=_complex_of(_t(p).dtype))
+    a = t.diag(t.ones((n - 2,), _t(p).dtype), -1)
+    a = _At(a, (0, slice(None))).set(-_sl(p, 0, 1) / _ix(p, 0))
+    return t.linalg.eigvals(a)
+
+
+def _roots_with_zeros(p, num_leading_zeros):
+    """Leading zeros rolled to the end (all zeros: ones, so geev sees no zero matrix),
+    their zero roots sorted last and set to NaN."""
+    n = _shape(p)[0]
+    p = t.where(n == num_leading_zeros, 1.0, p)
+    r = _roots_no_zeros(t.roll(p, -num_leading_zeros))
+    r = lax.sort([r == 0, r], dimension=0, num_keys=1)[1]
+    return t.where(t.arange(_shape(r)[0]) < _shape(r)[0] - num_leading_zeros, r,
+                   complex(_np.nan, _np.nan))
+
+
+def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
+    """Least squares on x's Vandermonde matrix with its columns scaled to unit norm, as
+    JAX's (and NumPy's)."""
+    x, y = _arraylike("polyfit", x, y)
+    if isinstance(deg, Tracer):
+        raise ConcretizationError(at_user_line("deg must be int"))
+    deg = int(deg)
+    order = deg + 1
+    if deg < 0:
+        raise ValueError(at_user_line("expected deg >= 0"))
+    if ndim(x) != 1:
+        raise TypeError(at_user_line("expected 1D vector for x"))
+    if _shape(x)[0] == 0:
+        raise TypeError(at_user_line("expected non-empty vector for x"))
+    if ndim(y) < 1 or ndim(y) > 2:
+        raise TypeError(at_user_line("expected 1D or 2D array for y"))
+    if _shape(x)[0] != _shape(y)[0]:
+        raise TypeError(at_user_line("expected x and y to have same length"))
+    if cov and cov != "unscaled" and _shape(x)[0] <= order:  # JAX's check, before the work
+        raise ValueError(at_user_line(
+            "the number of data points must exceed order to scale the covariance matrix"))
+    if rcond is None:
+        rcond = _shape(x)[0] * float(t.finfo(_t(x).dtype).eps)
+    rcond = float(_static(rcond, "rcond"))
+    lhs, rhs = t.vander(x, order), y
+    if w is not None:
+        (w,) = _promote_inexact(*_arraylike("polyfit", w))
+        if ndim(w) != 1:
+            raise TypeError(at_user_line("expected a 1-d array for weights"))
+        if _shape(w)[0] != _shape(y)[0]:
+            raise TypeError(at_user_line("expected w and y to have the same length"))
+        lhs = lhs * w[:, None]
+        rhs = rhs * (w[:, None] if ndim(rhs) == 2 else w)
+    scale = t.sqrt((lhs * lhs).sum(axis=0))
+    lhs = lhs / scale[None, :]
+    c, resids, rank, s = t.linalg.lstsq(lhs, rhs, rcond)
+    c = (c.T / scale[None, :]).T if ndim(c) > 1 else c / scale
+    if full:
+        return c, resids, rank, s, t.asarray(rcond)
+    if not cov:
+        return c
+    vbase = t.linalg.inv(t.dot(lhs.T, lhs)) / t.outer(scale, scale)
+    fac = t.array(1.0) if cov == "unscaled" else resids / (_shape(x)[0] - order)
+    if ndim(y) == 1:
+        return c, vbase * t.atleast_1d(fac)[None]
+    return c, vbase[:, :, None] * t.atleast_1d(fac)[None, None, :]

@@ -1,6 +1,7 @@
 """tracehlo.numpy.linalg: norms, and the functions of the factorizations (Cholesky, LU)
 with JAX's derivatives: custom rules where JAX has them, so that gradients are JAX's
 formulas, not the derivative of the factorization."""
+import functools as _functools
 import math as _math
 import operator as _operator
 from typing import NamedTuple as _NamedTuple
@@ -12,13 +13,15 @@ from ..core import at_user_line as _at_user_line
 from ..custom_derivatives import custom_jvp as _custom_jvp
 from ..primitives.linalg import cholesky_p as _cholesky_p
 from .. import numpy as _tnp
+from ._numeric import _arraylike
 from ._ufuncs import _abs_square
 from ._util import _inexact as _inexact_dtype, _promote, _promote_no_broadcast
 
-__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
-           "matrix_power", "matrix_transpose", "multi_dot", "norm", "outer", "qr", "slogdet",
-           "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace",
-           "vecdot", "matrix_rank"]
+__all__ = ["cholesky", "cond", "cross", "det", "diagonal", "eig", "eigh", "eigvals",
+           "eigvalsh", "inv",
+           "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "matrix_transpose",
+           "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals",
+           "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm"]
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -61,8 +64,18 @@ def norm(x, ord=None, axis=None, keepdims=False):
             red = _tnp.max if ord == _np.inf else _tnp.min
             out = red(row, axis=r, keepdims=True)
             return out if keepdims else _tnp.squeeze(out, axis=(r, c))
-    raise NotImplementedError(_at_user_line(
-        f"linalg.norm with ord={ord!r} over {len(axes)} axes is not supported"))
+        if ord in ("nuc", 2, -2):
+            s = svd(_tnp.moveaxis(x, axes, (-2, -1)), compute_uv=False)
+            y = (_tnp.max(s, axis=-1, initial=0) if ord == 2 else
+                 _tnp.min(s, axis=-1) if ord == -2 else _tnp.sum(s, axis=-1))
+            return _tnp.expand_dims(y, axes) if keepdims else y
+    if len(axes) == 1:  # a string ord: vector_norm says why not
+        return vector_norm(x, ord=ord, axis=axes, keepdims=keepdims)
+    if len(axes) == 2:
+        raise ValueError(_at_user_line(f"Invalid order '{ord}' for matrix norm."))
+    raise ValueError(_at_user_line(
+        f"Improper number of axes for norm: axis={tuple(a % _tnp.ndim(x) for a in axes)}. "
+        "Pass one axis to compute a vector-norm, or two axes to compute a matrix-norm."))
 
 
 def cholesky(a, *, upper=False, symmetrize_input=True):
@@ -338,6 +351,23 @@ def eigvalsh(a, UPLO="L", *, symmetrize_input=True):
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
+# ---------------------------------------------------------------- eig
+
+_EigResult = _NamedTuple("EigResult", [("eigenvalues", object), ("eigenvectors", object)])
+
+
+def eig(a):
+    (a,) = _inexact(*_arraylike("eig", a))
+    w, v = _lax_linalg.eig(a, compute_left_eigenvectors=False)
+    return _EigResult(w, v)
+
+
+def eigvals(a):
+    (a,) = _inexact(*_arraylike("eigvals", a))
+    return _lax_linalg.eig(a, compute_left_eigenvectors=False,
+                           compute_right_eigenvectors=False)[0]
+
+
 # ---------------------------------------------------------------- built on the above
 
 def matrix_power(a, n):
@@ -465,13 +495,9 @@ def matrix_transpose(x, /):
 
 
 def vecdot(x1, x2, /, *, axis=-1, precision=None, preferred_element_type=None):
-    """sum(conj(x1) * x2) along axis, the other axes broadcast."""
-    x1, x2 = _promote_no_broadcast([_tnp.asarray(x1), _tnp.asarray(x2)])
-    if _tnp.shape(x1)[axis] != _tnp.shape(x2)[axis]:
-        raise ValueError(_at_user_line(
-            f"axes must match; got shapes {_tnp.shape(x1)} and {_tnp.shape(x2)} with "
-            f"axis={axis}"))
-    return _tnp.sum(_tnp.conj(x1) * x2, axis=axis, dtype=x1.dtype)
+    """tracehlo.numpy.vecdot, as JAX's."""
+    return _tnp.vecdot(x1, x2, axis=axis, precision=precision,
+                       preferred_element_type=preferred_element_type)
 
 
 def cross(x1, x2, /, *, axis=-1):
@@ -492,11 +518,32 @@ _SVDResult = _NamedTuple("SVDResult", [("U", object), ("S", object), ("Vh", obje
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False, subset_by_index=None):
     (a,) = _inexact(a)
-    if hermitian or subset_by_index is not None:
-        raise NotImplementedError(_at_user_line(
-            "svd with hermitian=True or subset_by_index is not supported"))
+    if subset_by_index is not None:
+        raise NotImplementedError(_at_user_line("svd with subset_by_index is not supported"))
+    if hermitian:
+        return _hermitian_svd(a, compute_uv)
     out = _lax_linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
     return _SVDResult(*out) if compute_uv else out
+
+
+def _hermitian_svd(a, compute_uv):
+    """JAX's: from eigh, singular values |w| sorted descending, U the eigenvectors in
+    that order, Vh = (U sign(w))ᴴ."""
+    from .. import lax
+    v, w = _lax_linalg.eigh(a)
+    s = _tnp.abs(w)
+    last = _tnp.ndim(s) - 1
+    if not compute_uv:
+        return lax.rev(lax.sort(s, dimension=-1), (last,))
+    idxs = lax.broadcasted_iota(_np.uint32, _tnp.shape(s), last)
+    s, idxs, sign = (lax.rev(x, (last,)) for x in
+                     lax.sort((s, idxs, _tnp.sign(w)), dimension=-1, num_keys=1))
+    u = _tnp.take_along_axis(v, idxs[..., None, :], axis=-1)
+    return _SVDResult(u, s, _adjoint(u * sign[..., None, :].astype(u.dtype)))
+
+
+def _adjoint(x):
+    return _tnp.conj(_tnp.matrix_transpose(x))
 
 
 def svdvals(x, /):
@@ -517,3 +564,140 @@ def matrix_rank(M, rtol=None, *, hermitian=False, tol=None):
                 * _tnp.finfo(s.dtype).eps)
     rtol = _tnp.expand_dims(rtol, _tnp.ndim(rtol))
     return _tnp.sum(s > rtol, axis=-1)
+
+
+def pinv(a, rtol=None, hermitian=False, *, rcond=None):
+    if rcond is not None:
+        if rtol is not None:
+            raise ValueError(_at_user_line("pinv: only one of rtol and rcond may be specified."))
+        rtol = rcond
+    return _pinv(a, rtol, hermitian)
+
+
+@_functools.partial(_custom_jvp, nondiff_argnums=(1, 2))
+def _pinv(a, rtol=None, hermitian=False):
+    """NumPy's algorithm, as JAX's: Vh conj(S⁺ Uᴴ) of conj(a), singular values at or
+    below rtol times the largest (default 10 max(m, n) eps) taken as zero."""
+    (arr,) = _inexact(a)
+    *batch, m, n = _tnp.shape(arr)
+    if m == 0 or n == 0:
+        return _tnp.empty((*batch, n, m), arr.dtype)
+    arr = _tnp.conj(arr)
+    if rtol is None:
+        rtol = 10. * max(m, n) * _tnp.array(_tnp.finfo(arr.dtype).eps)
+    rtol = _tnp.asarray(rtol)
+    u, s, vh = svd(arr, full_matrices=False, hermitian=hermitian)
+    rtol = _tnp.expand_dims(rtol[..., None], tuple(range(_tnp.ndim(s) - _tnp.ndim(rtol) - 1)))
+    s = _tnp.where(s > rtol * s[..., 0:1], s, _np.inf).astype(u.dtype)
+    res = _tnp.matmul(_tnp.matrix_transpose(vh),
+                      _tnp.divide(_tnp.matrix_transpose(u), s[..., None]))
+    return res.astype(arr.dtype)
+
+
+@_pinv.defjvp
+def _pinv_jvp(rtol, hermitian, primals, tangents):
+    """Golub and Pereyra (1973), as JAX's rule, in its order of products."""
+    (a,), (a_dot,) = primals, tangents
+    p = pinv(a, rtol=rtol, hermitian=hermitian)
+    if hermitian:  # the hermitian svd symmetrizes its input: so does its derivative
+        a, a_dot = (a + _adjoint(a)) / 2, (a_dot + _adjoint(a_dot)) / 2
+    m, n = _tnp.shape(a)[-2:]
+    if m >= n:
+        s = (p @ _adjoint(p)) @ _adjoint(a_dot)
+        t = (_adjoint(a_dot) @ _adjoint(p)) @ p
+        return p, -(p @ a_dot) @ p + s - (s @ a) @ p + t - (p @ a) @ t
+    s = p @ (_adjoint(p) @ _adjoint(a_dot))
+    t = _adjoint(a_dot) @ (_adjoint(p) @ p)
+    return p, -p @ (a_dot @ p) + s - s @ (a @ p) + t - p @ (a @ t)
+
+
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """(x, residuals, rank, singular values) of min |a x - b| from a's SVD, as JAX's: the
+    residuals always (numpy_resid=True: empty where NumPy leaves them so, which needs a
+    concrete rank)."""
+    a, b = _inexact(*_arraylike("lstsq", a, b))
+    if _tnp.shape(a)[0] != _tnp.shape(b)[0]:
+        raise ValueError(_at_user_line("Leading dimensions of input arrays must match"))
+    vector = _tnp.ndim(b) == 1
+    if vector:
+        b = b[:, None]
+    if _tnp.ndim(a) != 2:
+        raise TypeError(_at_user_line(
+            f"{_tnp.ndim(a)}-dimensional array given. Array must be two-dimensional"))
+    if _tnp.ndim(b) != 2:
+        raise TypeError(_at_user_line(
+            f"{_tnp.ndim(b)}-dimensional array given. Array must be one or two-dimensional"))
+    m, n = _tnp.shape(a)
+    dtype = a.dtype
+    if m * n == 0:
+        s = _tnp.empty(0, dtype=dtype)
+        rank = _tnp.array(0, dtype=int)
+        x = _tnp.zeros((n, *_tnp.shape(b)[1:]), dtype=dtype)
+    else:
+        eps = _tnp.finfo(dtype).eps
+        rcond = float(eps) * max(n, m) if rcond is None else _tnp.where(rcond < 0, eps, rcond)
+        u, s, vt = svd(a, full_matrices=False)
+        mask = (s > 0) & (s >= _tnp.array(rcond, dtype=s.dtype) * s[0])
+        rank = mask.sum()
+        safe_s = _tnp.where(mask, s, 1).astype(dtype)
+        s_inv = _tnp.where(mask, 1 / safe_s, 0)[:, None]
+        x = _tnp.matmul(_adjoint(vt), s_inv * _tnp.matmul(_adjoint(u), b))
+    if numpy_resid and (rank < n or m <= n):
+        resid = _tnp.asarray([])
+    else:
+        resid = norm(b - _tnp.matmul(a, x), axis=0) ** 2
+    return (_tnp.ravel(x) if vector else x), resid, rank, s
+
+
+def cond(x, p=None):
+    """The condition number in the norm p: by singular values for p None, 2 or -2, else
+    norm(x) norm(inv(x)), with NaN (from a singular x) read as infinity, as JAX's."""
+    (arr,) = _arraylike("cond", x)
+    shape = _tnp.shape(arr)
+    if len(shape) < 2:
+        raise ValueError(_at_user_line(
+            f"tracehlo.numpy.linalg.cond: input array must be at least 2D; got arr.shape={shape}"))
+    if shape[-1] == 0 or shape[-2] == 0:
+        raise ValueError(_at_user_line(
+            f"tracehlo.numpy.linalg.cond: input array must not be empty; got arr.shape={shape}"))
+    if p is None or p == 2:
+        s = svdvals(x)
+        return s[..., 0] / s[..., -1]
+    if p == -2:
+        s = svdvals(x)
+        r = s[..., -1] / s[..., 0]
+    else:
+        if shape[-2] != shape[-1]:
+            raise ValueError(_at_user_line(
+                f"tracehlo.numpy.linalg.cond: for p={p!r}, array must be square; got "
+                f"arr.shape={shape}"))
+        r = norm(x, ord=p, axis=(-2, -1)) * norm(inv(x), ord=p, axis=(-2, -1))
+    return _tnp.where(_tnp.isnan(r) & ~_tnp.isnan(x).any(axis=(-2, -1)), _np.inf, r)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    (x,) = _arraylike("matrix_norm", x)
+    return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """JAX's: a reduction over axis (every axis if None), whatever x's rank."""
+    (x,) = _arraylike("vector_norm", x)
+    if ord is None or ord == 2:
+        return _tnp.sqrt(_tnp.sum(_tnp.real(x * _tnp.conj(x)), axis=axis, keepdims=keepdims))
+    if ord == _np.inf:
+        return _tnp.max(_tnp.abs(x), axis=axis, keepdims=keepdims, initial=0)
+    if ord == -_np.inf:
+        return _tnp.min(_tnp.abs(x), axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return _tnp.sum(x != 0, dtype=_tnp.finfo(x.dtype).dtype, axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return _tnp.sum(_tnp.abs(x), axis=axis, keepdims=keepdims)
+    if isinstance(ord, str):
+        hint = {"inf": "Use 'tracehlo.numpy.inf' instead.",
+                "-inf": "Use '-tracehlo.numpy.inf' instead."}.get(ord, "")
+        raise ValueError(_at_user_line(f"Invalid order '{ord}' for vector norm.{hint}"))
+    abs_x = _tnp.abs(x)
+    ord_arr = _np.asarray(ord, abs_x.dtype)
+    out = _tnp.sum(abs_x ** ord_arr, axis=axis, keepdims=keepdims)
+    return _tnp.power(out, _np.asarray(1. / ord_arr, abs_x.dtype))

@@ -13,8 +13,8 @@ from ..core import type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
-from .elementwise import (_real_dtype, add, conj, convert_element_type, div, eq, ge, le,
-                          lower_conj, mul, neg, real, select, sub)
+from .elementwise import (_complex_dtype, _real_dtype, add, conj, convert_element_type, div,
+                          eq, ge, le, lower_conj, mul, neg, real, select, sub)
 from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, pad,
                         slice as slice_, squeeze, transpose)
 
@@ -177,24 +177,27 @@ def _lapack_target(table, op, t, ctx):
 
 
 def _lapack_call(ctx, target, operands, in_types, out_types, backend_config="{}",
-                 matrices=(0,)):
+                 matrices=(0,), in_place=True):
     """A typed FFI call of a LAPACK kernel as JAX's module spells it (api_version 1 with
     a dictionary mhlo.backend_config, which XLA imports as API_VERSION_TYPED_FFI):
     column-major matrices, vectors batch-major, the first result written over the
-    first operand. `matrices` are the results that are matrices (the first operand is)."""
+    first operand if in_place. `matrices` are the results that are matrices (the first
+    operand is)."""
     def layouts(types, matrices):
         return "[" + ", ".join(
             _column_major(len(t.shape)) if i in matrices else
             _layout(range(len(t.shape) - 1, -1, -1)) for i, t in enumerate(types)) + "]"
-    batch = len(out_types[0].shape) - 2
-    return ctx.generic("stablehlo.custom_call", operands, in_types, out_types, {
+    attrs = {
         "api_version": "1 : i32", "backend_config": '""', "call_target_name": f'"{target}"',
-        "operand_layouts": layouts(in_types, (0,)), "result_layouts": layouts(out_types, matrices),
-        "output_operand_aliases": "[#stablehlo.output_operand_alias<output_tuple_indices = "
-                                  f"[{'0' if len(out_types) > 1 else ''}], operand_index = 0, "
-                                  "operand_tuple_indices = []>]",
-        "mhlo.backend_config": backend_config,
-        "mhlo.frontend_attributes": f'{{num_batch_dims = "{batch}"}}'})
+        "operand_layouts": layouts(in_types, (0,)), "result_layouts": layouts(out_types, matrices)}
+    if in_place:
+        attrs["output_operand_aliases"] = (
+            "[#stablehlo.output_operand_alias<output_tuple_indices = "
+            f"[{'0' if len(out_types) > 1 else ''}], operand_index = 0, "
+            "operand_tuple_indices = []>]")
+    attrs["mhlo.backend_config"] = backend_config
+    attrs["mhlo.frontend_attributes"] = f'{{num_batch_dims = "{len(in_types[0].shape) - 2}"}}'
+    return ctx.generic("stablehlo.custom_call", operands, in_types, out_types, attrs)
 
 
 def _cholesky_lowering(ctx, eqn, x):
@@ -777,6 +780,122 @@ def _ones_like(x):
 
 svd_p = define("svd", shape=_svd_shape, lower=_svd_lowering, multiple_results=True,
                jvp=_svd_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_svd_jvp), batch=_svd_batch)
+
+
+# eig[compute_left_eigenvectors, compute_right_eigenvectors, enable_eigvec_derivs] x ->
+# (w, vl?, vr?): eigenvalues and left/right eigenvectors (columns) of general square
+# (..., n, n) x, complex, as JAX's eig_p on CPU (LAPACK's geev, each vector of unit norm
+# with its largest component real; NaNs where it fails). Only CPU has a lowering.
+def _eig_shape(x, *, compute_left_eigenvectors, compute_right_eigenvectors,
+               enable_eigvec_derivs):
+    _check_matrices("eig", x)
+    if x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"The input to eig must be a square matrix. Got shape {x.shape[-2:]}.")
+    dtype = _complex_dtype(x.dtype)
+    count = compute_left_eigenvectors + compute_right_eigenvectors
+    return [ArrayType(x.shape[:-1], dtype, x.weak)] + [ArrayType(x.shape, dtype, x.weak)] * count
+
+
+_LAPACK_GEEV = _lapack_names("geev")
+
+
+def _eig_lowering(ctx, eqn, x):
+    """JAX's _eig_cpu_lowering: geev (real input: real and imaginary parts of w apart,
+    the eigenvectors already complex), then NaNs where its status is not 0."""
+    left, right = (eqn.params[f"compute_{side}_eigenvectors"] for side in ("left", "right"))
+    t = eqn.inputs[0].type
+    w_type, vectors_type = eqn.outputs[0].type, ArrayType(t.shape, eqn.outputs[0].type.dtype)
+    real = not dtypes.is_complex(t.dtype)
+    status_type = ArrayType(t.shape[:-2], dtypes.int32)
+    mode = lambda on: ord("V" if on else "N")  # noqa: E731
+    outs = _lapack_call(
+        ctx, _lapack_target(_LAPACK_GEEV, "eig", t, ctx), [x], [t],
+        [ArrayType(t.shape[:-1], t.dtype)] * (1 + real) + [vectors_type] * 2 + [status_type],
+        f"{{compute_left = {mode(left)} : ui8, compute_right = {mode(right)} : ui8}}",
+        matrices=(1 + real, 2 + real), in_place=False)
+    *w, vl, vr, status = outs
+    if real:
+        w = [ctx.op(f"stablehlo.complex {w[0]}, {w[1]} : {tensor_type(w_type)}")]
+    out = [_nan_unless(ctx, status, "EQ", w[0], w_type, core_rank=1)]
+    for on, v in ((left, vl), (right, vr)):
+        if on:
+            out.append(_nan_unless(ctx, status, "EQ", v, vectors_type))
+    return out
+
+
+def _eig_batch(values, dims, **params):
+    (x,), (d,) = values, dims
+    outs = eig_p.bind(batch_at(x, d, type_of(x).shape[d], 0), **params)
+    return outs, [0] * len(outs)
+
+
+def _eig_jvp(primals, tangents, *, compute_left_eigenvectors, compute_right_eigenvectors,
+             enable_eigvec_derivs):
+    """JAX's eig_jvp_rule: ẇ = diag(V⁻¹ Ȧ V); eigenvector derivatives only when opted
+    in (they assume distinct eigenvalues, which cannot be checked), as JAX's."""
+    (a,), (da,) = primals, tangents
+    vectors = compute_left_eigenvectors or compute_right_eigenvectors
+    if vectors and not enable_eigvec_derivs:
+        raise NotImplementedError(core.at_user_line(
+            "Derivatives of non-symmetric eigenvectors are only valid under assumptions on "
+            "the input that tracehlo cannot check (see the enable_eigvec_derivs argument to "
+            "tracehlo.lax.linalg.eig). Pass enable_eigvec_derivs=True to "
+            "tracehlo.lax.linalg.eig to opt in."))
+    outs = eig_p.bind(a, compute_left_eigenvectors=compute_left_eigenvectors,
+                      compute_right_eigenvectors=True,
+                      enable_eigvec_derivs=enable_eigvec_derivs)
+    w, vr = outs[0], outs[-1]
+    da = convert_element_type(ad.instantiate(da), type_of(vr).dtype)
+    if not vectors:
+        from .reductions import reduce_sum
+        return [w], [reduce_sum(mul(_eig_solve(vr, da), _swap(vr)), (type_of(vr).ndim - 1,))]
+    dw, dvr = _eig_vec_jvp(w, vr, da)
+    primal_out, tangent_out = [w], [dw]
+    if compute_left_eigenvectors:
+        primal_out.append(outs[1])
+        tangent_out.append(_eig_vec_jvp(conj(w), outs[1], _adjoint(da))[1])
+    if compute_right_eigenvectors:
+        primal_out.append(vr)
+        tangent_out.append(dvr)
+    return primal_out, tangent_out
+
+
+def _eig_solve(v, b):
+    """v⁻¹ b from v's LU factors (JAX's _solve, whose factors are constants)."""
+    from ..lax_linalg import lu
+    from ..numpy.linalg import _lu_solve
+    factors, _, permutation = lu(v)
+    return _lu_solve(factors, permutation, b)
+
+
+def _eig_vec_jvp(w, v, da):
+    """JAX's _eig_vec_jvp (nondegenerate perturbation theory): with P = V⁻¹ Ȧ V and
+    F_ij = 1 / (w_j - w_i) off the diagonal, ẇ = diag P and V̇ = V (F ∘ P) + V diag(c),
+    c fixing each vector's norm and its largest component's phase as geev does."""
+    from .reductions import argmax, reduce_sum
+    from .elementwise import abs as abs_, complex as complex_, imag
+    vt = type_of(v)
+    *batch, n = type_of(w).shape
+    lead = tuple(range(len(batch)))
+    shape = (*batch, n, n)
+    eye = _eye_like(v, 0)
+    f = sub(div(_ones_like(eye), sub(add(eye, broadcast_in_dim(w, shape, (*lead, len(batch) + 1))),
+                                     broadcast_in_dim(w, shape, (*lead, len(batch))))), eye)
+    p = _matmul(_eig_solve(v, da), v)
+    u = _matmul(v, mul(f, p))
+    rows = vt.ndim - 2
+    per_column = lambda y: broadcast_in_dim(y, vt.shape, (*lead, rows + 1))  # noqa: E731
+    k = argmax(abs_(v), rows, dtypes.int32)
+    mask = convert_element_type(eq(broadcasted_iota(dtypes.int32, vt.shape, rows),
+                                   per_column(k)), vt.dtype)
+    c = complex_(neg(real(reduce_sum(mul(conj(v), u), (rows,)))),
+                 div(neg(imag(reduce_sum(mul(mask, u), (rows,)))),
+                     real(reduce_sum(mul(mask, v), (rows,)))))
+    return _diagonal(p), add(u, mul(v, per_column(c)))
+
+
+eig_p = define("eig", shape=_eig_shape, lower=_eig_lowering, multiple_results=True,
+               jvp=_eig_jvp, vjp_fwd=ad.vjp_fwd_from_jvp(_eig_jvp), batch=_eig_batch)
 
 
 # ---------------------------------------------------------------- matrix helpers
