@@ -27,6 +27,7 @@ class InstructionFusion(FusionPass):
         groups: list[Group] = []
         root_of: dict[int, Group] = {}  # owned member -> its group
         read: set[int] = set()  # nodes whose value a planned fusion reads from memory
+        dead: set[int] = set()  # nodes every reader computes inside its own fusion
         chains: dict[str, list[int]] = {}
         for i, reason in graph.reserved.items():
             chains.setdefault(reason, []).append(i)
@@ -34,7 +35,7 @@ class InstructionFusion(FusionPass):
             self.record(ctx, graph, sorted(nodes), reason)
         for root in reversed(range(len(graph))):
             if (graph.name(root) == "stablehlo.constant"
-                    or self._covered(graph, root, root_of, read)
+                    or self._covered(graph, root, root_of, read, dead)
                     or not (graph.users[root] or graph.is_returned(root))
                     or legality.node_problem(graph, root, ctx.backend)):
                 continue
@@ -64,11 +65,17 @@ class InstructionFusion(FusionPass):
         return None
 
     @staticmethod
-    def _covered(graph: DataflowGraph, n: int, root_of: dict, read: set[int]) -> bool:
-        """Whether every reader of `n` computes it inside its own fusion already, so
-        the original dies and needs no fusion of its own."""
-        return (n not in read and not graph.is_returned(n) and bool(graph.users[n])
-                and all(u in root_of and n in root_of[u].members for u in graph.users[n]))
+    def _covered(graph: DataflowGraph, n: int, root_of: dict, read: set[int],
+                 dead: set[int]) -> bool:
+        """Whether every reader of `n` computes it inside its own fusion already, or
+        dies itself (its copies then hold `n`, or `n` would be in `read`), so the
+        original dies and needs no fusion of its own; a covered `n` joins `dead`."""
+        covered = (n not in read and not graph.is_returned(n) and bool(graph.users[n])
+                   and all(u in dead or u in root_of and n in root_of[u].members
+                           for u in graph.users[n]))
+        if covered:
+            dead.add(n)
+        return covered
 
     def _grow(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext) -> Group:
         grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx))
