@@ -156,6 +156,31 @@ def test_per_example_dots_run_as_our_kernels_only():
     assert len(kernels) == 3, kernels  # the dot, the bias + relu, the outer product
 
 
+def _cross_entropy(np_):
+    def loss(logits, labels):
+        shifted = logits - np_.max(logits, axis=-1, keepdims=True)
+        log_probs = shifted - np_.log(np_.sum(np_.exp(shifted), axis=-1, keepdims=True))
+        return -np_.mean(np_.sum(log_probs * labels, axis=-1))
+    return loss
+
+
+def test_cross_entropy_grad_recomputes_its_max_mask_as_xla_does():
+    """The max's derivative masks logits == max; the mask (a compare, effectively
+    unary: the max comes broadcast) is copied into both its readers, as XLA's
+    instruction fusion copies it, whatever its bytes; the select reading it then takes
+    its broadcast on_true inside. Before: a kernel for the mask and one for the
+    broadcast, two more than jax.jit's (an LLVM module each to compile)."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((8, 10), np.float32)
+    y = np.eye(10, dtype=np.float32)[rng.integers(0, 10, 8)]
+    compiled = tracehlo.compile(tracehlo.grad(_cross_entropy(tnp)), (x, y))
+    theirs = jax.jit(jax.grad(_cross_entropy(jnp))).lower(x, y).compile()
+    kernels = compiled.kernels()
+    assert not [k for k in kernels if k.startswith("wrapped_")], kernels
+    assert len(kernels) <= len(runtime.entry_kernels(theirs.as_text())), kernels
+    np.testing.assert_array_equal(np.asarray(compiled(x, y)).view(np.uint32),
+                                  np.asarray(theirs(x, y)).view(np.uint32))
+
 @pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16, np.float32],
                          ids=lambda d: np.dtype(d).name)
 def test_constant_arithmetic_rounds_as_under_jax_jit(dtype):

@@ -255,3 +255,26 @@ func.func @quotient_of_two_sums(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) -> ten
   %d = stablehlo.divide %t, %s : tensor<4xf32>
   return %d : tensor<4xf32>
 }
+
+// -----
+
+// Scaled logits feed a max and the exp of their shift: each reader copies the
+// add, effectively unary (the bias comes broadcast), as XLA copies it, and with it
+// the scaling multiply, which so dies too and gets no fusion of its own.
+// CHECK-LABEL: func.func @copies_of_copies_leave_no_dead_fusion
+// CHECK-COUNT-2: "mhlo.fusion"
+// CHECK-NOT: "mhlo.fusion"
+// CHECK: return %{{.*}} : tensor<16xf32>, tensor<16x30xf32>
+// WHY: fused: stablehlo.add {{.*}}: cheap producer copied
+func.func @copies_of_copies_leave_no_dead_fusion(%x: tensor<16x30xf32>, %w: tensor<30xf32>, %b: tensor<30xf32>) -> (tensor<16xf32>, tensor<16x30xf32>) {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %wb = stablehlo.broadcast_in_dim %w, dims = [1] : (tensor<30xf32>) -> tensor<16x30xf32>
+  %m = stablehlo.multiply %x, %wb : tensor<16x30xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<30xf32>) -> tensor<16x30xf32>
+  %z = stablehlo.add %m, %bb : tensor<16x30xf32>
+  %r = stablehlo.reduce(%z init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<16x30xf32>, tensor<f32>) -> tensor<16xf32>
+  %rb = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<16xf32>) -> tensor<16x30xf32>
+  %s = stablehlo.subtract %z, %rb : tensor<16x30xf32>
+  %e = stablehlo.exponential %s : tensor<16x30xf32>
+  return %r, %e : tensor<16xf32>, tensor<16x30xf32>
+}
