@@ -700,6 +700,34 @@ def _expand_power(power, is_constant) -> ir.Value | None:
     return None
 
 
+def _elide_unit_reshape(broadcast, _is_constant=None) -> ir.Value | None:
+    """broadcast_in_dim(reshape(x)) -> broadcast_in_dim(x) where the reshape only
+    inserts unit dims, as XLA does before it visits the broadcast's users: ball's
+    g / (s ** (1 / p))[..., None] is then g / broadcast(pow(s, 1 / p)), which XLA's
+    divide rules make g * broadcast(pow(s, -(1 / p)))."""
+    reshape = _producer(broadcast.operation.operands[0], "reshape")
+    if reshape is None or not opinfo.static_tensor(reshape.result.type):
+        return None
+    source, middle = reshape.operands[0].type.shape, reshape.result.type.shape
+    inserted, k = [], 0
+    for j, size in enumerate(middle):
+        if k < len(source) and source[k] == size:
+            k += 1
+        elif size == 1:
+            inserted.append(j)
+        else:
+            return None
+    if k != len(source):
+        return None
+    dims = [d for j, d in enumerate(broadcast.attributes["broadcast_dimensions"])
+            if j not in inserted]
+    with broadcast.location, ir.InsertionPoint(broadcast):
+        return ir.Operation.create(
+            "stablehlo.broadcast_in_dim", operands=[reshape.operands[0]],
+            results=[broadcast.result.type],
+            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dims)}).results[0]
+
+
 # per op, XLA's rules in the order its simplifier tries them
 ARITHMETIC_RULES = {
     "stablehlo.divide": (_divide_by_power, _divide_by_root, _multiply_by_reciprocal,
@@ -710,6 +738,7 @@ ARITHMETIC_RULES = {
     "stablehlo.subtract": (_simplify_constant_arithmetic,),
     "stablehlo.log": (_log_of_power_or_root,),
     "stablehlo.power": (_expand_power,),
+    "stablehlo.broadcast_in_dim": (_elide_unit_reshape,),
 }
 
 
