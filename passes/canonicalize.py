@@ -1,7 +1,9 @@
 """Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b),
-convert(bool) * y to a select, empty values to constants, a dot_general of unit
-contractions to a multiply, unit free dimensions out of a dot_general, and erase
-dead code, as XLA's simplifier does after us.
+XLA's other float rewrites that change values (a / sqrt(b) to a * rsqrt(b),
+(a / b) / c to a / (b * c), ...: ARITHMETIC_RULES), convert(bool) * y to a select,
+empty values to constants, a dot_general of unit contractions to a multiply, unit
+free dimensions out of a dot_general, and erase dead code, as XLA's simplifier does
+after us.
 
 Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
 become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
@@ -295,7 +297,8 @@ def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
     rounded (truncated_normal's bound / sqrt(2) after XLA inlines the call: -1.5 /
     sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); JAX's jitted samples follow the
     quotient). x / broadcast(b) it rewrites for a constant x too (array bounds), and
-    only where the broadcast is b's one use (measured: a / s + s keeps its divide)."""
+    for a b XLA does not fold only where the broadcast is b's one use (measured:
+    a / s + s keeps its divide; f's chisquare(2.0) / 2.0 does not)."""
     x, divisor = divide.operation.operands
     spread = divisor.owner
     if (isinstance(spread, ir.Block)
@@ -308,7 +311,7 @@ def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
     elif spread.name == "stablehlo.broadcast_in_dim":
         b = spread.operands[0]
         if (opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type)
-                or not _one_use(b)):
+                or not (_one_use(b) or is_constant(b))):
             return None
     else:
         return None
