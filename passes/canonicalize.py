@@ -1,9 +1,11 @@
 """Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b),
-XLA's other float rewrites that change values (a / sqrt(b) to a * rsqrt(b),
-(a / b) / c to a / (b * c), ...: ARITHMETIC_RULES), convert(bool) * y to a select,
-empty values to constants, a dot_general of unit contractions to a multiply, unit
-free dimensions out of a dot_general, and erase dead code, as XLA's simplifier does
+XLA's other value-changing float rewrites, convert(bool) * y to a select, empty
+values to constants, a dot_general of unit contractions to a multiply, unit free
+dimensions out of a dot_general, and erase dead code, as XLA's simplifier does
 after us.
+
+The float rewrites (a / sqrt(b) to a * rsqrt(b), (a / b) / c to a / (b * c), ...)
+are ARITHMETIC_RULES, applied as XLA applies them, until nothing changes.
 
 Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
 become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
