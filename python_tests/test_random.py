@@ -371,6 +371,7 @@ GAMMA_DTYPES = [np.float32]
 # on each one's loops (their rewrites are test_passes_numerics' simplifier test's rows).
 GAMMA = "gamma"
 GAMMA_XLA = "gamma, XLA's fusion"
+GAMMA_SEEDS = [2, 3]  # keys whose f32 chisquare samples were off before (0 and 1 were not)
 # One row per sampler: name, its parameters for a float dtype (traced arguments under jit),
 # draw(random, key, dtype, *params), the dtypes to run, and None, GAMMA or GAMMA_XLA.
 DISTRIBUTIONS = [
@@ -435,9 +436,10 @@ def test_distributions(dtype):
     eagerly = dtype == np.float32  # each sampler eagerly once: a compile each
     check_distributions([row for row in rows if row[4] is None], dtype, SEEDS,
                         eagerly=eagerly)
-    for family, fusion in ((GAMMA, "tracehlo"), (GAMMA_XLA, "xla")):
+    for family, seeds, fusion in ((GAMMA, GAMMA_SEEDS, "tracehlo"),
+                                  (GAMMA_XLA, SEEDS[:2], "xla")):
         if family_rows := [row for row in rows if row[4] is family]:
-            check_distributions(family_rows, dtype, SEEDS[:2], fusion, eagerly=eagerly)
+            check_distributions(family_rows, dtype, seeds, fusion, eagerly=eagerly)
 
 
 def test_distributions_x64(x64):
