@@ -1,7 +1,11 @@
 """Canonicalization: fold op(x, x), x / broadcast(b) to x * broadcast(1 / b),
-convert(bool) * y to a select, empty values to constants, a dot_general of unit
-contractions to a multiply, unit free dimensions out of a dot_general, and erase
-dead code, as XLA's simplifier does after us.
+XLA's other value-changing float rewrites, convert(bool) * y to a select, empty
+values to constants, a dot_general of unit contractions to a multiply, unit free
+dimensions out of a dot_general, and erase dead code, as XLA's simplifier does
+after us.
+
+The float rewrites (a / sqrt(b) to a * rsqrt(b), (a / b) / c to a / (b * c), ...)
+are ARITHMETIC_RULES, applied as XLA applies them, until nothing changes.
 
 Idempotent ops fold (and, or, max, min, select); only float (f32, f64) divides
 become multiplies. XLA does all four, but never inside a fusion: a fusion output only dead code read
@@ -11,6 +15,8 @@ them see, and fuse, the program XLA would see. XLA's simplifier is the same on
 every backend, so this is a pass of the pipeline rather than a Backend hook.
 """
 from __future__ import annotations
+
+import math
 
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
@@ -35,14 +41,9 @@ class Canonicalize(Pass):
 
 def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
     """`constant_args`: the block arguments every call passes a constant."""
-    folded: dict = {}
     for op in list(block.operations)[:-1]:
-        if opinfo.name(op) == "stablehlo.divide":
-            _multiply_by_reciprocal(op, lambda x: folds_to_constant(x, constant_args, folded))
         _empty_to_constant(op)
-    for op in list(block.operations)[:-1]:
-        if opinfo.name(op) in CONSTANT_ARITHMETIC:
-            _simplify_constant_arithmetic(op)
+    _simplify_arithmetic(block, constant_args)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.multiply":
             _bool_multiply_to_select(op)
@@ -67,9 +68,38 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
             _sink_unit_reshapes(op)
         elif opinfo.name(op) == "stablehlo.reshape":
             _fold_reshape_of_reshape(op)
+    _erase_dead(block)
+
+
+def _erase_dead(block: ir.Block) -> None:
     for op in reversed(list(block.operations)[:-1]):
         if opinfo.name(op) in opinfo.KNOWN and not any(list(r.uses) for r in op.operation.results):
             op.operation.erase()
+
+
+def _simplify_arithmetic(block: ir.Block, constant_args) -> None:
+    """XLA's simplifier rewrites float arithmetic (the rules below) until nothing
+    changes, visiting operands before their users and dropping what died; a rewrite
+    can enable another (a / (b / sqrt(c)) -> (a * sqrt(c)) / b -> ...). Dead code goes
+    first: XLA's one-use conditions count live users."""
+    _erase_dead(block)
+    for _ in range(_MAX_SWEEPS):
+        folded: dict = {}
+        is_constant = lambda x: folds_to_constant(x, constant_args, folded)  # noqa: E731
+        changed = False
+        for op in list(block.operations)[:-1]:
+            for rule in ARITHMETIC_RULES.get(opinfo.name(op), ()):
+                replacement = rule(op, is_constant)
+                if replacement is not None:
+                    op.operation.results[0].replace_all_uses_with(replacement)
+                    changed = True
+                    break
+        if not changed:
+            return
+        _erase_dead(block)
+
+
+_MAX_SWEEPS = 16  # each sweep that changes something shrinks what the rules match
 
 
 # elementwise at one shape (a bitcast_convert between widths changes it)
@@ -258,7 +288,7 @@ def _empty_to_constant(op) -> None:
 _RECIPROCAL_TYPES = ("f16", "f32", "f64", "complex<f32>", "complex<f64>")
 
 
-def _multiply_by_reciprocal(divide, is_constant) -> None:
+def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
     """x / broadcast(b) -> x * broadcast(1 / b) for b smaller than x, and x / c ->
     x * (1 / c) for a c XLA folds to a constant (a constant, or a convert of one), as
     XLA's simplifier does; then convert(p) / 0 is select(p, inf, 0), 0 where p is
@@ -268,22 +298,25 @@ def _multiply_by_reciprocal(divide, is_constant) -> None:
     (`is_constant(x)`): its simplifier leaves it, and it folds the quotient, correctly
     rounded (truncated_normal's bound / sqrt(2) after XLA inlines the call: -1.5 /
     sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); JAX's jitted samples follow the
-    quotient). x / broadcast(b) it rewrites for a constant x too (array bounds)."""
+    quotient). x / broadcast(b) it rewrites for a constant x too (array bounds), and
+    for a b XLA does not fold only where the broadcast is b's one use (measured:
+    a / s + s keeps its divide; f's chisquare(2.0) / 2.0 does not)."""
     x, divisor = divide.operation.operands
     spread = divisor.owner
     if (isinstance(spread, ir.Block)
             or str(ir.RankedTensorType(x.type).element_type) not in _RECIPROCAL_TYPES):
-        return
+        return None
     if _folded_constant(divisor):
         if is_constant(x):
-            return
+            return None
         spread, b = None, divisor
     elif spread.name == "stablehlo.broadcast_in_dim":
         b = spread.operands[0]
-        if opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type):
-            return
+        if (opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type)
+                or not (_one_use(b) or is_constant(b))):
+            return None
     else:
-        return
+        return None
     element = ir.RankedTensorType(b.type).element_type
     with divide.location, ir.InsertionPoint(divide):
         ones = _splat_value(element, 1.0, b.type)
@@ -293,9 +326,7 @@ def _multiply_by_reciprocal(divide, is_constant) -> None:
             spread_back = spread.clone(ip=ir.InsertionPoint(divide))
             spread_back.operands[0] = reciprocal
             reciprocal = spread_back.results[0]
-        product = ir.Operation.create("stablehlo.multiply", results=[divide.result.type],
-                                      operands=[x, reciprocal])
-    divide.result.replace_all_uses_with(product.results[0])
+        return _create("multiply", [x, reciprocal], divide.result.type)
 
 
 def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Value:
@@ -325,7 +356,7 @@ CONSTANT_ARITHMETIC = {"stablehlo.add": float.__add__, "stablehlo.subtract": flo
                        "stablehlo.multiply": float.__mul__}
 
 
-def _simplify_constant_arithmetic(op) -> None:
+def _simplify_constant_arithmetic(op, _is_constant=None) -> ir.Value | None:
     """As XLA's simplifier does, for floats: x * 1 -> x, x + 0 -> x, x - 0 -> x;
     and where XLA rounds in the element type (not bf16), fold c1 op c2 of scalar
     constants, x - c -> x + (-c), (x + c1) + c2 -> x + (c1 + c2) and
@@ -340,7 +371,7 @@ def _simplify_constant_arithmetic(op) -> None:
     result = operation.results[0]
     element = ir.RankedTensorType(result.type).element_type
     if not isinstance(element, ir.FloatType) or not opinfo.static_tensor(result.type):
-        return
+        return None
     name, (lhs, rhs) = operation.name, operation.operands
     left, right = _constant_number(lhs), _constant_number(rhs)
     identity = {"stablehlo.multiply": 1.0, "stablehlo.add": 0.0, "stablehlo.subtract": 0.0}[name]
@@ -349,7 +380,7 @@ def _simplify_constant_arithmetic(op) -> None:
     elif left and left[0] == identity and name != "stablehlo.subtract":
         replacement = rhs
     elif str(element) == "bf16":
-        return
+        return None
     elif left and right and left[1] == right[1] == "scalar":
         replacement = _folded(element, CONSTANT_ARITHMETIC[name](left[0], right[0]),
                               result.type, op)
@@ -362,9 +393,8 @@ def _simplify_constant_arithmetic(op) -> None:
     elif name != "stablehlo.subtract":
         replacement = _reassociate(op)
     else:
-        return
-    if replacement is not None:
-        result.replace_all_uses_with(replacement)
+        return None
+    return replacement
 
 
 def _reassociate(op) -> ir.Value | None:
@@ -437,6 +467,284 @@ def _folded_constant(value) -> bool:
     if not isinstance(op, ir.Block) and op.name == "stablehlo.convert":
         op = op.operands[0].owner
     return not isinstance(op, ir.Block) and op.name == "stablehlo.constant"
+
+
+# XLA's simplifier rewrites these float patterns before its fusion, never inside one,
+# so fused as written they round differently from JAX's jit (measured on 100k random
+# f16, f32 and f64 values each, about a third to half of the results differ). bf16
+# it computes as f32 ops between converts, which its patterns do not see through.
+_SIMPLIFIED_TYPES = ("f16", "f32", "f64")
+
+
+def _create(name: str, operands, result_type: ir.Type) -> ir.Value:
+    """One stablehlo op at the current insertion point."""
+    return ir.Operation.create(f"stablehlo.{name}", operands=list(operands),
+                               results=[result_type]).results[0]
+
+
+def _producer(value, name: str):
+    """The op named stablehlo.`name` that computes `value`, or None."""
+    op = value.owner
+    return None if isinstance(op, ir.Block) or op.name != f"stablehlo.{name}" else op
+
+
+def _one_use(value) -> bool:
+    return len(list(value.uses)) == 1
+
+
+def _simplified(op, is_constant) -> bool:
+    """Whether XLA's float rules apply to `op`: a float type they see, a static shape,
+    and a result XLA does not fold to a constant (it computes that in its evaluator)."""
+    result = op.operation.results[0]
+    return (opinfo.static_tensor(result.type)
+            and str(ir.RankedTensorType(result.type).element_type) in _SIMPLIFIED_TYPES
+            and not is_constant(result))
+
+
+def _non_negative(value) -> bool:
+    """XLA's IsNonNegative, for floats: exp, abs, x * x, a non-negative scalar constant,
+    a broadcast, min, max, select or power of non-negative values. (Its IsPositive
+    holds only for a cuDNN batch norm's output.)"""
+    op = value.owner
+    if isinstance(op, ir.Block):
+        return False
+    name, operands = op.name, list(op.operands)
+    if name in ("stablehlo.exponential", "stablehlo.abs", "stablehlo.iota"):
+        return True
+    if name == "stablehlo.multiply":
+        return operands[0] == operands[1]
+    if name == "stablehlo.constant":
+        number = _constant_number(value)
+        return (opinfo.num_elements(value.type) == 1 and number is not None
+                and math.copysign(1.0, number[0]) > 0)
+    if name in ("stablehlo.broadcast_in_dim", "stablehlo.power"):
+        return _non_negative(operands[0])
+    if name == "stablehlo.minimum":
+        return _non_negative(operands[0]) and _non_negative(operands[1])
+    if name == "stablehlo.maximum":
+        return _non_negative(operands[0]) or _non_negative(operands[1])
+    if name == "stablehlo.select":
+        return _non_negative(operands[1]) and _non_negative(operands[2])
+    return False
+
+
+def _divide_by_power(divide, is_constant) -> ir.Value | None:
+    """a / pow(b, c) -> a * pow(b, -c)."""
+    a, divisor = divide.operation.operands
+    power = _producer(divisor, "power")
+    if power is None or not _simplified(divide, is_constant):
+        return None
+    b, c = power.operands
+    with divide.location, ir.InsertionPoint(divide):
+        inverse = _create("power", [b, _create("negate", [c], c.type)], b.type)
+        return _create("multiply", [a, inverse], divide.result.type)
+
+
+def _divide_by_root(divide, is_constant) -> ir.Value | None:
+    """a / sqrt(b) -> a * rsqrt(b) and a / rsqrt(b) -> a * sqrt(b), where the root has
+    no other use (gamma's (1 / 3) / sqrt(d): chisquare, t, f samples). A constant b
+    XLA folds: the reciprocal rule sees it."""
+    a, divisor = divide.operation.operands
+    for name, inverse in (("sqrt", "rsqrt"), ("rsqrt", "sqrt")):
+        root = _producer(divisor, name)
+        if (root is not None and _one_use(divisor) and not is_constant(divisor)
+                and _simplified(divide, is_constant)):
+            with divide.location, ir.InsertionPoint(divide):
+                flipped = _create(inverse, [root.operands[0]], divide.result.type)
+                return _create("multiply", [a, flipped], divide.result.type)
+    return None
+
+
+def _reassociate_divides(divide, is_constant) -> ir.Value | None:
+    """(a / b) / (c / d) -> (a * d) / (b * c), (a / b) / c -> a / (b * c) and
+    a / (b / c) -> (a * c) / b, in that order, after the reciprocal rule."""
+    if not _simplified(divide, is_constant):
+        return None
+    x, y = divide.operation.operands
+    inner_x, inner_y = _producer(x, "divide"), _producer(y, "divide")
+    t = divide.result.type
+    with divide.location, ir.InsertionPoint(divide):
+        if inner_x is not None and inner_y is not None:
+            (a, b), (c, d) = inner_x.operands, inner_y.operands
+            return _create("divide", [_create("multiply", [a, d], t),
+                                      _create("multiply", [b, c], t)], t)
+        if inner_x is not None:
+            a, b = inner_x.operands
+            return _create("divide", [a, _create("multiply", [b, y], t)], t)
+        if inner_y is not None:
+            b, c = inner_y.operands
+            return _create("divide", [_create("multiply", [x, c], t), b], t)
+    return None
+
+
+def _multiply_roots(multiply, is_constant) -> ir.Value | None:
+    """sqrt(x) * sqrt(x) -> x and rsqrt(x) * rsqrt(x) -> 1 / x for an x XLA knows
+    non-negative (_non_negative)."""
+    lhs, rhs = multiply.operation.operands
+    if not _simplified(multiply, is_constant):
+        return None
+    for name in ("sqrt", "rsqrt"):
+        left, right = _producer(lhs, name), _producer(rhs, name)
+        if left is None or right is None or left.operands[0] != right.operands[0]:
+            continue
+        x = left.operands[0]
+        if not _non_negative(x):
+            return None
+        if name == "sqrt":
+            return x
+        element = ir.RankedTensorType(x.type).element_type
+        with multiply.location, ir.InsertionPoint(multiply):
+            return _create("divide", [_splat_value(element, 1.0, x.type), x], x.type)
+    return None
+
+
+def _scale_broadcast_factor(multiply, is_constant) -> ir.Value | None:
+    """(a * c) * broadcast(b) -> a * broadcast(b * c) for a scalar constant c and a
+    b that is not one, either operand order (x * 0.5 * scale)."""
+    if not _simplified(multiply, is_constant):
+        return None
+    lhs, rhs = multiply.operation.operands
+    for inner, other in ((lhs, rhs), (rhs, lhs)):
+        product = _producer(inner, "multiply")
+        if product is None:
+            continue
+        for a, c in (tuple(product.operands), tuple(product.operands)[::-1]):
+            number = _constant_number(c)
+            if number is None or _constant_number(a) or _folded_constant(a):
+                continue
+            spread = _producer(other, "broadcast_in_dim")
+            if spread is None or _constant_number(other) or _folded_constant(spread.operands[0]):
+                return None  # XLA's match took this product; the other side fails it
+            b = spread.operands[0]
+            element = ir.RankedTensorType(b.type).element_type
+            with multiply.location, ir.InsertionPoint(multiply):
+                scaled = _create("multiply", [b, _splat_value(element, number[0], b.type)],
+                                 b.type)
+                spread_back = spread.clone(ip=ir.InsertionPoint(multiply))
+                spread_back.operands[0] = scaled
+                return _create("multiply", [a, spread_back.results[0]],
+                               multiply.result.type)
+    return None
+
+
+def _fold_constant_minus(add, is_constant) -> ir.Value | None:
+    """(c1 - a) + c2 -> (c1 + c2) - a, the constants of one kind (_split_constant)."""
+    if not _simplified(add, is_constant):
+        return None
+    difference, outer = _split_constant(add.operation.operands)
+    subtract = None if difference is None else _producer(difference, "subtract")
+    if subtract is None:
+        return None
+    c1, a = subtract.operands
+    inner = _constant_number(c1)
+    if inner is None or inner[1] != outer[1] or _constant_number(a):
+        return None
+    element = ir.RankedTensorType(add.result.type).element_type
+    combined = _folded(element, inner[0] + outer[0], add.result.type, add)
+    if combined is None:
+        return None
+    with add.location, ir.InsertionPoint(add):
+        return _create("subtract", [combined, a], add.result.type)
+
+
+def _log_of_power_or_root(log, is_constant) -> ir.Value | None:
+    """log(pow(a, b)) -> select(b == 0, 0, log(abs(a)) * b), log(sqrt(a)) ->
+    log(a) * 0.5 and log(rsqrt(a)) -> log(a) * -0.5."""
+    if not _simplified(log, is_constant):
+        return None
+    x = log.operation.operands[0]
+    t = log.result.type
+    element = ir.RankedTensorType(t).element_type
+    power = _producer(x, "power")
+    with log.location, ir.InsertionPoint(log):
+        if power is not None:
+            a, b = power.operands
+            scaled = _create("multiply", [_create("log", [_create("abs", [a], t)], t), b], t)
+            bools = ir.RankedTensorType.get(ir.RankedTensorType(t).shape,
+                                            ir.IntegerType.get_signless(1))
+            zero = ir.Operation.create(
+                "stablehlo.compare", results=[bools],
+                operands=[b, _splat_value(element, 0.0, b.type)],
+                attributes={"comparison_direction":
+                            stablehlo.ComparisonDirectionAttr.get("EQ")}).results[0]
+            return _create("select", [zero, _splat_value(element, 0.0, t), scaled], t)
+        for name, factor in (("sqrt", 0.5), ("rsqrt", -0.5)):
+            root = _producer(x, name)
+            if root is not None:
+                return _create("multiply", [_create("log", [root.operands[0]], t),
+                                            _splat_value(element, factor, t)], t)
+    return None
+
+
+def _expand_power(power, is_constant) -> ir.Value | None:
+    """pow(a, n) for a constant n: 1 (n = 0), a, a * a, a * (a * a), 1 / a (n = -1),
+    and sqrt(a) for n = 0.5 and a non-negative a. Only a * (a * a) rounds differently
+    from the power XLA CPU computes; the others change what the rules above see
+    (log(pow(a, 2)) is log(a * a) under JAX's jit)."""
+    if not _simplified(power, is_constant):
+        return None
+    a, exponent = power.operation.operands
+    number = _constant_number(exponent)
+    if number is None:
+        return None
+    n, t = number[0], power.result.type
+    element = ir.RankedTensorType(t).element_type
+    with power.location, ir.InsertionPoint(power):
+        if n == 0:
+            return _splat_value(element, 1.0, t)
+        if n == 1:
+            return a
+        if n == 2:
+            return _create("multiply", [a, a], t)
+        if n == 3:
+            return _create("multiply", [a, _create("multiply", [a, a], t)], t)
+        if n == -1:
+            return _create("divide", [_splat_value(element, 1.0, t), a], t)
+        if n == 0.5 and _non_negative(a):
+            return _create("sqrt", [a], t)
+    return None
+
+
+def _elide_unit_reshape(broadcast, _is_constant=None) -> ir.Value | None:
+    """broadcast_in_dim(reshape(x)) -> broadcast_in_dim(x) where the reshape only
+    inserts unit dims, as XLA does before it visits the broadcast's users: ball's
+    g / (s ** (1 / p))[..., None] is then g / broadcast(pow(s, 1 / p)), which XLA's
+    divide rules make g * broadcast(pow(s, -(1 / p)))."""
+    reshape = _producer(broadcast.operation.operands[0], "reshape")
+    if reshape is None or not opinfo.static_tensor(reshape.result.type):
+        return None
+    source, middle = reshape.operands[0].type.shape, reshape.result.type.shape
+    inserted, k = [], 0
+    for j, size in enumerate(middle):
+        if k < len(source) and source[k] == size:
+            k += 1
+        elif size == 1:
+            inserted.append(j)
+        else:
+            return None
+    if k != len(source):
+        return None
+    dims = [d for j, d in enumerate(broadcast.attributes["broadcast_dimensions"])
+            if j not in inserted]
+    with broadcast.location, ir.InsertionPoint(broadcast):
+        return ir.Operation.create(
+            "stablehlo.broadcast_in_dim", operands=[reshape.operands[0]],
+            results=[broadcast.result.type],
+            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dims)}).results[0]
+
+
+# per op, XLA's rules in the order its simplifier tries them
+ARITHMETIC_RULES = {
+    "stablehlo.divide": (_divide_by_power, _divide_by_root, _multiply_by_reciprocal,
+                         _reassociate_divides),
+    "stablehlo.multiply": (_simplify_constant_arithmetic, _scale_broadcast_factor,
+                           _multiply_roots),
+    "stablehlo.add": (_simplify_constant_arithmetic, _fold_constant_minus),
+    "stablehlo.subtract": (_simplify_constant_arithmetic,),
+    "stablehlo.log": (_log_of_power_or_root,),
+    "stablehlo.power": (_expand_power,),
+    "stablehlo.broadcast_in_dim": (_elide_unit_reshape,),
+}
 
 
 def _bool_multiply_to_select(multiply) -> None:

@@ -19,8 +19,15 @@ JAX accepts), internal-error (any other exception), mismatch (value, nan
 position, shape or dtype differs from jax.jit beyond the dtype's tolerance), and,
 not counted as ours, jit-differs: values that differ from jax.jit's but equal JAX's
 op-by-op (eager) ones, where XLA folded or fused jax.jit's module its own way.
+With --bitwise (kind jit), fusion-bits: our fusion's outputs are not bit for bit those
+of fusion "xla" (NaNs in the same places, any payload). Both run XLA's code generator
+on the same module, so a difference is a place where our passes change what XLA
+computes: a rewrite of XLA's simplifier they do not mirror, or a multiply feeding an
+add in one kernel of one and not the other (XLA CPU contracts the pair into an FMA
+inside a kernel, so a kernel boundary between them rounds twice).
 
     python python_tests/fuzz.py --kind jit --count 2000 [--start 0] [--log FILE.jsonl]
+    python python_tests/fuzz.py --kind jit --bitwise --start 5000 --count 60
     python python_tests/fuzz.py --kind hlo-opt --seed 123 --shrink
     python python_tests/fuzz.py --kind jit --loop --count 500
 (--loop: each program is the body of a lax.scan, its inputs carried)
@@ -367,6 +374,23 @@ def compare(got, want, weak_types: bool = True) -> tuple[str, str] | None:
 USER_ERRORS = (TypeError, ValueError, NotImplementedError, IndexError)
 
 
+def bits_differ(got, want) -> str | None:
+    """Why `got` is not `want` bit for bit (NaNs only in the same places), else None."""
+    g, w = np.asarray(got), np.asarray(want)
+    if g.shape != w.shape or g.dtype != w.dtype:
+        return f"{g.dtype}{list(g.shape)} vs {w.dtype}{list(w.shape)}"
+    bad = g != w
+    if np.issubdtype(g.dtype, np.inexact) or str(g.dtype) == "bfloat16":
+        nan_g, nan_w = np.isnan(g.astype(np.float64)), np.isnan(w.astype(np.float64))
+        ints = g.view(f"u{g.dtype.itemsize}") != w.view(f"u{w.dtype.itemsize}")
+        bad = (nan_g != nan_w) | (ints & ~nan_g)
+    if not bad.any():
+        return None
+    i = tuple(int(k) for k in np.argwhere(bad)[0])
+    return f"{int(bad.sum())} of {bad.size} elements differ, e.g. at {list(i)}: " \
+           f"{g[i]!r} vs fusion xla's {w[i]!r}"
+
+
 def _failure(cls: str, stage: str, detail: str) -> dict:
     return {"class": cls, "stage": stage, "detail": detail}
 
@@ -382,9 +406,11 @@ def _exception(stage: str, e: BaseException) -> dict:
     return _failure("internal-error", stage, message)
 
 
-def run_program(prog: dict, kind: str, report=lambda stage: None) -> list[dict]:
+def run_program(prog: dict, kind: str, report=lambda stage: None,
+                bitwise: bool = False) -> list[dict]:
     """The failures of one program under `kind`; `report(stage)` is called before
-    each stage so that a parent can name the stage a crash happened in."""
+    each stage so that a parent can name the stage a crash happened in. `bitwise`:
+    fusion-bits failures too (kind jit)."""
     import logging
 
     import jax
@@ -409,7 +435,7 @@ def run_program(prog: dict, kind: str, report=lambda stage: None) -> list[dict]:
     handler.emit = lambda record: warnings.append(record.getMessage())
     logger = logging.getLogger("tracehlo")
     logger.addHandler(handler)
-    failures = []
+    failures, outputs = [], {}
     try:
         if kind == "jit":
             for mode in MODES:
@@ -427,7 +453,10 @@ def run_program(prog: dict, kind: str, report=lambda stage: None) -> list[dict]:
                     failures.append(_failure("fallback", mode, " / ".join(warnings)[:2000]
                                              or why or f"compiled with fusion={compiled.fusion}"))
                 failures += _compare_all(prog, mode, got, want, op_by_op)
+                outputs[mode] = got
             failures = _merge_modes(failures)
+            if bitwise and {"xla", "tracehlo"} <= outputs.keys():
+                failures += _compare_bits(prog, outputs["tracehlo"], outputs["xla"])
         else:
             report("passes")
             try:
@@ -468,6 +497,17 @@ def _compare_all(prog: dict, stage: str, got, want, op_by_op) -> list[dict]:
     return failures
 
 
+def _compare_bits(prog: dict, ours, xla) -> list[dict]:
+    """fusion-bits failures: our fusion's outputs against fusion "xla"'s."""
+    failures, n = [], len(prog["inputs"])
+    for k, (g, x) in enumerate(zip(ours, xla)):
+        if (why := bits_differ(g, x)) is not None:
+            j = prog["outputs"][k]
+            op = prog["ops"][j - n]["code"] if j >= n else "input"
+            failures.append(_failure("fusion-bits", "tracehlo", f"{op}: output {k}: {why}"))
+    return failures
+
+
 def _merge_modes(failures: list[dict]) -> list[dict]:
     """A failure every fusion mode shows is one failure of stage `all`: tracing,
     lowering or JAX's semantics, not fusion."""
@@ -492,7 +532,7 @@ def class_key(failure: dict) -> str:
     detail = failure["detail"].split("\n")[0]
     detail = re.sub(r"^.*XLA could not compile the program: (INTERNAL: during context "
                     r"\[[^\]]*\]: )?", "XLA: ", detail)
-    if failure["class"] in ("mismatch", "weak-type", "jit-differs"):
+    if failure["class"] in ("mismatch", "weak-type", "jit-differs", "fusion-bits"):
         detail = re.sub(r": output \d+: ", ": ", detail)
         detail = re.sub(r"\d+ of \d+ elements differ.*", "values differ", detail)
     # an HLO instruction's text varies with the program: keep its opcode only
@@ -513,8 +553,9 @@ class Worker:
     hangs the child becomes a crash or timeout failure, with XLA's last check
     message from the child's stderr, and the next program gets a fresh child."""
 
-    def __init__(self, timeout: float = 120.0):
+    def __init__(self, timeout: float = 120.0, bitwise: bool = False):
         self.timeout = timeout
+        self.bitwise = bitwise
         self._process = None
         self._stderr = tempfile.TemporaryFile("w+")
 
@@ -525,7 +566,8 @@ class Worker:
         start = self._stderr.tell()
         stage, deadline = "start", time.monotonic() + self.timeout
         try:
-            self._process.stdin.write(json.dumps({"program": prog, "kind": kind}) + "\n")
+            self._process.stdin.write(json.dumps({"program": prog, "kind": kind,
+                                                  "bitwise": self.bitwise}) + "\n")
             self._process.stdin.flush()
             while (line := self._readline(deadline)) is not None:
                 if not line:
@@ -609,7 +651,7 @@ def _serve() -> None:
     for line in sys.stdin:
         job = json.loads(line)
         try:
-            failures = run_program(job["program"], job["kind"], report)
+            failures = run_program(job["program"], job["kind"], report, job["bitwise"])
         except Exception as e:  # the harness's own bug: still one program's result
             failures = [_failure("internal-error", "harness", f"{type(e).__name__}: {e}")]
         out.write(json.dumps(failures) + "\n")
@@ -741,6 +783,8 @@ def repro(prog: dict, kind: str, key: str) -> str:
     body = source(prog, "tnp", "tl", "f") + "\n" + source(prog, "jnp", "lax", "f_jax") + "\n"
     body += "args = [jax.device_put(a) for a in [\n" + "".join(
         f"    {a},\n" for a in arrays) + "]]\nwant = jax.jit(f_jax)(*args)\n"
+    if key.startswith("fusion-bits"):
+        body += "want = tracehlo.jit(f, fusion='xla')(*args)  # the bits to match\n"
     if kind == "jit":
         mode = key.split("[")[1].split("]")[0]
         body += (f"got = tracehlo.jit(f, fusion={mode!r})(*args)\n"
@@ -771,7 +815,7 @@ def rates(results: dict) -> str:
     count = len(results) or 1
     line = [f"{len(results)} programs"]
     for cls in ("crash", "timeout", "fallback", "xla-error", "internal-error", "refusal",
-                "mismatch", "weak-type", "jit-differs"):
+                "mismatch", "weak-type", "jit-differs", "fusion-bits"):
         n = sum(any(f["class"] == cls for f in fs) for fs in results.values())
         line.append(f"{cls} {n} ({100 * n / count:.1f}%)")
     return ", ".join(line)
@@ -787,6 +831,8 @@ def main(argv=None) -> int:
                     help="each program as the body of a scan (lax.scan over 2 or 3 steps)")
     ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
+    ap.add_argument("--bitwise", action="store_true",
+                    help="kind jit: our fusion's outputs bit for bit fusion xla's (fusion-bits)")
     ap.add_argument("--log", help="append one JSON line per program here, as it finishes")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     opts = ap.parse_args(argv)
@@ -808,7 +854,7 @@ def main(argv=None) -> int:
             log.flush()
 
     t0 = time.monotonic()
-    with Worker(opts.timeout) as worker:
+    with Worker(opts.timeout, opts.bitwise) as worker:
         results = fuzz(seeds, opts.kind, worker, report, opts.loop)
         classes = summary(results)
         print(f"\n{opts.kind}: {len(results)} programs in {time.monotonic() - t0:.0f} s, "

@@ -6,7 +6,7 @@
 
 // CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: inline-calls,canonicalize,tree-reductions,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
 // CHECK-NEXT:   inline-calls        replace each func.call by a copy of its callee's body, as XLA's CallInliner does before its fusion{{.*}}
-// CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), convert(bool) * y to a select, empty values to constants, a dot_general of unit contractions to a multiply, unit free dimensions out of a dot_general, and erase dead code{{.*}}
+// CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), XLA's other value-changing float rewrites, convert(bool) * y to a select, empty values to constants, a dot_general of unit contractions to a multiply, unit free dimensions out of a dot_general, and erase dead code{{.*}}
 // CHECK-NEXT:   tree-reductions            split a long float sum into a reduce_window of partial sums and a reduce of those{{.*}}
 // CHECK-NEXT:   instruction-fusion         pull producers into their consumers{{.*}}
 // CHECK-NEXT:     max-operands=<int>       the most operands + results of one fusion, at least 1 (default: the backend's)

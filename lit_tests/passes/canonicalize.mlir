@@ -326,3 +326,213 @@ func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tens
   %v = stablehlo.divide %xi, %b : tensor<4xi32>
   return %r, %q, %v : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>
 }
+
+// -----
+
+// XLA's simplifier makes a / sqrt(b) a * rsqrt(b), a / rsqrt(b) a * sqrt(b) and
+// a / pow(b, c) a * pow(b, -c) before its fusion; fused, the divide would round
+// differently (gamma's (1 / 3) / sqrt(d)). A root with another use stays.
+// CHECK-LABEL: func.func @divide_by_root_or_power
+// CHECK-NEXT: %[[R:.*]] = stablehlo.rsqrt %arg1
+// CHECK-NEXT: %[[D0:.*]] = stablehlo.multiply %arg0, %[[R]]
+// CHECK-NEXT: %[[S:.*]] = stablehlo.sqrt %arg1
+// CHECK-NEXT: %[[D1:.*]] = stablehlo.multiply %arg0, %[[S]]
+// CHECK-NEXT: %[[N:.*]] = stablehlo.negate %arg2
+// CHECK-NEXT: %[[P:.*]] = stablehlo.power %arg1, %[[N]]
+// CHECK-NEXT: %[[D2:.*]] = stablehlo.multiply %arg0, %[[P]]
+// CHECK-NEXT: %[[T:.*]] = stablehlo.sqrt %arg2
+// CHECK-NEXT: %[[D3:.*]] = stablehlo.divide %arg0, %[[T]]
+// CHECK-NEXT: %[[U:.*]] = stablehlo.add %[[D3]], %[[T]]
+// CHECK-NEXT: return %[[D0]], %[[D1]], %[[D2]], %[[U]]
+func.func @divide_by_root_or_power(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %s = stablehlo.sqrt %b : tensor<4xf32>
+  %d0 = stablehlo.divide %a, %s : tensor<4xf32>
+  %r = stablehlo.rsqrt %b : tensor<4xf32>
+  %d1 = stablehlo.divide %a, %r : tensor<4xf32>
+  %p = stablehlo.power %b, %c : tensor<4xf32>
+  %d2 = stablehlo.divide %a, %p : tensor<4xf32>
+  %t = stablehlo.sqrt %c : tensor<4xf32>
+  %d3 = stablehlo.divide %a, %t : tensor<4xf32>
+  %u = stablehlo.add %d3, %t : tensor<4xf32>
+  return %d0, %d1, %d2, %u : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Divides of divides reassociate as XLA's simplifier writes them:
+// (a / b) / (c / d) = (a * d) / (b * c), (a / b) / c = a / (b * c),
+// a / (c / d) = (a * d) / c.
+// CHECK-LABEL: func.func @reassociate_divides
+// CHECK-NEXT: %[[AD:.*]] = stablehlo.multiply %arg0, %arg3
+// CHECK-NEXT: %[[BC:.*]] = stablehlo.multiply %arg1, %arg2
+// CHECK-NEXT: %[[Q0:.*]] = stablehlo.divide %[[AD]], %[[BC]]
+// CHECK-NEXT: %[[BC1:.*]] = stablehlo.multiply %arg1, %arg2
+// CHECK-NEXT: %[[Q1:.*]] = stablehlo.divide %arg0, %[[BC1]]
+// CHECK-NEXT: %[[AD2:.*]] = stablehlo.multiply %arg0, %arg3
+// CHECK-NEXT: %[[Q2:.*]] = stablehlo.divide %[[AD2]], %arg2
+// CHECK-NEXT: return %[[Q0]], %[[Q1]], %[[Q2]]
+func.func @reassociate_divides(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>, %d: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %ab = stablehlo.divide %a, %b : tensor<4xf32>
+  %cd = stablehlo.divide %c, %d : tensor<4xf32>
+  %q0 = stablehlo.divide %ab, %cd : tensor<4xf32>
+  %q1 = stablehlo.divide %ab, %c : tensor<4xf32>
+  %q2 = stablehlo.divide %a, %cd : tensor<4xf32>
+  return %q0, %q1, %q2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// sqrt(x) * sqrt(x) is x and rsqrt(x) * rsqrt(x) is 1 / x where XLA knows x is not
+// negative (exp, abs, ...); of an x it knows nothing about the product stays.
+// CHECK-LABEL: func.func @roots_times_roots
+// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %arg0
+// CHECK-NEXT: %[[A:.*]] = stablehlo.abs %arg0
+// CHECK:      %[[R:.*]] = stablehlo.divide %{{.*}}, %[[A]]
+// CHECK-NEXT: %[[T:.*]] = stablehlo.sqrt %arg1
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[T]], %[[T]]
+// CHECK-NEXT: return %[[E]], %[[R]], %[[M]]
+func.func @roots_times_roots(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %e = stablehlo.exponential %x : tensor<4xf32>
+  %s = stablehlo.sqrt %e : tensor<4xf32>
+  %m0 = stablehlo.multiply %s, %s : tensor<4xf32>
+  %a = stablehlo.abs %x : tensor<4xf32>
+  %r = stablehlo.rsqrt %a : tensor<4xf32>
+  %m1 = stablehlo.multiply %r, %r : tensor<4xf32>
+  %t = stablehlo.sqrt %y : tensor<4xf32>
+  %m2 = stablehlo.multiply %t, %t : tensor<4xf32>
+  return %m0, %m1, %m2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// (a * c) * broadcast(s) is a * broadcast(s * c): the constant scales the small
+// operand (x * 0.1 * scale).
+// CHECK-LABEL: func.func @scale_broadcast_factor
+// CHECK-NEXT: %[[C:.*]] = stablehlo.constant dense<1.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[SC:.*]] = stablehlo.multiply %arg1, %[[C]] : tensor<f32>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[SC]], dims = []
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg0, %[[B]]
+// CHECK-NEXT: return %[[M]]
+func.func @scale_broadcast_factor(%a: tensor<4xf32>, %s: tensor<f32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<1.000000e-01> : tensor<f32>
+  %cb = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %m = stablehlo.multiply %a, %cb : tensor<4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %r = stablehlo.multiply %m, %sb : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// (c1 - a) + c2 is (c1 + c2) - a, the constants added in f32.
+// CHECK-LABEL: func.func @constant_minus
+// CHECK-NEXT: %[[C:.*]] = stablehlo.constant dense<8.000000e-01> : tensor<f32>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[C]], dims = []
+// CHECK-NEXT: %[[D:.*]] = stablehlo.subtract %[[B]], %arg0
+// CHECK-NEXT: return %[[D]]
+func.func @constant_minus(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c1 = stablehlo.constant dense<1.000000e-01> : tensor<f32>
+  %b1 = stablehlo.broadcast_in_dim %c1, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %c2 = stablehlo.constant dense<7.000000e-01> : tensor<f32>
+  %b2 = stablehlo.broadcast_in_dim %c2, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %d = stablehlo.subtract %b1, %a : tensor<4xf32>
+  %r = stablehlo.add %d, %b2 : tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// log(pow(a, b)) is select(b == 0, 0, log(abs(a)) * b), log(sqrt(a)) log(a) * 0.5
+// and log(rsqrt(a)) log(a) * -0.5.
+// CHECK-LABEL: func.func @log_of_power_or_root
+// CHECK-NEXT: %[[A:.*]] = stablehlo.abs %arg0
+// CHECK-NEXT: %[[L:.*]] = stablehlo.log %[[A]]
+// CHECK-NEXT: %[[LB:.*]] = stablehlo.multiply %[[L]], %arg1
+// CHECK:      %[[Z:.*]] = stablehlo.compare EQ, %arg1, %{{.*}}
+// CHECK:      %[[P:.*]] = stablehlo.select %[[Z]], %{{.*}}, %[[LB]]
+// CHECK-NEXT: %[[L1:.*]] = stablehlo.log %arg0
+// CHECK-NEXT: %[[H:.*]] = stablehlo.constant dense<5.000000e-01>
+// CHECK-NEXT: %[[HB:.*]] = stablehlo.broadcast_in_dim %[[H]]
+// CHECK-NEXT: %[[S:.*]] = stablehlo.multiply %[[L1]], %[[HB]]
+// CHECK-NEXT: %[[L2:.*]] = stablehlo.log %arg0
+// CHECK-NEXT: %[[M:.*]] = stablehlo.constant dense<-5.000000e-01>
+// CHECK-NEXT: %[[MB:.*]] = stablehlo.broadcast_in_dim %[[M]]
+// CHECK-NEXT: %[[R:.*]] = stablehlo.multiply %[[L2]], %[[MB]]
+// CHECK-NEXT: return %[[P]], %[[S]], %[[R]]
+func.func @log_of_power_or_root(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %p = stablehlo.power %a, %b : tensor<4xf32>
+  %l0 = stablehlo.log %p : tensor<4xf32>
+  %s = stablehlo.sqrt %a : tensor<4xf32>
+  %l1 = stablehlo.log %s : tensor<4xf32>
+  %r = stablehlo.rsqrt %a : tensor<4xf32>
+  %l2 = stablehlo.log %r : tensor<4xf32>
+  return %l0, %l1, %l2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// pow(a, 3) is a * (a * a) (a correctly rounded power is not); pow(a, 2) is a * a
+// before log sees it, as under jax.jit; pow(x, 0.5) is sqrt(x) for an x XLA knows is
+// not negative only.
+// CHECK-LABEL: func.func @constant_powers
+// CHECK-NEXT: %[[SQ:.*]] = stablehlo.multiply %arg0, %arg0
+// CHECK-NEXT: %[[CU:.*]] = stablehlo.multiply %arg0, %[[SQ]]
+// CHECK-NEXT: %[[SQ2:.*]] = stablehlo.multiply %arg0, %arg0
+// CHECK-NEXT: %[[L:.*]] = stablehlo.log %[[SQ2]]
+// CHECK-NEXT: %[[H:.*]] = stablehlo.constant dense<5.000000e-01>
+// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %arg0
+// CHECK-NEXT: %[[S:.*]] = stablehlo.sqrt %[[E]]
+// CHECK-NEXT: %[[P:.*]] = stablehlo.power %arg0, %[[H]]
+// CHECK-NEXT: return %[[CU]], %[[L]], %[[S]], %[[P]]
+func.func @constant_powers(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %c3 = stablehlo.constant dense<3.000000e+00> : tensor<4xf32>
+  %p3 = stablehlo.power %a, %c3 : tensor<4xf32>
+  %c2 = stablehlo.constant dense<2.000000e+00> : tensor<4xf32>
+  %p2 = stablehlo.power %a, %c2 : tensor<4xf32>
+  %l = stablehlo.log %p2 : tensor<4xf32>
+  %ch = stablehlo.constant dense<5.000000e-01> : tensor<4xf32>
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %ph = stablehlo.power %e, %ch : tensor<4xf32>
+  %pa = stablehlo.power %a, %ch : tensor<4xf32>
+  return %p3, %l, %ph, %pa : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A broadcast of a reshape that only inserts unit dims broadcasts the reshape's
+// operand, as XLA rewrites it before the divide's rules look (ball's
+// g / (s ** (1 / p))[..., None]); then the divide by a broadcast power is a
+// multiply by the broadcast inverse power.
+// CHECK-LABEL: func.func @broadcast_of_unit_reshape
+// CHECK-NEXT: %[[N:.*]] = stablehlo.negate %arg2
+// CHECK-NEXT: %[[P:.*]] = stablehlo.power %arg1, %[[N]]
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[P]], dims = [0] : (tensor<4xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg0, %[[B]]
+// CHECK-NEXT: return %[[M]]
+func.func @broadcast_of_unit_reshape(%x: tensor<4x2xf32>, %s: tensor<4xf32>, %p: tensor<4xf32>) -> tensor<4x2xf32> {
+  %w = stablehlo.power %s, %p : tensor<4xf32>
+  %r = stablehlo.reshape %w : (tensor<4xf32>) -> tensor<4x1xf32>
+  %b = stablehlo.broadcast_in_dim %r, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x2xf32>
+  %d = stablehlo.divide %x, %b : tensor<4x2xf32>
+  return %d : tensor<4x2xf32>
+}
+
+// -----
+
+// x / broadcast(s) stays a divide where s has another use (a / s + s under
+// jax.jit), and a bf16 divide by a root stays (XLA CPU computes it in f32 between
+// converts, which its patterns do not see through).
+// CHECK-LABEL: func.func @divides_that_stay
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %arg0
+// CHECK-NEXT: %[[D:.*]] = stablehlo.divide %arg1, %[[B]]
+// CHECK:      %[[S:.*]] = stablehlo.sqrt %arg3
+// CHECK-NEXT: %[[H:.*]] = stablehlo.divide %arg2, %[[S]]
+func.func @divides_that_stay(%s: tensor<f32>, %a: tensor<4xf32>, %h: tensor<4xbf16>, %g: tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xbf16>) {
+  %b0 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %d = stablehlo.divide %a, %b0 : tensor<4xf32>
+  %b1 = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %r = stablehlo.add %d, %b1 : tensor<4xf32>
+  %t = stablehlo.sqrt %g : tensor<4xbf16>
+  %q = stablehlo.divide %h, %t : tensor<4xbf16>
+  return %r, %q : tensor<4xf32>, tensor<4xbf16>
+}
