@@ -437,17 +437,30 @@ def _constant_number(value) -> tuple[float, str] | None:
     op, kind = value.owner, "scalar"
     while not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
         op, kind = op.operands[0].owner, "broadcast"
+    converted = not isinstance(op, ir.Block) and op.name == "stablehlo.convert"
+    if converted:  # of a small integer (lax.pow(x, 3)): XLA folds it to a float first
+        op = op.operands[0].owner
+        while not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
+            op, kind = op.operands[0].owner, "broadcast"
     if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
         return None
     attr = ir.DenseElementsAttr(op.attributes["value"])
-    if not attr.is_splat or not isinstance(attr.get_splat_value(), ir.FloatAttr):
+    splat = attr.get_splat_value() if attr.is_splat else None
+    if (converted and isinstance(splat, ir.IntegerAttr) and splat.type.width > 1
+            and abs(splat.value) <= _EXACT_INTEGERS):
+        number = float(splat.value)
+    elif not converted and isinstance(splat, ir.FloatAttr):
+        number = ir.FloatAttr(splat).value
+    else:
         return None
-    number = ir.FloatAttr(attr.get_splat_value()).value
     if number != number:
         return None
     if opinfo.num_elements(op.results[0].type) > 1:
         kind = "broadcast"
     return number, kind
+
+
+_EXACT_INTEGERS = 2048  # integers every float type holds exactly (f16 from 2049 rounds)
 
 
 def _folded(element: ir.Type, number: float, result_type: ir.Type, anchor) -> ir.Value | None:

@@ -227,6 +227,7 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
                 L.mul(L.mul(a, k(0.1)), s), square(L.sqrt(L.exp(a))), square(L.rsqrt(L.abs(a))),
                 L.log(L.pow(d, c)), L.log(L.sqrt(d)), L.log(L.rsqrt(b)), L.pow(a, k(3.0)),
                 L.log(L.pow(a, k(2.0))), L.add(L.div(a, s), s),
+                L.add(L.pow(b, 3), a),  # an int exponent: XLA folds its convert, expands
                 a.reshape(-1, 4) / L.pow(b[:a.size // 4], L.div(k(1), s))[:, None])  # ball
 
     rng = np.random.default_rng(0)

@@ -499,6 +499,31 @@ func.func @constant_powers(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, 
 
 // -----
 
+// An integer exponent (lax.pow(x, 3)) reaches the power through a convert, which
+// XLA's constant folder folds first: the power then expands as a float one does.
+// A bool converted is not a number these rules read.
+// CHECK-LABEL: func.func @converted_integer_powers
+// CHECK-NEXT: %[[SQ:.*]] = stablehlo.multiply %arg0, %arg0
+// CHECK-NEXT: %[[CU:.*]] = stablehlo.multiply %arg0, %[[SQ]]
+// CHECK-NEXT: %[[T:.*]] = stablehlo.constant dense<true>
+// CHECK-NEXT: %[[TB:.*]] = stablehlo.broadcast_in_dim %[[T]]
+// CHECK-NEXT: %[[TF:.*]] = stablehlo.convert %[[TB]]
+// CHECK-NEXT: %[[P:.*]] = stablehlo.power %arg0, %[[TF]]
+// CHECK-NEXT: return %[[CU]], %[[P]]
+func.func @converted_integer_powers(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %b3 = stablehlo.broadcast_in_dim %c3, dims = [] : (tensor<i32>) -> tensor<4xi32>
+  %f3 = stablehlo.convert %b3 : (tensor<4xi32>) -> tensor<4xf32>
+  %p3 = stablehlo.power %a, %f3 : tensor<4xf32>
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %bt = stablehlo.broadcast_in_dim %t, dims = [] : (tensor<i1>) -> tensor<4xi1>
+  %ft = stablehlo.convert %bt : (tensor<4xi1>) -> tensor<4xf32>
+  %pt = stablehlo.power %a, %ft : tensor<4xf32>
+  return %p3, %pt : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
 // A broadcast of a reshape that only inserts unit dims broadcasts the reshape's
 // operand, as XLA rewrites it before the divide's rules look (ball's
 // g / (s ** (1 / p))[..., None]); then the divide by a broadcast power is a
