@@ -229,22 +229,37 @@ def _eager_program(fn, static_argnums=(), fusion="xla"):
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
-def _rotate_left(x, d: int):
-    return _lax.bitwise_or(_lax.shift_left(x, d), _lax.shift_right_logical(x, 32 - d))
+def _rotate_left(x, d):
+    """x rotated left by d bits (a uint32 amount, JAX's rotate_left)."""
+    return _lax.bitwise_or(_lax.shift_left(x, d), _lax.shift_right_logical(
+        x, _lax.sub(_np.uint32(32), d)))
+
+
+def _threefry_rounds(x1, x2, rotations):
+    for k in range(4):
+        x1 = _lax.add(x1, x2)
+        x2 = _lax.bitwise_xor(x1, _rotate_left(x2, _getitem(rotations, k)))
+    return x1, x2
 
 
 def _threefry2x32(k1, k2, x1, x2):
     """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2):
-    uint32 words, the keys rank 0, the counters any one shape."""
-    ks = (k1, k2, _lax.bitwise_xor(_lax.bitwise_xor(k1, k2), 0x1BD11BDA))
-    x1, x2 = _lax.add(x1, ks[0]), _lax.add(x2, ks[1])
-    for block in range(5):
-        for r in _ROTATIONS[block % 2]:
-            x1 = _lax.add(x1, x2)
-            x2 = _lax.bitwise_xor(x1, _rotate_left(x2, r))
-        x1 = _lax.add(x1, ks[(block + 1) % 3])
-        x2 = _lax.add(_lax.add(x2, ks[(block + 2) % 3]), block + 1)
-    return x1, x2
+    uint32 words, the keys rank 0, the counters any one shape. Five blocks of four
+    rounds in a fori_loop, as JAX lowers it for CPU: the random bits then leave a loop
+    in our program as in jax.jit's, so that the float math on them fuses alike (which
+    decides where XLA contracts a multiply and an add into one FMA, so the bits)."""
+    ks = (k1, k2, _lax.bitwise_xor(_lax.bitwise_xor(k1, k2), _np.uint32(0x1BD11BDA)))
+    x = (_lax.add(x1, ks[0]), _lax.add(x2, ks[1]))
+
+    def block(i, state):
+        x, ks, rotations = state
+        x1, x2 = _threefry_rounds(*x, rotations[0])
+        step = _lax.convert_element_type(_lax.add(i, 1), _np.uint32)
+        x = (_lax.add(x1, ks[0]), _lax.add(_lax.add(x2, ks[1]), step))
+        return x, ks[1:] + ks[:1], rotations[1:] + rotations[:1]
+    rotations = tuple(_np.array(r, _np.uint32) for r in _ROTATIONS)
+    x, _, _ = _lax.fori_loop(0, 5, block, (x, ks[1:] + ks[:1], rotations))
+    return x
 
 
 def _halves(x, shape, parts=2):
