@@ -60,8 +60,10 @@ def _unsized(m, x):
 
 @pytest.mark.parametrize("dtype", ["float32", "int32", "bool"])
 def test_nonzero_and_unique(dtype):
+    """The sized forms under jit for each dtype, eagerly for int32 only (the same code,
+    an op-by-op compile each: 11 s for float32 with JAX's own eager calls)."""
     x = sample(dtype)
-    agree(_sized, x)
+    agree(_sized, x, eager=dtype == "int32")
     agree(_unsized, x, jit=False)
 
 
