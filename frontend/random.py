@@ -246,7 +246,7 @@ def _threefry2x32(k1, k2, x1, x2):
     """The Threefry-2x32 block cipher (20 rounds) of counters (x1, x2) under key (k1, k2):
     uint32 words, the keys rank 0, the counters any one shape. Five blocks of four
     rounds in a fori_loop, as JAX lowers it for CPU: the random bits then leave a loop
-    in our program as in jax.jit's, so that the float math on them fuses alike (which
+    in our program as in JAX's jitted one, so that the float math on them fuses alike (which
     decides where XLA contracts a multiply and an add into one FMA, so the bits)."""
     ks = (k1, k2, _lax.bitwise_xor(_lax.bitwise_xor(k1, k2), _np.uint32(0x1BD11BDA)))
     x = (_lax.add(x1, ks[0]), _lax.add(x2, ks[1]))
