@@ -226,6 +226,16 @@ def _eager_program(fn, static_argnums=(), fusion="xla"):
     return _jit(fn, static_argnums=static_argnums, fusion=fusion)
 
 
+def _int_dtype(dtype, error, message: str):
+    """`dtype` canonical (the default integer one if None); `error(message)` at the
+    user's line, `{dtype}` formatted in, if it is not an integer dtype (each sampler
+    raises JAX's own type and words)."""
+    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
+    if not _dtypes.is_int(dtype):
+        raise error(_at_user_line(message.format(dtype=dtype)))
+    return dtype
+
+
 _ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
 
 
@@ -532,9 +542,7 @@ _randint_jit = _eager_program(_randint_body, static_argnums=(3, 4))
 def randint(key, shape, minval, maxval, dtype=None):
     """Integers uniform in [minval, maxval) (int8/int16 are drawn as int32 and narrowed)."""
     data, _ = _check_key("randint", key)
-    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
-    if not _dtypes.is_int(dtype):
-        raise TypeError(_at_user_line(f"randint only accepts integer dtypes, got {dtype}"))
+    dtype = _int_dtype(dtype, TypeError, "randint only accepts integer dtypes, got {dtype}")
     shape = _shape_arg("randint", shape)
     minval, maxval = _param(minval), _param(maxval)
     _check_shape("randint", shape, _tnp.shape(minval), _tnp.shape(maxval))
@@ -1410,10 +1418,8 @@ _geometric_jit = _eager_program(_geometric_body, static_argnums=(2, 3))
 def geometric(key, p, shape=None, dtype=None):
     """Geometric-distributed integers >= 1 of success probability p."""
     data, _ = _check_key("geometric", key)
-    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
-    if not _dtypes.is_int(dtype):
-        raise ValueError(_at_user_line(
-            f"dtype argument to `geometric` must be an int dtype, got {dtype}"))
+    dtype = _int_dtype(dtype, ValueError,
+                       "dtype argument to `geometric` must be an int dtype, got {dtype}")
     (p,) = _promote(_param(p), to_inexact=True)
     return _geometric_jit(data, p, _params_shape("geometric", shape, p), dtype)
 
@@ -1540,11 +1546,8 @@ _poisson_jit = _eager_program(_poisson_body, static_argnums=(2, 3))
 def poisson(key, lam, shape=None, dtype=None):
     """Poisson-distributed integers of rate lam (drawn in float32, as JAX draws them)."""
     data, _ = _check_key("poisson", key)
-    dtype = _dtypes.canonicalize(_np.int64 if dtype is None else dtype)
-    if not _dtypes.is_int(dtype):
-        raise ValueError(_at_user_line(
-            f"Invalid integer data type {dtype.char!r}: poisson's dtype must be an integer "
-            "dtype"))
+    dtype = _int_dtype(dtype, ValueError, "Invalid integer data type {dtype.char!r}: "
+                       "poisson's dtype must be an integer dtype")
     lam = _param(_operand(lam))
     if shape is None:
         shape = _tnp.shape(lam)
