@@ -364,9 +364,13 @@ GAMMA_DTYPES = [np.float32]
 # only. They were 1-4 ulp off jax.jit's with our fusion passes while XLA's simplifier
 # rewrote (1 / 3) / sqrt(d), (x / a) / (y / b), g / s ** (1 / p) and the like under jax.jit
 # only; canonicalize rewrites them too, and all are jax.jit's bits on 11 keys (f32; all but
-# f in f64, chisquare in bf16). f in f64 is not (3 of 11 keys, 1-2 of 2 samples, 4-9 ulp;
-# fusion "none" differs too: XLA's FMA contraction in jax.jit's kernels, not a rewrite):
-# the x64 test runs chisquare only. chisquare runs with our passes (GAMMA); the others
+# f in f64, chisquare in bf16). f in f64 is not (3 of 11 keys, 1-2 of 2 samples, 4-9 ulp):
+# its dfnum, a constant, makes gamma's c = (1 / 3) / sqrt(d) a constant, which XLA folds
+# exactly under jax.jit, but rewrites to (1 / 3) * rsqrt(d) before folding it in our fused
+# module (whether its simplifier's A / sqrt(B) rule meets a sqrt of one user depends on
+# the order it sinks broadcasts in, which fusion changes), one ulp apart; with that
+# constant patched into our fused module, 16 of 16 keys are jax.jit's bits. The x64 test runs
+# chisquare only, with a traced df. chisquare runs with our passes (GAMMA); the others
 # with XLA's fusion (GAMMA_XLA), bit for bit either way, because our passes take 10-18 s
 # on each one's loops (their rewrites are test_passes_numerics' simplifier test's rows).
 GAMMA = "gamma"

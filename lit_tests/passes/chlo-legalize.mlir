@@ -90,3 +90,27 @@ func.func @no_chlo(%x: tensor<8xf32>) -> tensor<8xf32> {
   %m = stablehlo.multiply %x, %c : tensor<8xf32>
   return %m : tensor<8xf32>
 }
+
+// -----
+
+// In a loop body too (poisson's PTRS draws its lgamma in a while loop).
+// CHECK-LABEL: func.func @in_loop
+// CHECK:       stablehlo.while
+// CHECK-NOT:   chlo.
+// CHECK:       stablehlo.log
+// CHECK:       stablehlo.return
+func.func @in_loop(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<8xf32>
+  cond {
+    %n = stablehlo.constant dense<3> : tensor<i32>
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %j = stablehlo.add %i, %one : tensor<i32>
+    %l = chlo.lgamma %v : tensor<8xf32> -> tensor<8xf32>
+    stablehlo.return %j, %l : tensor<i32>, tensor<8xf32>
+  }
+  return %r#1 : tensor<8xf32>
+}
