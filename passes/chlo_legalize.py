@@ -33,21 +33,19 @@ class ChloLegalize(Pass):
         legalize_chlo(module, ctx.backend.chlo_to_mhlo_options)
 
 
-def legalize_chlo(module: ir.Module, chlo_to_mhlo_options: str = "") -> bool:
-    """Expand the CHLO ops of `module` as XLA's import does; whether there were any."""
+def legalize_chlo(module: ir.Module, chlo_to_mhlo_options: str = "") -> None:
+    """Expand the CHLO ops of `module` as XLA's import does."""
     with module.context:
-        before = _ops(module.operation)
-        if not any(op.name.startswith("chlo.") for op in before):
-            return False
+        own, has_chlo = _constants(module.operation)
+        if not has_chlo:
+            return
         _register_passes()
         passmanager.PassManager.parse(
             f"builtin.module(func.func(chlo-legalize-to-high-level-mhlo"
             f"{{{chlo_to_mhlo_options}}}),func.func(chlo-legalize-to-stablehlo))"
         ).run(module.operation)
-        for op in _ops(module.operation) - before:
-            if op.name == "stablehlo.constant":
-                _broadcast_splat(op)
-    return True
+        for constant in _constants(module.operation)[0] - own:
+            _broadcast_splat(constant)
 
 
 @functools.cache
@@ -56,14 +54,19 @@ def _register_passes() -> None:
     _mlirHlo.register_mhlo_passes()
 
 
-def _ops(operation) -> set:
-    found = set()
+def _constants(operation) -> tuple[set, bool]:
+    """The stablehlo.constant ops under `operation`, and whether a CHLO op is there (no
+    reference to one is kept: the expansion erases them)."""
+    constants, has_chlo = set(), False
 
     def visit(op):
-        found.add(op)
+        nonlocal has_chlo
+        if op.name == "stablehlo.constant":
+            constants.add(op)
+        has_chlo = has_chlo or op.name.startswith("chlo.")
         return ir.WalkResult.ADVANCE
     operation.walk(visit)
-    return found
+    return constants, has_chlo
 
 
 def _broadcast_splat(constant) -> None:
