@@ -2,7 +2,7 @@
 
 Python API
     fuse(stablehlo_text, backend="cpu") -> str
-        The default pipeline (inline-calls, canonicalize, tree-reductions,
+        The default pipeline (chlo-legalize, inline-calls, canonicalize, tree-reductions,
         instruction-fusion, fusion-merger, sibling-fusion, producer-consumer-fusion)
         for `backend` ("cpu", "gpu", or a Backend of one's own: every `backend`
         argument takes either); returns the fused module as text with every source
@@ -46,20 +46,23 @@ fusion of elementwise ops only is compiled without XLA's reshape-mover
 than a loop fusion, f32 reduce + broadcast + elementwise chains of 4096+ elements,
 is left to it (library.py).
 
-The inline-calls pass first replaces each call by its callee's body, as XLA's call
-inliner would (a constant argument passes through an identity call, so that XLA
+The chlo-legalize pass first expands CHLO ops into StableHLO with the MLIR passes
+XLA's import runs on them (erf stays an op of its own, mhlo.erf), so that their ops
+fuse with their neighbours as under jax.jit. The inline-calls pass then replaces each
+call by its callee's body, as XLA's call inliner would (a constant argument passes through an identity call, so that XLA
 folds what the callee computes from it as it would through the call). Canonicalize then folds
 idempotent op(x, x), makes zero-element values constants and erases dead code, as
 XLA would after us. Tree-reductions splits a long float sum into partial sums as
 XLA CPU does before its fusion (a fused sum would add up in another order). Last,
 each fusion is converted as XLA's import converts it
 (xla_import.py): one its folders would leave with an unread parameter is undone,
-and check_backend refuses it. Ops the passes do not know (CHLO, calls, control flow, custom calls, other dialects) are left
+and check_backend refuses it. Ops the passes do not know (calls, control flow, custom calls, other dialects) are left
 alone, never fused.
 
 Backends: the framework, the passes and the pass manager ask a Backend (its limits,
 and hooks for what XLA does after us: lacks_layouts, reserved_nodes, leave_unfused,
-tree_reduction_window, import_problems, xla_passes_off) and never which backend it is. The hooks'
+tree_reduction_window, import_problems, xla_passes_off; and chlo_to_mhlo_options) and
+never which backend it is. The hooks'
 defaults are XLA's on any device; XlaCpu overrides the ones for its library
 kernels, its tree reductions and its small loops. A new target is a new Backend (an entry in backends.BACKENDS, or passed
 as `backend`).
@@ -70,7 +73,7 @@ per-fusion check), backends (the backends by name, check_backend), library (what
 XLA CPU's library kernels take), small_loops (the loops XLA CPU compiles whole),
 xla_import (what XLA's import folds in a fusion),
 rewrite (groups -> mhlo.fusion), framework (pass base classes and their typed
-options), one module per pass (inline_calls, canonicalize, tree_reductions and the four
+options), one module per pass (chlo_legalize, inline_calls, canonicalize, tree_reductions and the four
 fusions),
 pipeline (pass manager, fuse), report, mlir_io.
 

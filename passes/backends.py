@@ -72,7 +72,10 @@ BACKENDS = {
     # a library: XLA GPU's own library fusions (cuDNN, cuBLAS epilogues) are not
     # modelled, so no reduce chain is reserved.
     "gpu": Backend("gpu", frozenset({"kLoop", "kInput"}), multi_output=True,
-                   reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"]),
+                   reduce_inside_loop=False, max_operands=96, cost=COST_PARAMS["gpu"],
+                   # XLA's GPU client's (getGpuChloToHighLevelMhloOptions)
+                   chlo_to_mhlo_options=" ".join(f"enable-{op}=true" for op in (
+                       "acos", "acosh", "asin", "asinh", "atanh", "cosh", "sinh"))),
 }
 _ALIASES = {"cuda": "gpu", "rocm": "gpu", "host": "cpu"}
 

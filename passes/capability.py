@@ -367,6 +367,9 @@ class Backend:
     variadic_reduce_unfusible_types: frozenset[str] = frozenset()
     # ops one fusion may hold (None: no bound)
     max_fused_ops: int | None = None
+    # the options XLA's client gives its import's chlo-legalize-to-high-level-mhlo pass:
+    # the CHLO ops it keeps as HLO ops rather than expanding them (chlo_legalize.py)
+    chlo_to_mhlo_options: str = ""
 
     def op_problem(self, op) -> str | None:
         """Why this backend cannot compile `op` inside a fusion, or None."""

@@ -11,6 +11,7 @@ from . import opinfo
 from .backends import check_backend, get_backend
 from .canonicalize import Canonicalize
 from .capability import Backend, all_fusions
+from .chlo_legalize import ChloLegalize
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, Pass, PassContext
 from .graph import blocks, constant_arguments, functions
@@ -24,10 +25,11 @@ from .sibling_fusion import SiblingFusion
 from .tree_reductions import TreeReductions
 
 PASSES: dict[str, type[Pass]] = {
-    cls.name: cls for cls in (InlineCalls, Canonicalize, TreeReductions, InstructionFusion,
-                              FusionMerger, SiblingFusion, ProducerConsumerFusion)}
-DEFAULT_PIPELINE = ("inline-calls,canonicalize,tree-reductions,instruction-fusion,"
-                    "fusion-merger,sibling-fusion,producer-consumer-fusion")
+    cls.name: cls for cls in (ChloLegalize, InlineCalls, Canonicalize, TreeReductions,
+                              InstructionFusion, FusionMerger, SiblingFusion,
+                              ProducerConsumerFusion)}
+DEFAULT_PIPELINE = ("chlo-legalize,inline-calls,canonicalize,tree-reductions,"
+                    "instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion")
 
 
 def parse_pipeline(pipeline: str) -> list[Pass]:

@@ -4,7 +4,8 @@
 // RUN: not hlo-opt %s --pass-pipeline='fusion-merger{max-operands=two}' 2>&1 | FileCheck %s --check-prefix=TYPE
 // RUN: not hlo-opt %s --pass-pipeline='canonicalize{max-operands=2}' 2>&1 | FileCheck %s --check-prefix=NONE
 
-// CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: inline-calls,canonicalize,tree-reductions,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
+// CHECK:      passes (--pass-pipeline='NAME{OPTION=VALUE ...},...'; default: chlo-legalize,inline-calls,canonicalize,tree-reductions,instruction-fusion,fusion-merger,sibling-fusion,producer-consumer-fusion):
+// CHECK-NEXT:   chlo-legalize              expand CHLO ops (lgamma, atan, erf_inv, ...) into StableHLO with the MLIR passes XLA's import runs{{.*}}
 // CHECK-NEXT:   inline-calls        replace each func.call by a copy of its callee's body, as XLA's CallInliner does before its fusion{{.*}}
 // CHECK-NEXT:   canonicalize               fold op(x, x), x / broadcast(b) to x * broadcast(1 / b), XLA's other value-changing float rewrites, convert(bool) * y to a select, empty values to constants, a dot_general of unit contractions to a multiply, unit free dimensions out of a dot_general, and erase dead code{{.*}}
 // CHECK-NEXT:   tree-reductions            split a long float sum into a reduce_window of partial sums and a reduce of those{{.*}}
