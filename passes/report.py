@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 _FILE_LOC = re.compile(r'^loc\("([^"]*)":(\d+):(\d+)\)$')
@@ -50,10 +51,19 @@ class FusionInfo:
 @dataclass
 class FusionReport:
     backend: str
-    fusions: list[FusionInfo] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     # why the fused module did not run (tracehlo.jit then compiles with XLA's fusion)
     fallback: str | None = None
+    # what `fusions` is made by, when first read: describing every fusion costs as much
+    # as a pass, and most compiles never read it (fusion_report(), hlo-dump do)
+    fusions_from: Callable[[], list[FusionInfo]] = field(default=list, repr=False)
+
+    @property
+    def fusions(self) -> list[FusionInfo]:
+        """The final module's fusions."""
+        if self._fusions is None:
+            self._fusions = self.fusions_from()
+        return self._fusions
 
     def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
         self.add(Decision(pass_name, fused, tuple(describe(op) for op in ops), reason))
@@ -65,6 +75,7 @@ class FusionReport:
 
     def __post_init__(self):
         self._seen: set[Decision] = set()
+        self._fusions: list[FusionInfo] | None = None
 
     @property
     def rejected(self) -> list[Decision]:
