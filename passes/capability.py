@@ -156,46 +156,56 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
     repeats the emitter's partitioning, users before producers. `memo` keeps what
     XLA's CSE compares per op between calls on an unchanged module."""
     memo = {} if memo is None else memo
-    same = _identical_ops(producers, memo)
-    readers: dict = {}
-    bf16_parameters: dict = {}
+    keys = _identical_ops(producers, memo)
+    readers: dict = {}  # node key -> {reader's key: reader}
+    nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
     for op, made_by in producers:
+        key = keys[op.operation]
         for p in made_by:
             if isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
                     continue
-                bf16_parameters[p] = p
-            readers.setdefault(same(p), {})[same(op)] = op
+                nodes[p] = p
+            else:
+                p = keys.get(p.operation, p.operation)
+            readers.setdefault(p, {})[key] = op
+    # identical ops are one, where the first of them is (users come before producers)
+    for op, _ in producers:
+        nodes[keys[op.operation]] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
-    # identical ops are one, where the first of them is (users come before producers)
-    nodes = {same(n): n for n in list(bf16_parameters) + [op for op, _ in producers]}
     for key, node in reversed(nodes.items()):
-        read_by = readers.get(key, {})  # reader's key -> reader
+        read_by = readers.get(key)
+        if read_by is None:
+            ids[key] = (next(fresh), next(fresh))
+            continue
         users = list(read_by.values())
         user_ids = {ids[k] for k in read_by}
         # a multi-result op is read through one get-tuple-element per result
-        results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
-        n_users = len(users) if len(results) == 1 else len(
-            {k for u in users for k, r in enumerate(results) if r in list(u.operation.operands)})
-        elementwise = len(results) == 1 and all(
-            opinfo.name(u) in HLO_ELEMENTWISE for u in users)
-        if users and len(user_ids) == 1 and elementwise:
-            ids[key] = user_ids.pop()
-        elif not users or n_users > 1:
+        results = (node,) if isinstance(node, ir.Value) else node.operation.results
+        if len(results) == 1:
+            n_users = len(users)
+            if len(user_ids) == 1 and all(u.operation.name in HLO_ELEMENTWISE for u in users):
+                ids[key] = user_ids.pop()
+                continue
+        else:
+            results = list(results)
+            n_users = len({k for u in users for k, r in enumerate(results)
+                           if r in list(u.operation.operands)})
+        if n_users > 1:
             ids[key] = (next(fresh), next(fresh))
             what = ("a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion)"
                     if isinstance(node, ir.Value) else opinfo.name(node))
             # a constant has its layout, unless bf16: XLA CPU converts it to f32 in the
             # fusion like a bf16 parameter (two bf16 pads sharing a zero: fuzz jit 647)
-            if users and (what != "stablehlo.constant" or opinfo.element_type(
-                    node.operation.results[0].type) == "bf16"):
+            if what != "stablehlo.constant" or opinfo.element_type(
+                    node.operation.results[0].type) == "bf16":
                 return (f"{what} read by {len(users)} fused ops "
                         f"({', '.join(sorted({opinfo.name(u) for u in users}))}) ends a "
                         "function of XLA CPU's loop emitter, which needs a layout it "
                         "lacks inside our fusions (aborts)")
         else:
-            ids[key] = (ids[same(users[0])][0], next(fresh))
+            ids[key] = (ids[keys[users[0].operation]][0], next(fresh))
     return reduce_cone_problem(producers)
 
 
@@ -247,11 +257,11 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
     return memo[key]
 
 
-def _identical_ops(producers: list[tuple], memo: dict):
-    """A function from a fused op (or parameter value) to its key after XLA's CSE:
-    ops without regions with the same name, attributes, result types and operand
-    keys share one. Ops with regions keep their own (XLA's CSE also compares their
-    computations; not repeated here)."""
+def _identical_ops(producers: list[tuple], memo: dict) -> dict:
+    """Each fused op's key after XLA's CSE, by operation: ops without regions with the
+    same name, attributes, result types and operand keys share one (a parameter
+    value's key is itself). Ops with regions keep their own (XLA's CSE also compares
+    their computations; not repeated here)."""
     keys: dict = {}
     numbers: dict = {}  # structural key -> a small int, so that keys never nest (a
     # nested tuple hashes its whole expression tree, exponential on a shared DAG)
@@ -263,10 +273,7 @@ def _identical_ops(producers: list[tuple], memo: dict):
         keys[operation] = numbers.setdefault(cse_key(operation, [
             keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else
             parameter_key(p, memo) for p in made_by], memo), len(numbers))
-
-    def same(node):
-        return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
-    return same
+    return keys
 
 
 def parameter_key(value: ir.Value, memo: dict | None = None):
@@ -507,8 +514,9 @@ def reduce_root(op):
     return op if op is not None and opinfo.name(op) == opinfo.REDUCE else None
 
 
-def fusion_problem(fusion, backend: Backend) -> str | None:
-    """Why `backend` cannot compile this mhlo.fusion, or None."""
+def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | None:
+    """Why `backend` cannot compile this mhlo.fusion, or None. `memo`: shared_value_problem's,
+    shared by the checks of one module while it does not change."""
     op = fusion.operation
     kind = str(op.attributes["fusion_kind"]) if "fusion_kind" in op.attributes else "none"
     kind = kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">")
@@ -531,7 +539,7 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     if backend.max_fused_ops is not None and size > backend.max_fused_ops:
         return f"{size} fused ops exceed XLA {backend.name}'s bound of {backend.max_fused_ops}"
     if not backend.layout_sensitive_ops:
-        reason = shared_value_problem(body_producers(fusion))
+        reason = shared_value_problem(body_producers(fusion), memo)
         if reason:
             return reason
     region = in_region(fusion) and backend.lacks_layouts(fusion.operation.block)

@@ -48,6 +48,9 @@ class DataflowGraph:
                 self.users[p].append(i)
         # why each node may join no fusion (unfusible(i)), kept once asked
         self._unfusible: dict[int, str | None] = {}
+        # legality.node_problem per node, on the backend this graph's pass fuses for
+        # (which also sets `reserved`)
+        self.node_problems: dict[int, str | None] = {}
         # whether XLA emits the block's fusions with layouts on their parameters,
         # constants and root only (Backend.lacks_layouts: a block of a while, case
         # or if region it may compile whole), so the region rules apply

@@ -35,7 +35,14 @@ def _size_problem(size: int, backend: Backend) -> str | None:
 
 
 def node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
-    """Why node `i` can join no fusion on `backend`."""
+    """Why node `i` can join no fusion on `backend` (the one the graph's passes fuse
+    for: the answer is kept in the graph, as every group the node may join asks)."""
+    if i not in graph.node_problems:
+        graph.node_problems[i] = _node_problem(graph, i, backend)
+    return graph.node_problems[i]
+
+
+def _node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
     if graph.name(i) == opinfo.FUSION:
         return None
     if i in graph.reserved:
