@@ -219,7 +219,13 @@ def reduce_cone_problem(producers: list[tuple]) -> str | None:
     subprocess probes: without the shared parameter, or with the reduce as the
     root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
     would have compiled."""
-    if not any(op.operation.name == opinfo.REDUCE for op, _ in producers):
+    reduces = [(op.operation, made_by) for op, made_by in producers
+               if op.operation.name == opinfo.REDUCE]
+    if reduces:  # most groups' reduces are read by none of its ops: no need to look further
+        read = {p.operation for _, made_by in producers for p in made_by
+                if not isinstance(p, ir.Value)}
+        reduces = [(reduce, made_by) for reduce, made_by in reduces if reduce in read]
+    if not reduces:
         return None
     made = {op.operation: made_by for op, made_by in producers}
     readers: dict = {}
@@ -227,10 +233,7 @@ def reduce_cone_problem(producers: list[tuple]) -> str | None:
         for p in made_by:
             readers.setdefault(p if isinstance(p, ir.Value) else p.operation,
                                set()).add(op.operation)
-    for op, made_by in producers:
-        reduce = op.operation
-        if reduce.name != opinfo.REDUCE or not readers.get(reduce):
-            continue
+    for reduce, made_by in reduces:
         cone, todo = set(), [p.operation for p in made_by if not isinstance(p, ir.Value)]
         while todo:
             o = todo.pop()

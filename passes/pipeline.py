@@ -96,6 +96,7 @@ class PassManager:
         for p in self.passes:
             p.run(module, ctx)
             if not isinstance(p, FusionPass):  # it may have erased a call
+                ctx.graphs.clear()
                 with module.context:
                     ctx.functions = functions(module)
             if self.after_pass:
