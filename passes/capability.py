@@ -219,34 +219,44 @@ def reduce_cone_problem(producers: list[tuple]) -> str | None:
     subprocess probes: without the shared parameter, or with the reduce as the
     root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
     would have compiled."""
-    reduces = [(op.operation, made_by) for op, made_by in producers
-               if op.operation.name == opinfo.REDUCE]
-    if reduces:  # most groups' reduces are read by none of its ops: no need to look further
-        read = {p.operation for _, made_by in producers for p in made_by
-                if not isinstance(p, ir.Value)}
-        reduces = [(reduce, made_by) for reduce, made_by in reduces if reduce in read]
-    if not reduces:
+    operations = [op.operation for op, _ in producers]
+    names = [o.name for o in operations]
+    if opinfo.REDUCE not in names:
         return None
-    made = {op.operation: made_by for op, made_by in producers}
-    readers: dict = {}
-    for op, made_by in producers:
+    index = {o: k for k, o in enumerate(operations)}
+    makers: list[list[int]] = []  # per op, the fused ops making its operands
+    outer: list[list] = []  # per op, the values it reads from outside
+    readers: dict = {}  # value from outside -> the ops reading it
+    moves = []  # per op, whether it moves (CHEAP_SHAPE) a value computed in the fusion
+    for k, (_, made_by) in enumerate(producers):
+        makers.append([])
+        outer.append([])
+        computed = False
         for p in made_by:
-            readers.setdefault(p if isinstance(p, ir.Value) else p.operation,
-                               set()).add(op.operation)
-    for reduce, made_by in reduces:
-        cone, todo = set(), [p.operation for p in made_by if not isinstance(p, ir.Value)]
+            if isinstance(p, ir.Value):
+                outer[k].append(p)
+                readers.setdefault(p, set()).add(k)
+                continue
+            operation = p.operation
+            j = index.get(operation)
+            if j is not None:
+                makers[k].append(j)
+            computed |= (names[j] if j is not None else operation.name) != "stablehlo.constant"
+        moves.append(computed and names[k] in opinfo.CHEAP_SHAPE)
+    read = {j for js in makers for j in js}
+    for r, name in enumerate(names):
+        if name != opinfo.REDUCE or r not in read:
+            continue
+        cone, todo = set(), list(makers[r])
         while todo:
             o = todo.pop()
-            if o not in cone and o in made:
+            if o not in cone:
                 cone.add(o)
-                todo += [p.operation for p in made[o] if not isinstance(p, ir.Value)]
-        if not any(o.name in opinfo.CHEAP_SHAPE and any(
-                not isinstance(p, ir.Value) and p.operation.name != "stablehlo.constant"
-                for p in made[o]) for o in cone):
+                todo += makers[o]
+        if not any(moves[o] for o in cone):
             continue
-        inside = cone | {reduce}
-        if any(r not in inside for o in inside for p in made[o] if isinstance(p, ir.Value)
-               for r in readers[p]):
+        inside = cone | {r}
+        if any(not readers[p] <= inside for o in inside for p in outer[o]):
             return ("a reduce read inside the fusion whose operand moves a value computed "
                     "in it, with a parameter it reads also read elsewhere in the fusion: "
                     "XLA CPU's loop emitter needs a layout it lacks (aborts)")
