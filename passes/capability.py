@@ -340,9 +340,9 @@ def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
 def body_producers(fusion) -> list[tuple]:
     """shared_value_problem's view of an mhlo.fusion's body: a parameter is the value
     the fusion reads from outside (what XLA's CSE compares)."""
-    outer = list(fusion.operation.operands)
-    return [(op, [outer[v.arg_number] if isinstance(v.owner, ir.Block) else v.owner
-                  for v in op.operation.operands]) for op in opinfo.fusion_body(fusion)]
+    outer = dict(zip(fusion.operation.regions[0].blocks[0].arguments, fusion.operation.operands))
+    return [(op, [outer[v] if v in outer else v.owner for v in op.operation.operands])
+            for op in opinfo.fusion_body(fusion)]
 
 
 def reshape_like(op) -> bool:
@@ -556,9 +556,9 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
         if reason:
             return reason
     region = in_region(fusion) and backend.lacks_layouts(fusion.operation.block)
+    parameters = set(body.arguments)
     for inner in fused:
-        outside = [isinstance(v.owner, ir.Block) and v.owner == body
-                   for v in inner.operation.operands]
+        outside = [v in parameters for v in inner.operation.operands]
         reason = backend.op_problem(inner)
         if reason is None and region:
             reason = opinfo.region_problem(inner)
