@@ -10,7 +10,7 @@ from jaxlib.mlir import ir
 from . import opinfo
 from .capability import Backend
 from .graph import DataflowGraph, blocks
-from .report import Decision, FusionReport
+from .report import FusionReport
 from .rewrite import Group, apply
 
 
@@ -129,6 +129,6 @@ class FusionPass(Pass):
     def record(self, ctx: PassContext, graph: DataflowGraph, nodes, reason: str | None,
                why_fused: str = "") -> bool:
         """Record a decision on `nodes`; True when `reason` (why not) is None."""
-        ctx.report.add(Decision(self.name, reason is None,
-                                tuple(graph.describe(i) for i in nodes), reason or why_fused))
+        ctx.report.add(self.name, reason is None, tuple(graph.describe(i) for i in nodes),
+                       reason or why_fused)
         return reason is None

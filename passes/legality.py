@@ -351,9 +351,15 @@ def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
     """capability.shared_value_problem's view of `group` as one fusion: each op it
     fuses, with the fused op making each operand (or the value read from outside)."""
     made_by = _maker_in(graph, group)
-    return [(op, [made_by(o) if o is not None else v.owner
-                  for v, o in zip(op.operation.operands, outer)])
-            for i in sorted(group) for op, outer in _fused_reads(graph, i)]
+    producers = []
+    for i in sorted(group):
+        if graph.name(i) != opinfo.FUSION:  # an op reads nothing made inside itself
+            producers += [(op, [made_by(o) for o in outer]) for op, outer in _fused_reads(graph, i)]
+        else:
+            producers += [(op, [made_by(o) if o is not None else v.owner
+                                for v, o in zip(op.operation.operands, outer)])
+                          for op, outer in _fused_reads(graph, i)]
+    return producers
 
 
 def _maker_in(graph: DataflowGraph, group: set[int]):
@@ -363,12 +369,12 @@ def _maker_in(graph: DataflowGraph, group: set[int]):
     maker = {}  # a member's result -> the op (or outer value) that makes it in the fusion
     for i in group:
         op = graph.nodes[i]
-        if opinfo.name(op) == opinfo.FUSION:  # a root may be one of its parameters
+        if graph.name(i) == opinfo.FUSION:  # a root may be one of its parameters
             maker.update((r, op.operation.operands[v.arg_number]
                           if isinstance(v.owner, ir.Block) else v.owner)
-                         for r, v in zip(op.operation.results, opinfo.fusion_roots(op)))
+                         for r, v in zip(graph.results(i), opinfo.fusion_roots(op)))
         else:
-            maker.update((r, op) for r in op.operation.results)
+            maker.update((r, op) for r in graph.results(i))
 
     def made_by(value):
         while isinstance(value, ir.Value) and value in maker:

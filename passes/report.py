@@ -66,15 +66,18 @@ class FusionReport:
         return self._fusions
 
     def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
-        self.add(Decision(pass_name, fused, tuple(describe(op) for op in ops), reason))
+        self.add(pass_name, fused, tuple(describe(op) for op in ops), reason)
 
-    def add(self, decision: Decision) -> None:
-        if decision not in self._seen:  # passes iterate to a fixed point: say it once
-            self._seen.add(decision)
-            self.decisions.append(decision)
+    def add(self, pass_name: str, fused: bool, ops: tuple[str, ...], reason: str) -> None:
+        """A Decision on `describe`d ops, said once: passes iterate to a fixed point
+        (compared as fields, so a repeated one costs no Decision)."""
+        fields = (pass_name, fused, ops, reason)
+        if fields not in self._seen:
+            self._seen.add(fields)
+            self.decisions.append(Decision(*fields))
 
     def __post_init__(self):
-        self._seen: set[Decision] = set()
+        self._seen: set[tuple] = set()
         self._fusions: list[FusionInfo] | None = None
 
     @property
