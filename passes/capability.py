@@ -529,8 +529,10 @@ def reduce_root(op):
 
 
 def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | None:
-    """Why `backend` cannot compile this mhlo.fusion, or None. `memo`: shared_value_problem's,
-    shared by the checks of one module while it does not change."""
+    """Why `backend` cannot compile this mhlo.fusion, or None. `memo`: what the checks
+    of one module learn while it does not change (shared_value_problem's CSE keys,
+    lacks_layouts per block: a loop nest's analysis for each fusion in it)."""
+    memo = {} if memo is None else memo
     op = fusion.operation
     kind = str(op.attributes["fusion_kind"]) if "fusion_kind" in op.attributes else "none"
     kind = kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">")
@@ -556,7 +558,12 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
         reason = shared_value_problem(body_producers(fusion), memo)
         if reason:
             return reason
-    region = in_region(fusion) and backend.lacks_layouts(fusion.operation.block)
+    region = False
+    if in_region(fusion):
+        key = ("lacks layouts", fusion.operation.block)
+        if key not in memo:
+            memo[key] = backend.lacks_layouts(fusion.operation.block)
+        region = memo[key]
     parameters = set(body.arguments)
     for inner in fused:
         outside = [v in parameters for v in inner.operation.operands]
