@@ -247,10 +247,13 @@ class GrowingGroup:
         graph = self.graph
         if any(graph.producer(v) in self.members for v in graph.reads[p]):
             return True
+        keys = [key for key in _outside_keys(graph, p) if self.leaf_keys[key] > 0]
+        if not keys:  # no member's key to be one with (most candidates)
+            return False
         results = set(graph.results(p))
         leaving = collections.Counter(key for r in readers for key, outer in self.leaves[r]
                                       if not results.isdisjoint(outer))
-        return any(self.leaf_keys[key] > leaving[key] for key in _outside_keys(graph, p))
+        return any(self.leaf_keys[key] > leaving[key] for key in keys)
 
     def _count_leaves(self, p: int) -> None:
         """Keeps leaf_keys up to date as `p` joins (p already a member)."""
@@ -260,15 +263,17 @@ class GrowingGroup:
                 kept, dropped = [], []
                 for entry in self.leaves[r]:
                     (kept if results.isdisjoint(entry[1]) else dropped).append(entry)
-                self.leaf_keys.subtract(key for key, _ in dropped)
-                if self.root_function is not None and r not in self.root_function:
-                    self.other_leaf_keys.subtract(key for key, _ in dropped)
-                self.leaves[r] = kept
+                if dropped:
+                    self.leaf_keys.subtract(key for key, _ in dropped)
+                    if self.root_function is not None and r not in self.root_function:
+                        self.other_leaf_keys.subtract(key for key, _ in dropped)
+                    self.leaves[r] = kept
         self.leaves[p] = [(key, outer) for key, outer in _outside_entries(graph, p)
                           if all(graph.producer(v) not in self.members for v in outer)]
-        self.leaf_keys.update(key for key, _ in self.leaves[p])
-        if self.root_function is not None and p not in self.root_function:
-            self.other_leaf_keys.update(key for key, _ in self.leaves[p])
+        if self.leaves[p]:
+            self.leaf_keys.update(key for key, _ in self.leaves[p])
+            if self.root_function is not None and p not in self.root_function:
+                self.other_leaf_keys.update(key for key, _ in self.leaves[p])
         self.has_fusion |= graph.name(p) == opinfo.FUSION
 
     def _comes_back(self, p: int) -> bool:
