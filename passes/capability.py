@@ -156,22 +156,22 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
     repeats the emitter's partitioning, users before producers. `memo` keeps what
     XLA's CSE compares per op between calls on an unchanged module."""
     memo = {} if memo is None else memo
-    keys = _identical_ops(producers, memo)
+    operations, makers = _numbered(producers)
+    keys = _identical_ops(operations, makers, memo)
     readers: dict = {}  # node key -> {reader's key: reader}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
-    for op, made_by in producers:
-        key = keys[op.operation]
+    for (op, _), key, made_by in zip(producers, keys, makers):
         for p in made_by:
-            if isinstance(p, ir.Value):
+            if type(p) is int:
+                p = keys[p]
+            elif isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
                     continue
                 nodes[p] = p
-            else:
-                p = keys.get(p.operation, p.operation)
             readers.setdefault(p, {})[key] = op
     # identical ops are one, where the first of them is (users come before producers)
-    for op, _ in producers:
-        nodes[keys[op.operation]] = op
+    for (op, _), key in zip(producers, keys):
+        nodes[key] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
     for key, node in reversed(nodes.items()):
@@ -205,11 +205,29 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
                         "function of XLA CPU's loop emitter, which needs a layout it "
                         "lacks inside our fusions (aborts)")
         else:
-            ids[key] = (ids[keys[users[0].operation]][0], next(fresh))
-    return reduce_cone_problem(producers)
+            ids[key] = (ids[next(iter(read_by))][0], next(fresh))
+    return reduce_cone_problem(operations, makers)
 
 
-def reduce_cone_problem(producers: list[tuple]) -> str | None:
+def _numbered(producers: list[tuple]) -> tuple[list, list[list]]:
+    """The producers' operations, and what makes each one's operands: the index of a
+    producer, a parameter's ir.Value, or the operation of an op not among them
+    (indices: hashing an operation costs more than the rest of a lookup)."""
+    operations = [op.operation for op, _ in producers]
+    index = {o: k for k, o in enumerate(operations)}
+    makers = []
+    for _, made_by in producers:
+        found = []
+        for p in made_by:
+            if not isinstance(p, ir.Value):
+                p = p.operation
+                p = index.get(p, p)
+            found.append(p)
+        makers.append(found)
+    return operations, makers
+
+
+def reduce_cone_problem(operations: list, makers: list[list]) -> str | None:
     """A reduce read inside the fusion (not only its root) whose operand is computed
     through a broadcast or other data movement of a value computed in the fusion,
     while a parameter read in that computation is also read elsewhere in the
@@ -219,40 +237,37 @@ def reduce_cone_problem(producers: list[tuple]) -> str | None:
     subprocess probes: without the shared parameter, or with the reduce as the
     root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
     would have compiled."""
-    operations = [op.operation for op, _ in producers]
     names = [o.name for o in operations]
     if opinfo.REDUCE not in names:
         return None
-    index = {o: k for k, o in enumerate(operations)}
-    makers: list[list[int]] = []  # per op, the fused ops making its operands
+    fused: list[list[int]] = []  # per op, the fused ops making its operands
     outer: list[list] = []  # per op, the values it reads from outside
     readers: dict = {}  # value from outside -> the ops reading it
     moves = []  # per op, whether it moves (CHEAP_SHAPE) a value computed in the fusion
-    for k, (_, made_by) in enumerate(producers):
-        makers.append([])
+    for k, made_by in enumerate(makers):
+        fused.append([])
         outer.append([])
         computed = False
         for p in made_by:
-            if isinstance(p, ir.Value):
+            if type(p) is int:
+                fused[k].append(p)
+                computed |= names[p] != "stablehlo.constant"
+            elif isinstance(p, ir.Value):
                 outer[k].append(p)
                 readers.setdefault(p, set()).add(k)
-                continue
-            operation = p.operation
-            j = index.get(operation)
-            if j is not None:
-                makers[k].append(j)
-            computed |= (names[j] if j is not None else operation.name) != "stablehlo.constant"
+            else:
+                computed |= p.name != "stablehlo.constant"
         moves.append(computed and names[k] in opinfo.CHEAP_SHAPE)
-    read = {j for js in makers for j in js}
+    read = {j for js in fused for j in js}
     for r, name in enumerate(names):
         if name != opinfo.REDUCE or r not in read:
             continue
-        cone, todo = set(), list(makers[r])
+        cone, todo = set(), list(fused[r])
         while todo:
             o = todo.pop()
             if o not in cone:
                 cone.add(o)
-                todo += makers[o]
+                todo += fused[o]
         if not any(moves[o] for o in cone):
             continue
         inside = cone | {r}
@@ -270,22 +285,22 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
     return memo[key]
 
 
-def _identical_ops(producers: list[tuple], memo: dict) -> dict:
-    """Each fused op's key after XLA's CSE, by operation: ops without regions with the
-    same name, attributes, result types and operand keys share one (a parameter
-    value's key is itself). Ops with regions keep their own (XLA's CSE also compares
-    their computations; not repeated here)."""
-    keys: dict = {}
+def _identical_ops(operations: list, makers: list[list], memo: dict) -> list:
+    """Each fused op's key after XLA's CSE (_numbered's `operations` and `makers`): ops
+    without regions with the same name, attributes, result types and operand keys
+    share one (a parameter value's key is parameter_key's). Ops with regions keep
+    their own (XLA's CSE also compares their computations; not repeated here)."""
+    keys: list = []
     numbers: dict = {}  # structural key -> a small int, so that keys never nest (a
     # nested tuple hashes its whole expression tree, exponential on a shared DAG)
-    for op, made_by in producers:
-        operation = op.operation
+    for k, (operation, made_by) in enumerate(zip(operations, makers)):
         if len(operation.regions):
-            keys[operation] = operation
+            keys.append(operation)
             continue
-        keys[operation] = numbers.setdefault(cse_key(operation, [
-            keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else
-            parameter_key(p, memo) for p in made_by], memo), len(numbers))
+        keys.append(numbers.setdefault(cse_key(operation, [
+            (keys[p] if p < k else operations[p]) if type(p) is int else
+            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by],
+            memo), len(numbers)))
     return keys
 
 
