@@ -581,11 +581,12 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
         region = memo[key]
     parameters = set(body.arguments)
     for inner in fused:
-        outside = [v in parameters for v in inner.operation.operands]
         reason = backend.op_problem(inner)
         if reason is None and region:
             reason = opinfo.region_problem(inner)
-        if reason is None and not backend.layout_sensitive_ops:
+        if reason is None and not backend.layout_sensitive_ops and (
+                region or opinfo.name(inner) == "stablehlo.select"):
+            outside = [v in parameters for v in inner.operation.operands]
             reason = select_problem(inner, outside) or (
                 region_read_problem(inner, outside) if region else None)
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:

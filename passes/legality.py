@@ -393,9 +393,12 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
     made_by = None
     for i in group if nodes is None else nodes:
         for op, operands in _fused_reads(graph, i):
+            select = opinfo.name(op) == "stablehlo.select"
+            if not select and not graph.lacks_layouts:
+                continue  # select_problem is about selects only
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None
-            if opinfo.name(op) == "stablehlo.select":  # what makes its predicate, merged
+            if select:  # what makes its predicate, merged
                 made_by = made_by or _maker_in(graph, group)
                 makers = [None if out else v.owner if o is None else made_by(o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]
