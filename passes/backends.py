@@ -99,8 +99,9 @@ def check_backend(module, backend: str | Backend = "cpu", imports_checked: bool 
         module = parse(module)
     target = get_backend(backend)
     fusions = all_fusions(module)
+    memo: dict = {}
     for fusion in fusions:
-        problem = fusion_problem(fusion, target)
+        problem = fusion_problem(fusion, target, memo)
         if problem is not None:
             raise UnsupportedFusionError(f"{fusion.location}: {problem}")
     if imports_checked:

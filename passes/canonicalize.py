@@ -50,10 +50,13 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
         elif opinfo.name(op) == "stablehlo.dot_general":
             _outer_product_to_multiply(op) or _squeeze_unit_free_dims(op)
     for op in list(block.operations)[:-1]:
+        name = opinfo.name(op)
+        if name not in opinfo.FOLDS_IDENTICAL_OPERANDS:
+            continue
         operands = list(op.operation.operands)
-        if opinfo.name(op) in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
+        if name in opinfo.IDEMPOTENT and operands[-1] == operands[-2]:
             op.operation.results[0].replace_all_uses_with(operands[-1])
-        elif opinfo.name(op) == "stablehlo.compare" and operands[0] == operands[1]:
+        elif name == "stablehlo.compare" and operands[0] == operands[1]:
             _self_compare_to_constant(op)
     folded = {}
     for op in list(block.operations)[:-1]:

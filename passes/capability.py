@@ -156,50 +156,78 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
     repeats the emitter's partitioning, users before producers. `memo` keeps what
     XLA's CSE compares per op between calls on an unchanged module."""
     memo = {} if memo is None else memo
-    same = _identical_ops(producers, memo)
-    readers: dict = {}
-    bf16_parameters: dict = {}
-    for op, made_by in producers:
+    operations, makers = _numbered(producers)
+    keys = _identical_ops(operations, makers, memo)
+    readers: dict = {}  # node key -> {reader's key: reader}
+    nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
+    for (op, _), key, made_by in zip(producers, keys, makers):
         for p in made_by:
-            if isinstance(p, ir.Value):
+            if type(p) is int:
+                p = keys[p]
+            elif isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
                     continue
-                bf16_parameters[p] = p
-            readers.setdefault(same(p), {})[same(op)] = op
+                nodes[p] = p
+            readers.setdefault(p, {})[key] = op
+    # identical ops are one, where the first of them is (users come before producers)
+    for (op, _), key in zip(producers, keys):
+        nodes[key] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
-    # identical ops are one, where the first of them is (users come before producers)
-    nodes = {same(n): n for n in list(bf16_parameters) + [op for op, _ in producers]}
     for key, node in reversed(nodes.items()):
-        read_by = readers.get(key, {})  # reader's key -> reader
+        read_by = readers.get(key)
+        if read_by is None:
+            ids[key] = (next(fresh), next(fresh))
+            continue
         users = list(read_by.values())
         user_ids = {ids[k] for k in read_by}
         # a multi-result op is read through one get-tuple-element per result
-        results = [node] if isinstance(node, ir.Value) else list(node.operation.results)
-        n_users = len(users) if len(results) == 1 else len(
-            {k for u in users for k, r in enumerate(results) if r in list(u.operation.operands)})
-        elementwise = len(results) == 1 and all(
-            opinfo.name(u) in HLO_ELEMENTWISE for u in users)
-        if users and len(user_ids) == 1 and elementwise:
-            ids[key] = user_ids.pop()
-        elif not users or n_users > 1:
+        results = (node,) if isinstance(node, ir.Value) else node.operation.results
+        if len(results) == 1:
+            n_users = len(users)
+            if len(user_ids) == 1 and all(u.operation.name in HLO_ELEMENTWISE for u in users):
+                ids[key] = user_ids.pop()
+                continue
+        else:
+            results = list(results)
+            n_users = len({k for u in users for k, r in enumerate(results)
+                           if r in list(u.operation.operands)})
+        if n_users > 1:
             ids[key] = (next(fresh), next(fresh))
             what = ("a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion)"
                     if isinstance(node, ir.Value) else opinfo.name(node))
             # a constant has its layout, unless bf16: XLA CPU converts it to f32 in the
             # fusion like a bf16 parameter (two bf16 pads sharing a zero: fuzz jit 647)
-            if users and (what != "stablehlo.constant" or opinfo.element_type(
-                    node.operation.results[0].type) == "bf16"):
+            if what != "stablehlo.constant" or opinfo.element_type(
+                    node.operation.results[0].type) == "bf16":
                 return (f"{what} read by {len(users)} fused ops "
                         f"({', '.join(sorted({opinfo.name(u) for u in users}))}) ends a "
                         "function of XLA CPU's loop emitter, which needs a layout it "
                         "lacks inside our fusions (aborts)")
         else:
-            ids[key] = (ids[same(users[0])][0], next(fresh))
-    return reduce_cone_problem(producers)
+            ids[key] = (ids[next(iter(read_by))][0], next(fresh))
+    return reduce_cone_problem(operations, makers)
 
 
-def reduce_cone_problem(producers: list[tuple]) -> str | None:
+def _numbered(producers: list[tuple]) -> tuple[list, list[list]]:
+    """The producers' operations, and what makes each one's operands: the index of a
+    producer, a parameter's ir.Value, or the operation of an op not among them
+    (indices: hashing an operation costs more than the rest of a lookup)."""
+    operations = [op.operation for op, _ in producers]
+    index = {o: k for k, o in enumerate(operations)}
+    makers = []
+    for _, made_by in producers:
+        found = []
+        for p in made_by:
+            if not isinstance(p, ir.Value):
+                p = p.operation
+                p = index.get(p, p)
+            found.append(p)
+        makers.append(found)
+    return operations, makers
+
+
+def reduce_cone_problem(operations: list, makers: list[list]) -> str | None:
     """A reduce read inside the fusion (not only its root) whose operand is computed
     through a broadcast or other data movement of a value computed in the fusion,
     while a parameter read in that computation is also read elsewhere in the
@@ -209,31 +237,41 @@ def reduce_cone_problem(producers: list[tuple]) -> str | None:
     subprocess probes: without the shared parameter, or with the reduce as the
     root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
     would have compiled."""
-    if not any(op.operation.name == opinfo.REDUCE for op, _ in producers):
+    names = [o.name for o in operations]
+    if opinfo.REDUCE not in names:
         return None
-    made = {op.operation: made_by for op, made_by in producers}
-    readers: dict = {}
-    for op, made_by in producers:
+    fused: list[list[int]] = []  # per op, the fused ops making its operands
+    outer: list[list] = []  # per op, the values it reads from outside
+    readers: dict = {}  # value from outside -> the ops reading it
+    moves = []  # per op, whether it moves (CHEAP_SHAPE) a value computed in the fusion
+    for k, made_by in enumerate(makers):
+        fused.append([])
+        outer.append([])
+        computed = False
         for p in made_by:
-            readers.setdefault(p if isinstance(p, ir.Value) else p.operation,
-                               set()).add(op.operation)
-    for op, made_by in producers:
-        reduce = op.operation
-        if reduce.name != opinfo.REDUCE or not readers.get(reduce):
+            if type(p) is int:
+                fused[k].append(p)
+                computed |= names[p] != "stablehlo.constant"
+            elif isinstance(p, ir.Value):
+                outer[k].append(p)
+                readers.setdefault(p, set()).add(k)
+            else:
+                computed |= p.name != "stablehlo.constant"
+        moves.append(computed and names[k] in opinfo.CHEAP_SHAPE)
+    read = {j for js in fused for j in js}
+    for r, name in enumerate(names):
+        if name != opinfo.REDUCE or r not in read:
             continue
-        cone, todo = set(), [p.operation for p in made_by if not isinstance(p, ir.Value)]
+        cone, todo = set(), list(fused[r])
         while todo:
             o = todo.pop()
-            if o not in cone and o in made:
+            if o not in cone:
                 cone.add(o)
-                todo += [p.operation for p in made[o] if not isinstance(p, ir.Value)]
-        if not any(o.name in opinfo.CHEAP_SHAPE and any(
-                not isinstance(p, ir.Value) and p.operation.name != "stablehlo.constant"
-                for p in made[o]) for o in cone):
+                todo += fused[o]
+        if not any(moves[o] for o in cone):
             continue
-        inside = cone | {reduce}
-        if any(r not in inside for o in inside for p in made[o] if isinstance(p, ir.Value)
-               for r in readers[p]):
+        inside = cone | {r}
+        if any(not readers[p] <= inside for o in inside for p in outer[o]):
             return ("a reduce read inside the fusion whose operand moves a value computed "
                     "in it, with a parameter it reads also read elsewhere in the fusion: "
                     "XLA CPU's loop emitter needs a layout it lacks (aborts)")
@@ -247,26 +285,23 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
     return memo[key]
 
 
-def _identical_ops(producers: list[tuple], memo: dict):
-    """A function from a fused op (or parameter value) to its key after XLA's CSE:
-    ops without regions with the same name, attributes, result types and operand
-    keys share one. Ops with regions keep their own (XLA's CSE also compares their
-    computations; not repeated here)."""
-    keys: dict = {}
+def _identical_ops(operations: list, makers: list[list], memo: dict) -> list:
+    """Each fused op's key after XLA's CSE (_numbered's `operations` and `makers`): ops
+    without regions with the same name, attributes, result types and operand keys
+    share one (a parameter value's key is parameter_key's). Ops with regions keep
+    their own (XLA's CSE also compares their computations; not repeated here)."""
+    keys: list = []
     numbers: dict = {}  # structural key -> a small int, so that keys never nest (a
     # nested tuple hashes its whole expression tree, exponential on a shared DAG)
-    for op, made_by in producers:
-        operation = op.operation
+    for k, (operation, made_by) in enumerate(zip(operations, makers)):
         if len(operation.regions):
-            keys[operation] = operation
+            keys.append(operation)
             continue
-        keys[operation] = numbers.setdefault(cse_key(operation, [
-            keys.get(p.operation, p.operation) if not isinstance(p, ir.Value) else
-            parameter_key(p, memo) for p in made_by], memo), len(numbers))
-
-    def same(node):
-        return node if isinstance(node, ir.Value) else keys.get(node.operation, node.operation)
-    return same
+        keys.append(numbers.setdefault(cse_key(operation, [
+            (keys[p] if p < k else operations[p]) if type(p) is int else
+            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by],
+            memo), len(numbers)))
+    return keys
 
 
 def parameter_key(value: ir.Value, memo: dict | None = None):
@@ -281,16 +316,17 @@ def parameter_key(value: ir.Value, memo: dict | None = None):
         if value not in memo:
             memo[value] = parameter_key(value)
         return memo[value]
-    return value if isinstance(value.owner, ir.Block) else str(value.type)
+    return value if isinstance(value.owner, ir.Block) else value.type
 
 
 def cse_key(operation, operand_keys, memo: dict | None = None) -> tuple:
     """What XLA's CSE compares of an op without regions: two ops with one key (the
     keys of their operands given) are one op to it. `memo` keeps the op's own part
-    (name, result types, attributes: printing them is the cost) per op."""
+    (name, result types, attributes: printing them is the cost) per op. Types are
+    uniqued in their context, so a type is its own key (printing it costs 5x more)."""
     own = memo.get(operation) if memo is not None else None
     if own is None:
-        own = (operation.name, tuple(str(t) for t in operation.results.types),
+        own = (operation.name, tuple(operation.results.types),
                # by index: a NamedAttribute prints without downcasting its value (a
                # complex dense attribute has no Python class to downcast to)
                tuple(sorted(str(operation.attributes[i])
@@ -320,9 +356,9 @@ def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
 def body_producers(fusion) -> list[tuple]:
     """shared_value_problem's view of an mhlo.fusion's body: a parameter is the value
     the fusion reads from outside (what XLA's CSE compares)."""
-    outer = list(fusion.operation.operands)
-    return [(op, [outer[v.arg_number] if isinstance(v.owner, ir.Block) else v.owner
-                  for v in op.operation.operands]) for op in opinfo.fusion_body(fusion)]
+    outer = dict(zip(fusion.operation.regions[0].blocks[0].arguments, fusion.operation.operands))
+    return [(op, [outer[v] if v in outer else v.owner for v in op.operation.operands])
+            for op in opinfo.fusion_body(fusion)]
 
 
 def reshape_like(op) -> bool:
@@ -510,8 +546,11 @@ def reduce_root(op):
     return op if op is not None and opinfo.name(op) == opinfo.REDUCE else None
 
 
-def fusion_problem(fusion, backend: Backend) -> str | None:
-    """Why `backend` cannot compile this mhlo.fusion, or None."""
+def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | None:
+    """Why `backend` cannot compile this mhlo.fusion, or None. `memo`: what the checks
+    of one module learn while it does not change (shared_value_problem's CSE keys,
+    lacks_layouts per block: a loop nest's analysis for each fusion in it)."""
+    memo = {} if memo is None else memo
     op = fusion.operation
     kind = str(op.attributes["fusion_kind"]) if "fusion_kind" in op.attributes else "none"
     kind = kind.removeprefix("#mhlo<fusion_kind ").removesuffix(">")
@@ -534,17 +573,23 @@ def fusion_problem(fusion, backend: Backend) -> str | None:
     if backend.max_fused_ops is not None and size > backend.max_fused_ops:
         return f"{size} fused ops exceed XLA {backend.name}'s bound of {backend.max_fused_ops}"
     if not backend.layout_sensitive_ops:
-        reason = shared_value_problem(body_producers(fusion))
+        reason = shared_value_problem(body_producers(fusion), memo)
         if reason:
             return reason
-    region = in_region(fusion) and backend.lacks_layouts(fusion.operation.block)
+    region = False
+    if in_region(fusion):
+        key = ("lacks layouts", fusion.operation.block)
+        if key not in memo:
+            memo[key] = backend.lacks_layouts(fusion.operation.block)
+        region = memo[key]
+    parameters = set(body.arguments)
     for inner in fused:
-        outside = [isinstance(v.owner, ir.Block) and v.owner == body
-                   for v in inner.operation.operands]
         reason = backend.op_problem(inner)
         if reason is None and region:
             reason = opinfo.region_problem(inner)
-        if reason is None and not backend.layout_sensitive_ops:
+        if reason is None and not backend.layout_sensitive_ops and (
+                region or opinfo.name(inner) == "stablehlo.select"):
+            outside = [v in parameters for v in inner.operation.operands]
             reason = select_problem(inner, outside) or (
                 region_read_problem(inner, outside) if region else None)
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:

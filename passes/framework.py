@@ -3,14 +3,14 @@ per-function loop."""
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from jaxlib.mlir import ir
 
 from . import opinfo
 from .capability import Backend
 from .graph import DataflowGraph, blocks
-from .report import Decision, FusionReport
+from .report import FusionReport
 from .rewrite import Group, apply
 
 
@@ -24,6 +24,10 @@ class PassContext:
     # graph.functions(module): fusion passes never add, erase or move a call, so the
     # pass manager finds them again only after other passes (a walk of every op)
     functions: list | None = None  # None: found by each pass
+    # block -> the DataflowGraph a fusion round planned on and left unchanged: the next
+    # round or pass plans on it again (and on what it keeps) until a pass changes the
+    # module; a fusion in one block can change another's (a value a region captures)
+    graphs: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,12 +104,18 @@ class FusionPass(Pass):
                 constants = (ctx.constant_args[name] if block.owner.operation.name == "func.func"
                              else frozenset())
                 for _ in range(len(list(block.operations))):
-                    graph = DataflowGraph(block, constants, lacks_layouts=(
-                        block.owner.operation.name in opinfo.CONTROL_FLOW
-                        and ctx.backend.lacks_layouts(block)))
-                    graph.reserved = ctx.backend.reserved_nodes(graph)
+                    graph = ctx.graphs.get(block)
+                    if graph is None:
+                        graph = DataflowGraph(block, constants, lacks_layouts=(
+                            block.owner.operation.name in opinfo.CONTROL_FLOW
+                            and ctx.backend.lacks_layouts(block)))
+                        graph.reserved = ctx.backend.reserved_nodes(graph)
                     fusions = apply(graph, self.plan(graph, ctx), ctx.backend)
                     self.finish(fusions)
+                    if fusions:
+                        ctx.graphs.clear()
+                    else:
+                        ctx.graphs[block] = graph
                     if not fusions or not self.repeat:
                         break
 
@@ -119,6 +129,6 @@ class FusionPass(Pass):
     def record(self, ctx: PassContext, graph: DataflowGraph, nodes, reason: str | None,
                why_fused: str = "") -> bool:
         """Record a decision on `nodes`; True when `reason` (why not) is None."""
-        ctx.report.add(Decision(self.name, reason is None,
-                                tuple(graph.describe(i) for i in nodes), reason or why_fused))
+        ctx.report.add(self.name, reason is None, tuple(graph.describe(i) for i in nodes),
+                       reason or why_fused)
         return reason is None

@@ -48,6 +48,9 @@ class DataflowGraph:
                 self.users[p].append(i)
         # why each node may join no fusion (unfusible(i)), kept once asked
         self._unfusible: dict[int, str | None] = {}
+        # legality.node_problem per node, on the backend this graph's pass fuses for
+        # (which also sets `reserved`)
+        self.node_problems: dict[int, str | None] = {}
         # whether XLA emits the block's fusions with layouts on their parameters,
         # constants and root only (Backend.lacks_layouts: a block of a while, case
         # or if region it may compile whole), so the region rules apply
@@ -164,27 +167,33 @@ class DataflowGraph:
 
 
 def reads_of(op) -> list[ir.Value]:
-    values = dict.fromkeys(op.operation.operands)
-    if op.operation.name == opinfo.FUSION:
+    """The values `op` reads, its operands first, then those its regions read from
+    outside it, in first-use order, without repeats."""
+    operation = op.operation
+    values = dict.fromkeys(operation.operands)
+    if not len(operation.regions) or operation.name == opinfo.FUSION:
         return list(values)  # a fused computation reads its parameters only (as in HLO)
-    for region in op.operation.regions:
-        for block in region.blocks:
-            for inner in block.operations:
-                for v in reads_of(inner):
-                    if not _inside(v, op.operation):
-                        values.setdefault(v, None)
+    defined: set = set()
+    read: list = []
+    _walk_regions(operation, defined, read)
+    values.update((v, None) for v in read if v not in defined)
     return list(values)
 
 
-def _inside(value: ir.Value, op: ir.Operation) -> bool:
-    """Whether `value` is defined within `op`'s regions."""
-    owner = value.owner
-    node = owner.owner if isinstance(owner, ir.Block) else owner.operation
-    while node is not None:
-        if node == op:
-            return True
-        node = node.parent
-    return False
+def _walk_regions(operation, defined: set, read: list) -> None:
+    """Add to `read` the operands of every op inside `operation`'s regions, in order,
+    and to `defined` every value made there, in one walk (asking each value for its
+    owner's ancestors made a loop nest quadratic in its depth); a fusion's body reads
+    its parameters only, so no walk goes into one."""
+    for region in operation.regions:
+        for block in region.blocks:
+            defined.update(block.arguments)
+            for inner in block.operations:
+                inner = inner.operation
+                read.extend(inner.operands)
+                defined.update(inner.results)
+                if inner.name != opinfo.FUSION:
+                    _walk_regions(inner, defined, read)
 
 
 def functions(module: ir.Module) -> list:

@@ -35,7 +35,14 @@ def _size_problem(size: int, backend: Backend) -> str | None:
 
 
 def node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
-    """Why node `i` can join no fusion on `backend`."""
+    """Why node `i` can join no fusion on `backend` (the one the graph's passes fuse
+    for: the answer is kept in the graph, as every group the node may join asks)."""
+    if i not in graph.node_problems:
+        graph.node_problems[i] = _node_problem(graph, i, backend)
+    return graph.node_problems[i]
+
+
+def _node_problem(graph: DataflowGraph, i: int, backend: Backend) -> str | None:
     if graph.name(i) == opinfo.FUSION:
         return None
     if i in graph.reserved:
@@ -240,10 +247,13 @@ class GrowingGroup:
         graph = self.graph
         if any(graph.producer(v) in self.members for v in graph.reads[p]):
             return True
+        keys = [key for key in _outside_keys(graph, p) if self.leaf_keys[key] > 0]
+        if not keys:  # no member's key to be one with (most candidates)
+            return False
         results = set(graph.results(p))
         leaving = collections.Counter(key for r in readers for key, outer in self.leaves[r]
                                       if not results.isdisjoint(outer))
-        return any(self.leaf_keys[key] > leaving[key] for key in _outside_keys(graph, p))
+        return any(self.leaf_keys[key] > leaving[key] for key in keys)
 
     def _count_leaves(self, p: int) -> None:
         """Keeps leaf_keys up to date as `p` joins (p already a member)."""
@@ -253,15 +263,17 @@ class GrowingGroup:
                 kept, dropped = [], []
                 for entry in self.leaves[r]:
                     (kept if results.isdisjoint(entry[1]) else dropped).append(entry)
-                self.leaf_keys.subtract(key for key, _ in dropped)
-                if self.root_function is not None and r not in self.root_function:
-                    self.other_leaf_keys.subtract(key for key, _ in dropped)
-                self.leaves[r] = kept
+                if dropped:
+                    self.leaf_keys.subtract(key for key, _ in dropped)
+                    if self.root_function is not None and r not in self.root_function:
+                        self.other_leaf_keys.subtract(key for key, _ in dropped)
+                    self.leaves[r] = kept
         self.leaves[p] = [(key, outer) for key, outer in _outside_entries(graph, p)
                           if all(graph.producer(v) not in self.members for v in outer)]
-        self.leaf_keys.update(key for key, _ in self.leaves[p])
-        if self.root_function is not None and p not in self.root_function:
-            self.other_leaf_keys.update(key for key, _ in self.leaves[p])
+        if self.leaves[p]:
+            self.leaf_keys.update(key for key, _ in self.leaves[p])
+            if self.root_function is not None and p not in self.root_function:
+                self.other_leaf_keys.update(key for key, _ in self.leaves[p])
         self.has_fusion |= graph.name(p) == opinfo.FUSION
 
     def _comes_back(self, p: int) -> bool:
@@ -344,9 +356,15 @@ def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
     """capability.shared_value_problem's view of `group` as one fusion: each op it
     fuses, with the fused op making each operand (or the value read from outside)."""
     made_by = _maker_in(graph, group)
-    return [(op, [made_by(o) if o is not None else v.owner
-                  for v, o in zip(op.operation.operands, outer)])
-            for i in sorted(group) for op, outer in _fused_reads(graph, i)]
+    producers = []
+    for i in sorted(group):
+        if graph.name(i) != opinfo.FUSION:  # an op reads nothing made inside itself
+            producers += [(op, [made_by(o) for o in outer]) for op, outer in _fused_reads(graph, i)]
+        else:
+            producers += [(op, [made_by(o) if o is not None else v.owner
+                                for v, o in zip(op.operation.operands, outer)])
+                          for op, outer in _fused_reads(graph, i)]
+    return producers
 
 
 def _maker_in(graph: DataflowGraph, group: set[int]):
@@ -356,12 +374,12 @@ def _maker_in(graph: DataflowGraph, group: set[int]):
     maker = {}  # a member's result -> the op (or outer value) that makes it in the fusion
     for i in group:
         op = graph.nodes[i]
-        if opinfo.name(op) == opinfo.FUSION:  # a root may be one of its parameters
+        if graph.name(i) == opinfo.FUSION:  # a root may be one of its parameters
             maker.update((r, op.operation.operands[v.arg_number]
                           if isinstance(v.owner, ir.Block) else v.owner)
-                         for r, v in zip(op.operation.results, opinfo.fusion_roots(op)))
+                         for r, v in zip(graph.results(i), opinfo.fusion_roots(op)))
         else:
-            maker.update((r, op) for r in op.operation.results)
+            maker.update((r, op) for r in graph.results(i))
 
     def made_by(value):
         while isinstance(value, ir.Value) and value in maker:
@@ -375,9 +393,12 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
     made_by = None
     for i in group if nodes is None else nodes:
         for op, operands in _fused_reads(graph, i):
+            select = opinfo.name(op) == "stablehlo.select"
+            if not select and not graph.lacks_layouts:
+                continue  # select_problem is about selects only
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None
-            if opinfo.name(op) == "stablehlo.select":  # what makes its predicate, merged
+            if select:  # what makes its predicate, merged
                 made_by = made_by or _maker_in(graph, group)
                 makers = [None if out else v.owner if o is None else made_by(o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]

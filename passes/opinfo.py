@@ -198,15 +198,17 @@ def unfusible_reason(op) -> str | None:
         return None
     if n not in KNOWN:
         return f"{n} is not an op the fusion passes understand"
-    types = [v.type for v in op.operation.operands] + [r.type for r in op.operation.results]
-    if not all(static_tensor(t) for t in types):
-        return f"{n} has a non-static or non-tensor type"
     operands = list(op.operation.operands)
+    empty = False
+    for t in [v.type for v in operands] + list(op.operation.results.types):
+        if not static_tensor(t):
+            return f"{n} has a non-static or non-tensor type"
+        empty |= 0 in t.shape
     if n in FOLDS_IDENTICAL_OPERANDS and len(set(operands[-2:])) == 1:
         # XLA folds select(p, x, x), max(x, x), x - x, ...: fused, the values only
         # that op read become unread fusion parameters, which XLA's verifier refuses
         return f"XLA folds {n} of identical operands"
-    if any(num_elements(t) == 0 for t in types):
+    if empty:
         return f"{n} has a zero-element tensor"  # XLA folds it, leaving unused fused parameters
     if n == REDUCE and not plain_reducer(op):
         return "reduce body uses values from outside or non-StableHLO ops"

@@ -80,7 +80,9 @@ def describe_passes() -> str:
 
 
 class PassManager:
-    """Runs passes in order; `after_pass(name, module)` sees the IR after each."""
+    """Runs passes in order; `after_pass(name, module)` sees the IR after each, and
+    then each pass's output is verified, to name the pass that broke it; else the
+    pipeline's output is verified once (jaxlib verifies again when it compiles)."""
 
     def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str | Backend = "cpu",
                  after_pass: Callable[[str, ir.Module], None] | None = None):
@@ -96,13 +98,16 @@ class PassManager:
         for p in self.passes:
             p.run(module, ctx)
             if not isinstance(p, FusionPass):  # it may have erased a call
+                ctx.graphs.clear()
                 with module.context:
                     ctx.functions = functions(module)
-            verify(module, f"<after {p.name}>")
             if self.after_pass:
+                verify(module, f"<after {p.name}>")
                 self.after_pass(p.name, module)
+        if not self.after_pass:
+            verify(module, "<after the pipeline>")
         unfuse_what_import_folds(module, ctx)
-        ctx.report.fusions = describe_fusions(module, ctx.functions)
+        ctx.report.fusions_from = lambda: describe_fusions(module, ctx.functions)
         return ctx.report
 
 
@@ -166,8 +171,10 @@ def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
     manager = PassManager(pipeline, backend, after_pass)
     report = manager.run(module)
     check_backend(module, backend, imports_checked=True)
-    return FusionResult(to_text(module, debug_info=True), report,
-                        manager.backend.xla_passes_off(module))
+    text = to_text(module, debug_info=True)
+    # described from the text, so that the report does not keep the module alive
+    report.fusions_from = lambda: describe_fusions(parse(text))
+    return FusionResult(text, report, manager.backend.xla_passes_off(module))
 
 
 def fuse(stablehlo_text: str, backend: str | Backend = "cpu") -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 _FILE_LOC = re.compile(r'^loc\("([^"]*)":(\d+):(\d+)\)$')
@@ -50,21 +51,34 @@ class FusionInfo:
 @dataclass
 class FusionReport:
     backend: str
-    fusions: list[FusionInfo] = field(default_factory=list)
     decisions: list[Decision] = field(default_factory=list)
     # why the fused module did not run (tracehlo.jit then compiles with XLA's fusion)
     fallback: str | None = None
+    # what `fusions` is made by, when first read: describing every fusion costs as much
+    # as a pass, and most compiles never read it (fusion_report(), hlo-dump do)
+    fusions_from: Callable[[], list[FusionInfo]] = field(default=list, repr=False)
+
+    @property
+    def fusions(self) -> list[FusionInfo]:
+        """The final module's fusions."""
+        if self._fusions is None:
+            self._fusions = self.fusions_from()
+        return self._fusions
 
     def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
-        self.add(Decision(pass_name, fused, tuple(describe(op) for op in ops), reason))
+        self.add(pass_name, fused, tuple(describe(op) for op in ops), reason)
 
-    def add(self, decision: Decision) -> None:
-        if decision not in self._seen:  # passes iterate to a fixed point: say it once
-            self._seen.add(decision)
-            self.decisions.append(decision)
+    def add(self, pass_name: str, fused: bool, ops: tuple[str, ...], reason: str) -> None:
+        """A Decision on `describe`d ops, said once: passes iterate to a fixed point
+        (compared as fields, so a repeated one costs no Decision)."""
+        fields = (pass_name, fused, ops, reason)
+        if fields not in self._seen:
+            self._seen.add(fields)
+            self.decisions.append(Decision(*fields))
 
     def __post_init__(self):
-        self._seen: set[Decision] = set()
+        self._seen: set[tuple] = set()
+        self._fusions: list[FusionInfo] | None = None
 
     @property
     def rejected(self) -> list[Decision]:

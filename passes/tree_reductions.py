@@ -31,6 +31,8 @@ class TreeReductions(Pass):
         with module.context:
             for _, block in blocks(module, ctx.functions):
                 for op in list(block.operations):
+                    if op.operation.name != opinfo.REDUCE:  # what split_reduce splits
+                        continue
                     window = ctx.backend.tree_reduction_window(op)
                     while window is not None:  # the partial sums may be long too
                         op = split_reduce(op, window)
