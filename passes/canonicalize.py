@@ -239,9 +239,11 @@ def _guard_constant_integer_division(op) -> None:
     signed = not element.is_unsigned
 
     def splat(number):
+        # the bindings take an int64: u64's all ones is passed as its bits, -1
+        bits = number - (1 << 64) if number >= 1 << 63 else number
         return ir.Operation.create("stablehlo.constant", results=[result_type], attributes={
             "value": ir.DenseElementsAttr.get_splat(
-                result_type, ir.IntegerAttr.get(element, number))}).results[0]
+                result_type, ir.IntegerAttr.get(element, bits))}).results[0]
 
     def create(name, operands, result=None, **attributes):
         return ir.Operation.create(f"stablehlo.{name}", results=[result or bools],

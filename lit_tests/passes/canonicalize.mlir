@@ -329,6 +329,21 @@ func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tens
 
 // -----
 
+// ui64's all ones does not fit the int64 the bindings take (it raised std::bad_cast:
+// the corpus's div_uint64_2_uint64_2 under --fuse).
+// CHECK-LABEL: func.func @constant_uint64_division
+// CHECK:      %[[Q:.*]] = stablehlo.divide %{{.*}}, %{{.*}} : tensor<2xui64>
+// CHECK-NEXT: %[[ALL_ONES:.*]] = stablehlo.constant dense<18446744073709551615> : tensor<2xui64>
+// CHECK-NEXT: stablehlo.select %{{.*}}, %[[ALL_ONES]], %[[Q]]
+func.func @constant_uint64_division() -> tensor<2xui64> {
+  %a = stablehlo.constant dense<[7, 18446744073709551615]> : tensor<2xui64>
+  %b = stablehlo.constant dense<[0, 2]> : tensor<2xui64>
+  %q = stablehlo.divide %a, %b : tensor<2xui64>
+  return %q : tensor<2xui64>
+}
+
+// -----
+
 // XLA's simplifier makes a / sqrt(b) a * rsqrt(b), a / rsqrt(b) a * sqrt(b) and
 // a / pow(b, c) a * pow(b, -c) before its fusion; fused, the divide would round
 // differently (gamma's (1 / 3) / sqrt(d)). A root with another use stays.
