@@ -50,8 +50,8 @@ def apply(graph: DataflowGraph, groups: list[Group], backend: Backend) -> list:
 
 def _build(graph: DataflowGraph, group: Group, backend: Backend):
     members = sorted(group.members)
-    inputs = graph.inputs(group.members)
     outputs = graph.outputs(group.members, group.owned)
+    inputs = _walk_order(graph, group.members, outputs)
     inner_ops = [o for i in members for o in _flat(graph.nodes[i])]
     loc = ir.Location.fused([o.location for o in inner_ops], context=graph.block.owner.context)
     with loc:
@@ -67,6 +67,30 @@ def _build(graph: DataflowGraph, group: Group, backend: Backend):
         ir.Operation.create("stablehlo.return", operands=roots, ip=ip)
         fusion.attributes["fusion_kind"] = _kind_attr(backend, roots)
     return fusion, outputs
+
+
+def _walk_order(graph: DataflowGraph, group: set[int], outputs: list) -> list[ir.Value]:
+    """The group's inputs in the order XLA's post-order walk of the unfused ops reaches
+    them (from each output, operands first to last, depth first), not in program order.
+    XLA's simplifier rewrites in that walk's order and some outcomes depend on it: f's
+    constant (1 / 3) / sqrt(d) folds exactly, as under jax.jit, only if the walk reaches
+    log(d) before the loop that reads d (else it becomes 1 * rsqrt(d), one ulp off)."""
+    order, seen = {}, set()
+    for root in map(graph.producer, outputs):
+        if root in seen:
+            continue
+        seen.add(root)
+        stack = [iter(graph.reads[root])]
+        while stack:
+            v = next(stack[-1], None)
+            if v is None:
+                stack.pop()
+            elif (p := graph.producer(v)) not in group:
+                order.setdefault(v, None)
+            elif p not in seen:
+                seen.add(p)
+                stack.append(iter(graph.reads[p]))
+    return list(order) + [v for v in graph.inputs(group) if v not in order]
 
 
 def _flat(op) -> list:

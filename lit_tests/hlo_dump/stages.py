@@ -22,7 +22,7 @@
 # CHECK-NEXT: module @jit_scaled_sum
 # CHECK:        stablehlo.sine %arg1 : tensor<4xf32>{{$}}
 # CHECK:      // ----- scaled_sum: fused (cpu) -----
-# CHECK:        "mhlo.fusion"(%arg1, %arg0) <{fusion_kind = #mhlo<fusion_kind kLoop>}>
+# CHECK:        "mhlo.fusion"(%arg0, %arg1) <{fusion_kind = #mhlo<fusion_kind kLoop>}>
 # CHECK:      // ----- scaled_sum: hlo (fusion=tracehlo) -----
 # CHECK:      HloModule jit_scaled_sum
 # CHECK:      ENTRY

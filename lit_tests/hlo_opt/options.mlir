@@ -24,7 +24,7 @@
 // LOC: #[[SUB:loc[0-9]+]] = loc("softmax.py":6:5)
 // LOC: #[[EXP:loc[0-9]+]] = loc("softmax.py":7:3)
 // LOC: #[[FUSED:loc[0-9]+]] = loc(fused[{{.*}}#[[SUB]], #[[EXP]]])
-// LOC: }) : (tensor<64xf16>, tensor<64x128xf16>) -> tensor<64x128xf16> loc(#[[FUSED]])
+// LOC: }) : (tensor<64x128xf16>, tensor<64xf16>) -> tensor<64x128xf16> loc(#[[FUSED]])
 
 // On GPU a reduction root makes an input fusion.
 // GPU: fusion_kind kInput

@@ -24,10 +24,10 @@ func.func @expensive_two_users(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16
 // broadcast, see canonicalize.mlir) is cheap, so copied into both users.
 // CHECK-LABEL: func.func @divide_by_constant_is_cheap
 // CHECK: %[[R:.*]] = stablehlo.divide %{{.*}}, %cst
-// CHECK: "mhlo.fusion"(%[[R]], %arg0)
+// CHECK: "mhlo.fusion"(%arg0, %[[R]])
 // CHECK: stablehlo.multiply
 // CHECK: stablehlo.add
-// CHECK: "mhlo.fusion"(%[[R]], %arg0)
+// CHECK: "mhlo.fusion"(%arg0, %[[R]])
 // CHECK: stablehlo.multiply
 // CHECK: stablehlo.multiply
 // CHECK-NOT: stablehlo.divide %arg
@@ -110,7 +110,7 @@ func.func @expensive_sole_user(%x: tensor<16xf32>) -> tensor<16xf32> {
 // CHECK-LABEL: func.func @reduce_into_broadcast
 // CHECK: %[[R:.*]] = "mhlo.fusion"(%arg0)
 // CHECK: stablehlo.reduce
-// CHECK: "mhlo.fusion"(%[[R]], %arg0)
+// CHECK: "mhlo.fusion"(%arg0, %[[R]])
 // CHECK-NOT: stablehlo.reduce
 // CHECK: stablehlo.broadcast_in_dim
 // WHY: not fused: stablehlo.reduce {{.*}} expensive stablehlo.reduce would be recomputed: stablehlo.broadcast_in_dim reads each element more than once
@@ -179,9 +179,9 @@ func.func @operand_bound(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> 
 // stays outside the fusion. @scale_any is also called with a variable: fused.
 // CHECK-LABEL: func.func private @scale_constant
 // CHECK: %[[D:.*]] = stablehlo.subtract %arg2, %arg1
-// CHECK: "mhlo.fusion"(%[[D]], %arg0, %arg1)
+// CHECK: "mhlo.fusion"(%arg0, %[[D]], %arg1)
 // CHECK-LABEL: func.func private @scale_any
-// CHECK: "mhlo.fusion"(%arg2, %arg1, %arg0)
+// CHECK: "mhlo.fusion"(%arg0, %arg2, %arg1)
 // CHECK: stablehlo.subtract
 // WHY: not fused: stablehlo.subtract {{.*}}: arithmetic on constants: left to XLA's constant folding
 func.func @calls_with_constants(%x: tensor<4xf16>, %v: tensor<f16>) -> (tensor<4xf16>, tensor<4xf16>) {
@@ -277,4 +277,20 @@ func.func @copies_of_copies_leave_no_dead_fusion(%x: tensor<16x30xf32>, %w: tens
   %s = stablehlo.subtract %z, %rb : tensor<16x30xf32>
   %e = stablehlo.exponential %s : tensor<16x30xf32>
   return %r, %e : tensor<16xf32>, tensor<16x30xf32>
+}
+
+// -----
+
+// A fusion's parameters come in the order XLA's post-order walk of the unfused ops
+// reaches them (operands first to last, depth first), not in the order the ops are
+// written: XLA's simplifier rewrites in that order, and f's constant (1 / 3) / sqrt(d)
+// folded one ulp off jax.jit's while the loop's v was read before log(d).
+// CHECK-LABEL: func.func @parameters_in_walk_order
+// CHECK: "mhlo.fusion"(%arg0, %arg1)
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<2xf64>, %[[V:.*]]: tensor<2xf64>):
+// CHECK-NEXT: stablehlo.log %[[V]]
+func.func @parameters_in_walk_order(%logd: tensor<2xf64>, %v: tensor<2xf64>) -> tensor<2xf64> {
+  %logv = stablehlo.log %v : tensor<2xf64>
+  %s = stablehlo.add %logd, %logv : tensor<2xf64>
+  return %s : tensor<2xf64>
 }

@@ -103,8 +103,8 @@ func.func @no_reduce_fused_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
 // CHECK-LABEL: func.func @broadcast_reads_a_parameter_in_a_region
 // CHECK: do {
 // CHECK: %[[S:.*]] = stablehlo.convert
-// CHECK-NEXT: "mhlo.fusion"(%[[S]], %{{.*}}) {{.*}}{
-// CHECK-NEXT: ^bb0(%[[P:.*]]: tensor<f32>, %{{.*}}: tensor<3xf32>):
+// CHECK-NEXT: "mhlo.fusion"(%{{.*}}, %[[S]]) {{.*}}{
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<3xf32>, %[[P:.*]]: tensor<f32>):
 // CHECK-NEXT: stablehlo.broadcast_in_dim %[[P]]
 // WHY: a fused stablehlo.broadcast_in_dim reading a value computed in the fusion, in a loop XLA compiles whole
 func.func @broadcast_reads_a_parameter_in_a_region(%a: tensor<3xf32>) -> tensor<3xf32> {
@@ -134,7 +134,7 @@ func.func @broadcast_reads_a_parameter_in_a_region(%a: tensor<3xf32>) -> tensor<
 // CHECK-LABEL: func.func @broadcast_widening_a_unit_dim_in_a_region
 // CHECK: do {
 // CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %{{.*}}, dims = [0, 1] : (tensor<4x1xf32>) -> tensor<4x8xf32>
-// CHECK-NEXT: "mhlo.fusion"(%arg2, %{{.*}}, %[[B]])
+// CHECK-NEXT: "mhlo.fusion"(%{{.*}}, %arg2, %[[B]])
 // CHECK-NEXT: ^bb0(
 // CHECK-NEXT: stablehlo.broadcast_in_dim %{{.*}}, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: stablehlo.multiply
@@ -168,7 +168,7 @@ func.func @broadcast_widening_a_unit_dim_in_a_region(%a: tensor<4x8xf32>, %col: 
 // CHECK-LABEL: func.func @a_larger_loop_fuses_as_outside_one
 // CHECK: do {
 // CHECK: %[[E:.*]] = "mhlo.fusion"(%{{.*}}, %{{.*}})
-// CHECK-NEXT: ^bb0(%{{.*}}: tensor<i32>, %{{.*}}: tensor<16x16xf32>):
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<16x16xf32>, %{{.*}}: tensor<i32>):
 // CHECK-NEXT: stablehlo.convert
 // CHECK-NEXT: stablehlo.broadcast_in_dim
 // CHECK: "mhlo.fusion"(%[[E]])
