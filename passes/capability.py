@@ -138,10 +138,12 @@ def region_read_problem(op, outside: list[bool]) -> str | None:
     return None
 
 
-def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> str | None:
-    """Why XLA CPU's loop emitter aborts on a fusion whose ops are `producers`:
-    (op, [what makes each operand: a fused op, or the ir.Value a fusion parameter
-    holds]), in topological order. The emitter splits a fusion into functions
+def shared_value_problem(operations: list, makers: list[list],
+                         memo: dict | None = None) -> str | None:
+    """Why XLA CPU's loop emitter aborts on a fusion of `operations` (in topological
+    order), `makers[k]` saying what makes each operand of the k-th: the index of
+    a fused op, or the ir.Value a fusion parameter holds (indices: hashing an
+    operation costs more than the rest of a lookup). The emitter splits a fusion into functions
     (PartitionedComputation): an op read by several ops that are not all
     elementwise under one index map ends a function, whose result type needs the
     op's layout. XLA fuses after layout assignment, so its own fusions have
@@ -156,11 +158,10 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
     repeats the emitter's partitioning, users before producers. `memo` keeps what
     XLA's CSE compares per op between calls on an unchanged module."""
     memo = {} if memo is None else memo
-    operations, makers = _numbered(producers)
     keys = _identical_ops(operations, makers, memo)
     readers: dict = {}  # node key -> {reader's key: reader}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
-    for (op, _), key, made_by in zip(producers, keys, makers):
+    for op, key, made_by in zip(operations, keys, makers):
         for p in made_by:
             if type(p) is int:
                 p = keys[p]
@@ -170,7 +171,7 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
                 nodes[p] = p
             readers.setdefault(p, {})[key] = op
     # identical ops are one, where the first of them is (users come before producers)
-    for (op, _), key in zip(producers, keys):
+    for op, key in zip(operations, keys):
         nodes[key] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
@@ -207,24 +208,6 @@ def shared_value_problem(producers: list[tuple], memo: dict | None = None) -> st
         else:
             ids[key] = (ids[next(iter(read_by))][0], next(fresh))
     return reduce_cone_problem(operations, makers)
-
-
-def _numbered(producers: list[tuple]) -> tuple[list, list[list]]:
-    """The producers' operations, and what makes each one's operands: the index of a
-    producer, a parameter's ir.Value, or the operation of an op not among them
-    (indices: hashing an operation costs more than the rest of a lookup)."""
-    operations = [op.operation for op, _ in producers]
-    index = {o: k for k, o in enumerate(operations)}
-    makers = []
-    for _, made_by in producers:
-        found = []
-        for p in made_by:
-            if not isinstance(p, ir.Value):
-                p = p.operation
-                p = index.get(p, p)
-            found.append(p)
-        makers.append(found)
-    return operations, makers
 
 
 def reduce_cone_problem(operations: list, makers: list[list]) -> str | None:
@@ -286,7 +269,8 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
 
 
 def _identical_ops(operations: list, makers: list[list], memo: dict) -> list:
-    """Each fused op's key after XLA's CSE (_numbered's `operations` and `makers`): ops
+    """Each fused op's key after XLA's CSE (shared_value_problem's `operations` and
+    `makers`): ops
     without regions with the same name, attributes, result types and operand keys
     share one (a parameter value's key is parameter_key's). Ops with regions keep
     their own (XLA's CSE also compares their computations; not repeated here)."""
@@ -353,12 +337,14 @@ def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
     return None
 
 
-def body_producers(fusion) -> list[tuple]:
+def body_producers(fusion) -> tuple[list, list[list]]:
     """shared_value_problem's view of an mhlo.fusion's body: a parameter is the value
     the fusion reads from outside (what XLA's CSE compares)."""
     outer = dict(zip(fusion.operation.regions[0].blocks[0].arguments, fusion.operation.operands))
-    return [(op, [outer[v] if v in outer else v.owner for v in op.operation.operands])
-            for op in opinfo.fusion_body(fusion)]
+    operations = [op.operation for op in opinfo.fusion_body(fusion)]
+    index = {o: k for k, o in enumerate(operations)}
+    return operations, [[outer[v] if v in outer else index.get(o := v.owner.operation, o)
+                         for v in operation.operands] for operation in operations]
 
 
 def reshape_like(op) -> bool:
@@ -573,7 +559,7 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
     if backend.max_fused_ops is not None and size > backend.max_fused_ops:
         return f"{size} fused ops exceed XLA {backend.name}'s bound of {backend.max_fused_ops}"
     if not backend.layout_sensitive_ops:
-        reason = shared_value_problem(body_producers(fusion), memo)
+        reason = shared_value_problem(*body_producers(fusion), memo)
         if reason:
             return reason
     region = False

@@ -58,6 +58,7 @@ class DataflowGraph:
         # legality._outside_entries and _fused_reads per node, computed when first asked
         self.outside_entries: dict[int, list] = {}
         self.fused_reads: dict[int, list] = {}
+        self.numbered: dict[int, tuple] = {}  # legality._numbered_member
         # what XLA's CSE compares of an op or a fusion parameter, by op or value
         # (capability.cse_key, parameter_key): the fusion checks ask again for every
         # candidate group; the IR does not change while a pass plans

@@ -96,7 +96,7 @@ def group_problem(graph: DataflowGraph, group: set[int], backend: Backend, max_o
             return reason
     if not backend.layout_sensitive_ops:
         reason = _layout_problem(graph, group) or (
-            len(group) > 1 and shared_value_problem(_fused_producers(graph, group),
+            len(group) > 1 and shared_value_problem(*_fused_producers(graph, group),
                                                     graph.cse_memo))
         if reason:
             return reason
@@ -208,7 +208,7 @@ class GrowingGroup:
                            for v in graph.reads[p]))
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
-                look and shared_value_problem(_fused_producers(graph, self.members),
+                look and shared_value_problem(*_fused_producers(graph, self.members),
                                               graph.cse_memo))
             self.members.discard(p)
             if reason:
@@ -233,7 +233,7 @@ class GrowingGroup:
         graph, known = self.graph, self.root_function
         return (known is not None and bool(readers) and len(graph.results(p)) == 1
                 and graph.name(p) != opinfo.FUSION
-                and not any(graph.producer(v) in self.members for v in graph.reads[p])
+                and self.members.isdisjoint(graph.operands[p])
                 and all(r in known and graph.name(r) in HLO_ELEMENTWISE
                         for r in readers))
 
@@ -245,7 +245,7 @@ class GrowingGroup:
         the same key. Its readers' ops that read it stop being such members, and an
         op reading a member is looked at whole."""
         graph = self.graph
-        if any(graph.producer(v) in self.members for v in graph.reads[p]):
+        if not self.members.isdisjoint(graph.operands[p]):
             return True
         keys = [key for key in _outside_keys(graph, p) if self.leaf_keys[key] > 0]
         if not keys:  # no member's key to be one with (most candidates)
@@ -352,40 +352,59 @@ def _outside_keys(graph: DataflowGraph, i: int) -> set:
     return {key for key, _ in _outside_entries(graph, i)}
 
 
-def _fused_producers(graph: DataflowGraph, group: set[int]) -> list[tuple]:
-    """capability.shared_value_problem's view of `group` as one fusion: each op it
-    fuses, with the fused op making each operand (or the value read from outside)."""
-    made_by = _maker_in(graph, group)
-    producers = []
-    for i in sorted(group):
+def _numbered_member(graph: DataflowGraph, i: int) -> tuple[list, list[list], list]:
+    """Member `i`'s fused operations; what makes each one's operands (the index of
+    one of them, or the value read from outside `i`); and what makes each of `i`'s
+    results (an index, or the parameter's value a fusion root passes through).
+    Kept per node: every group the node may join asks again."""
+    numbered = graph.numbered.get(i)
+    if numbered is None:
+        reads = _fused_reads(graph, i)
+        operations = [op.operation for op, _ in reads]
         if graph.name(i) != opinfo.FUSION:  # an op reads nothing made inside itself
-            producers += [(op, [made_by(o) for o in outer]) for op, outer in _fused_reads(graph, i)]
+            makers = [outer for _, outer in reads]
+            roots = [0] * len(graph.results(i))
         else:
-            producers += [(op, [made_by(o) if o is not None else v.owner
-                                for v, o in zip(op.operation.operands, outer)])
-                          for op, outer in _fused_reads(graph, i)]
-    return producers
+            index = {o: k for k, o in enumerate(operations)}
+            makers = [[index.get(v.owner.operation, v.owner.operation) if o is None else o
+                       for v, o in zip(operation.operands, outer)]
+                      for operation, (_, outer) in zip(operations, reads)]
+            roots = [graph.nodes[i].operation.operands[v.arg_number]
+                     if isinstance(v.owner, ir.Block) else index[v.owner.operation]
+                     for v in opinfo.fusion_roots(graph.nodes[i])]
+        numbered = graph.numbered[i] = (operations, makers, roots)
+    return numbered
 
 
-def _maker_in(graph: DataflowGraph, group: set[int]):
-    """A function from a value a member reads to the op that makes it once `group` is
-    one fusion (through member fusions' roots), or the value itself when it comes
-    from outside."""
-    maker = {}  # a member's result -> the op (or outer value) that makes it in the fusion
-    for i in group:
-        op = graph.nodes[i]
-        if graph.name(i) == opinfo.FUSION:  # a root may be one of its parameters
-            maker.update((r, op.operation.operands[v.arg_number]
-                          if isinstance(v.owner, ir.Block) else v.owner)
-                         for r, v in zip(graph.results(i), opinfo.fusion_roots(op)))
-        else:
-            maker.update((r, op) for r in graph.results(i))
+def _numbering(graph: DataflowGraph, group: set[int]):
+    """The ops `group` fuses, numbered in member order; the first number of each
+    member; and a function from a value a member reads to the number of the op
+    that makes it once `group` is one fusion (through member fusions' roots), or
+    the value itself when it comes from outside."""
+    operations, first = [], {}
+    maker = {}  # a member's result -> the op's number (or outer value) making it in the fusion
+    for i in sorted(group):
+        ops, _, roots = _numbered_member(graph, i)
+        first[i] = len(operations)
+        maker.update((r, first[i] + m if type(m) is int else m)
+                     for r, m in zip(graph.results(i), roots))
+        operations += ops
 
     def made_by(value):
         while isinstance(value, ir.Value) and value in maker:
             value = maker[value]
         return value
-    return made_by
+    return operations, first, made_by
+
+
+def _fused_producers(graph: DataflowGraph, group: set[int]) -> tuple[list, list[list]]:
+    """capability.shared_value_problem's view of `group` as one fusion: the ops it
+    fuses, and what makes each one's operands (a fused op's number, or the value
+    read from outside)."""
+    operations, first, made_by = _numbering(graph, group)
+    makers = [[first[i] + m if type(m) is int else made_by(m) for m in operand_makers]
+              for i in first for operand_makers in _numbered_member(graph, i)[1]]
+    return operations, makers
 
 
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
@@ -399,9 +418,11 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None
             if select:  # what makes its predicate, merged
-                made_by = made_by or _maker_in(graph, group)
+                if made_by is None:
+                    numbered, _, made_by = _numbering(graph, group)
                 makers = [None if out else v.owner if o is None else made_by(o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]
+                makers = [numbered[m] if type(m) is int else m for m in makers]
             reason = select_problem(op, outside, makers) or (
                 region_read_problem(op, outside) if graph.lacks_layouts else None)
             if reason:
