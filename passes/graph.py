@@ -64,6 +64,7 @@ class DataflowGraph:
         # candidate group; the IR does not change while a pass plans
         self.cse_memo: dict = {}
         self._described: dict[int, str] = {}
+        self._locations: dict = {}  # report.short_loc's memo
         self._bodies: dict[int, list] = {}
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
@@ -104,7 +105,7 @@ class DataflowGraph:
         """report.describe of node `i`, kept: every decision of a growing fusion
         names its root."""
         if i not in self._described:
-            self._described[i] = describe(self.nodes[i])
+            self._described[i] = describe(self.nodes[i], self._locations)
         return self._described[i]
 
     def __len__(self) -> int:

@@ -9,15 +9,23 @@ from typing import Callable
 _FILE_LOC = re.compile(r'^loc\("([^"]*)":(\d+):(\d+)\)$')
 
 
-def short_loc(op) -> str:
-    """`file:line:col` for a file location, else MLIR's own spelling."""
+def short_loc(op, memo: dict | None = None) -> str:
+    """`file:line:col` for a file location, else MLIR's own spelling. `memo` keeps
+    it per location: ops share few (one per source line), and a location is an
+    attribute, uniqued while its context lives, where printing it costs 3 us."""
+    if memo is not None:
+        key = op.location.attr
+        if key not in memo:
+            memo[key] = short_loc(op)
+        return memo[key]
     text = str(op.location)
     match = _FILE_LOC.match(text)
     return ":".join(match.groups()) if match else text
 
 
-def describe(op) -> str:
-    return f"{op.operation.name} @ {short_loc(op)}"
+def describe(op, memo: dict | None = None) -> str:
+    """`op` as a decision names it; `memo` as short_loc's."""
+    return f"{op.operation.name} @ {short_loc(op, memo)}"
 
 
 @dataclass(frozen=True)
