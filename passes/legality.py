@@ -407,10 +407,15 @@ def _fused_producers(graph: DataflowGraph, group: set[int]) -> tuple[list, list[
     return operations, makers
 
 
+_MAY_HOLD_SELECT = frozenset({"stablehlo.select", opinfo.FUSION})
+
+
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
     """Layout problems of `nodes` (default: all) as members of `group`."""
     made_by = None
     for i in group if nodes is None else nodes:
+        if not graph.lacks_layouts and graph.name(i) not in _MAY_HOLD_SELECT:
+            continue  # select_problem is about selects only
         for op, operands in _fused_reads(graph, i):
             select = opinfo.name(op) == "stablehlo.select"
             if not select and not graph.lacks_layouts:
