@@ -11,7 +11,8 @@ Workloads, each written once against a library (tracehlo or jax):
 Figures per workload (tracehlo / jax, each the median over interleaved rounds):
   frontend     trace + transform + lower: tracehlo's make_ir + lower_graph against
                jax.jit(step).trace(...).lower() (what each hands to XLA's compile)
-  first_call   a fresh jit of a fresh function object, called once, until ready
+  first_call   a fresh jit of a fresh function object, called once, until ready (no
+               cache of ours warm: the passes' memo of XLA's import is cleared)
   stages       the first call's compile stages, median ms each: tracehlo's own timings
                (Compiled.timings: trace, lower, passes, xla_compile) against
                jax.jit(step).trace / .lower / .compile, and the kernels XLA runs for
@@ -31,6 +32,7 @@ import numpy as np
 import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo.lowering import lower_graph
+from tracehlo.passes import xla_import
 from tracehlo.runtime import entry_kernels
 
 from measure import block, device_args, interleaved, perf, report
@@ -110,6 +112,9 @@ def first_call_sampler(lib, make, args):
 
     def sample():
         step = jit(make(lib))
+        # the passes keep XLA's import of their last few fused modules, which every
+        # round after the first would find: a first call of a new program finds none
+        xla_import._imported_problems.cache_clear()
         t0 = perf()
         block(step(*args))
         return perf() - t0
@@ -131,6 +136,7 @@ def stages(make, args, reps):
     """{lib: {stage: [seconds]}} over `reps` fresh compiles, and each lib's kernel count."""
     times, kernels = {"tracehlo": {}, "jax": {}}, {}
     for _ in range(reps):
+        xla_import._imported_problems.cache_clear()  # as in first_call_sampler
         compiled = tracehlo.compile(make("tracehlo"), args)
         for stage, t in compiled.timings.items():
             times["tracehlo"].setdefault(stage, []).append(t)
