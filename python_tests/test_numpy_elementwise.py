@@ -96,6 +96,12 @@ def test_binary_0d_and_scalar_arrays(name):
     check(lambda m, x, y: getattr(m, name)(x, y), np.float32(0.7), np.float32(1.5), rtol=1e-5)
 
 
+def test_float_base_integer_exponent_array_broadcasts():
+    """f32[3] ** u32[2, 1] broadcasts as jnp.power's (it was refused: fuzz seed 6109)."""
+    check(lambda m, x, y: m.power(x, y), f32(3, lo=0.5, hi=2),
+          np.array([[1], [2]], np.uint32), rtol=1e-6)
+
+
 def test_floor_divide_and_mod_signs():
     x = np.array([7, -7, 7, -7, 0, 6], np.int32)
     y = np.array([2, 2, -2, -2, 3, -3], np.int32)

@@ -260,6 +260,8 @@ def power(x1, x2):
         return lax.integer_pow(_numeric(_promote(x1)[0]), n)
     x1, x2 = _operand(x1), _operand(x2)
     if _dtypes.is_inexact(_t(x1).dtype) and _dtypes.is_int(_t(x2).dtype):
+        if _t(x1).shape and _t(x2).shape and _t(x1).shape != _t(x2).shape:
+            x1, x2 = broadcast_arrays(x1, x2)  # NumPy broadcasting, dtypes kept
         return lax.pow(x1, x2)
     x1, x2 = _promote_numeric(x1, x2)
     if _dtypes.is_int(_t(x1).dtype):
