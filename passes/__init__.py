@@ -48,7 +48,7 @@ is left to it (library.py).
 
 The chlo-legalize pass first expands CHLO ops into StableHLO with the MLIR passes
 XLA's import runs on them (erf stays an op of its own, mhlo.erf), so that their ops
-fuse with their neighbours as under jax.jit. The inline-calls pass then replaces each
+fuse with their neighbours as under JAX's jit. The inline-calls pass then replaces each
 call by its callee's body, as XLA's call inliner would (a constant argument passes through an identity call, so that XLA
 folds what the callee computes from it as it would through the call). Canonicalize then folds
 idempotent op(x, x), makes zero-element values constants and erases dead code, as

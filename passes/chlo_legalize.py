@@ -2,10 +2,10 @@
 the MLIR passes XLA's import runs, so that the fusion passes fuse the ops XLA fuses.
 
 Left to XLA's import, each CHLO op reached it unfused and became many HLO ops there,
-each its own kernel with XLA's fusion off, where jax.jit fuses them with their
+each its own kernel with XLA's fusion off, where JAX's jit fuses them with their
 neighbours; XLA CPU contracts a multiply feeding an add in one kernel into an FMA, so
 those kernel boundaries rounded otherwise (poisson's lgamma: 5 of 16 counts on one
-key were not jax.jit's). This pass is the import's own expansion (xla/pjrt/
+key differed from JAX's jit). This pass is the import's own expansion (xla/pjrt/
 mlir_to_hlo.cc, MlirToXlaComputation): chlo-legalize-to-high-level-mhlo, which keeps
 what XLA has an HLO op for (erf and top_k everywhere, sinh and the inverse
 trigonometric ops on GPU: Backend.chlo_to_mhlo_options) as an mhlo op, then

@@ -73,7 +73,7 @@ def _walk_order(graph: DataflowGraph, group: set[int], outputs: list) -> list[ir
     """The group's inputs in the order XLA's post-order walk of the unfused ops reaches
     them (from each output, operands first to last, depth first), not in program order.
     XLA's simplifier rewrites in that walk's order and some outcomes depend on it: f's
-    constant (1 / 3) / sqrt(d) folds exactly, as under jax.jit, only if the walk reaches
+    constant (1 / 3) / sqrt(d) folds exactly, as under JAX's jit, only if the walk reaches
     log(d) before the loop that reads d (else it becomes 1 * rsqrt(d), one ulp off)."""
     order, seen = {}, set()
     for root in map(graph.producer, outputs):
