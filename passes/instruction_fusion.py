@@ -28,6 +28,7 @@ class InstructionFusion(FusionPass):
         root_of: dict[int, Group] = {}  # owned member -> its group
         read: set[int] = set()  # nodes whose value a planned fusion reads from memory
         dead: set[int] = set()  # nodes every reader computes inside its own fusion
+        fusible_everywhere = _fusible_on_all_paths(graph, ctx.backend)
         chains: dict[str, list[int]] = {}
         for i, reason in graph.reserved.items():
             chains.setdefault(reason, []).append(i)
@@ -39,7 +40,7 @@ class InstructionFusion(FusionPass):
                     or not (graph.users[root] or graph.is_returned(root))
                     or legality.node_problem(graph, root, ctx.backend)):
                 continue
-            group = self._grow(graph, root, read, ctx)
+            group = self._grow(graph, root, read, ctx, fusible_everywhere)
             if len(group.members) > 1:
                 reason = (self._lone_op(graph, group.members)
                           or ctx.backend.leave_unfused(graph, root, group.members))
@@ -77,7 +78,8 @@ class InstructionFusion(FusionPass):
             dead.add(n)
         return covered
 
-    def _grow(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext) -> Group:
+    def _grow(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext,
+              fusible_everywhere: set[int]) -> Group:
         grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx))
         # users come after producers, so visiting candidates from the last one
         # back sees every user that will join before the producer itself
@@ -94,7 +96,7 @@ class InstructionFusion(FusionPass):
             # sole: every reader is an owned member, so the original dies after fusion
             sole = (not graph.is_returned(p) and p not in read
                     and all(u in grown.owned for u in graph.users[p]))
-            reason = self._problem(graph, grown, sole, p, ctx)
+            reason = self._problem(graph, grown, sole, p, ctx, fusible_everywhere)
             if self.record(ctx, graph, [p, root], reason,
                            "all users in this fusion" if sole else "cheap producer copied"):
                 grown.add(p, owned=sole)
@@ -107,17 +109,19 @@ class InstructionFusion(FusionPass):
             legality.node_problem(graph, u, ctx.backend) for u in graph.users[p])
 
     def _problem(self, graph: DataflowGraph, grown: legality.GrowingGroup, sole: bool, p: int,
-                 ctx: PassContext) -> str | None:
+                 ctx: PassContext, fusible_everywhere: set[int]) -> str | None:
         if not sole and opinfo.is_expensive(graph.nodes[p]):
             return (f"expensive {graph.name(p)} has users outside this fusion: "
                     "fusing would duplicate it")
         if not sole:
             # the original stays for other readers: a copy pays if its operands cost
             # less to read than its result; as much, only if the original may die
-            # (no reader that no fusion can hold, such as a dot, keeps it written)
+            # (no reader that no fusion can hold, such as a dot, keeps it written);
+            # more, if every reader fuses it on all paths, so the original dies
             extra = sum(read_bytes(graph, v) for v in graph.reads[p] if v not in grown.inputs)
             result = sum(opinfo.type_bytes(r.type) for r in graph.results(p))
             if (extra > result and not _effectively_unary(graph, p)
+                    and p not in fusible_everywhere
                     or extra == result and self._written_anyway(graph, p, ctx)):
                 return (f"a copy would read {extra} bytes of operands instead of its "
                         f"{result}-byte result, which stays written for other users")
@@ -138,6 +142,75 @@ def _pending_predicate(graph: DataflowGraph, grown: legality.GrowingGroup, p: in
             if q in candidates and graph.producer(operands[1]) == p:
                 return q
     return None
+
+
+def _fusible_on_all_paths(graph: DataflowGraph, backend) -> set[int]:
+    """The producers that XLA's ComputeGloballyUnfusible (xla/service/
+    instruction_fusion.cc) lets be copied although they read more elements than
+    they make: a producer that is not EffectivelyAtMostUnary and whose unique
+    operands hold more elements than its result goes into XLA's do_not_duplicate
+    unless it is fusible and every user u of it passes CanFuseOnAllPaths(producer,
+    u): u is the producer, or u is fusible and each of its operands on a path from
+    the producer is outside do_not_duplicate, may fuse into u (ShouldFuse) and
+    passes CanFuseOnAllPaths itself. Every reader then computes its own copy and
+    the original dies, so copying costs no memory traffic (the Threefry rounds'
+    shared adds, which XLA copies into both of a round's outputs).
+
+    Computed once per graph, users before producers (XLA's reverse post order),
+    so do_not_duplicate is known for every node on a producer's paths. Fusible is
+    legality.node_problem's none; ShouldFuse(u, q) is q fusible, an expensive q
+    not duplicated (XLA's is_expensive test) and not reread (reuse_problem); a
+    returned producer has the root tuple, which fuses nothing, as a user."""
+    do_not_duplicate: set[int] = set()
+    everywhere: set[int] = set()
+
+    def fusible(i: int) -> bool:
+        return (graph.name(i) != "stablehlo.constant"
+                and not legality.node_problem(graph, i, backend))
+
+    def should_fuse(u: int, q: int) -> bool:
+        duplicated = graph.is_returned(q) or len(graph.users[q]) > 1
+        return (fusible(q) and not (duplicated and opinfo.is_expensive(graph.nodes[q]))
+                and legality.reuse_problem(graph, q, {u}) is None)
+
+    for p in reversed(range(len(graph))):
+        if not graph.reads[p] or _effectively_unary(graph, p):
+            continue
+        if (sum(_elements(v) for v in graph.reads[p])
+                <= sum(_elements(r) for r in graph.results(p))):
+            continue
+        if not fusible(p) or graph.is_returned(p):
+            do_not_duplicate.add(p)
+            continue
+        # CanFuseOnAllPaths(p, u) for p's users and the nodes on paths to them, in
+        # program order (a node's operands come first); a path from p to a user
+        # only passes nodes before that user
+        last = max(graph.users[p])
+        on_paths = {p: True}
+        for u in sorted(_reachable(graph, p, last))[1:]:
+            on_paths[u] = fusible(u) and all(
+                q not in do_not_duplicate and should_fuse(u, q) and on_paths[q]
+                for q in graph.operands[u] if q in on_paths)
+        if all(on_paths[u] for u in graph.users[p]):
+            everywhere.add(p)
+        else:
+            do_not_duplicate.add(p)
+    return everywhere
+
+
+def _reachable(graph: DataflowGraph, p: int, last: int) -> set[int]:
+    """`p` and the nodes up to `last` that read it, directly or not."""
+    seen, todo = {p}, [p]
+    while todo:
+        for u in graph.users[todo.pop()]:
+            if u <= last and u not in seen:
+                seen.add(u)
+                todo.append(u)
+    return seen
+
+
+def _elements(v: ir.Value) -> int:
+    return opinfo.num_elements(v.type) if opinfo.static_tensor(v.type) else 0
 
 
 def _effectively_unary(graph: DataflowGraph, p: int) -> bool:

@@ -294,3 +294,27 @@ func.func @parameters_in_walk_order(%logd: tensor<2xf64>, %v: tensor<2xf64>) -> 
   %s = stablehlo.add %logd, %logv : tensor<2xf64>
   return %s : tensor<2xf64>
 }
+
+// -----
+
+// A binary producer reading more than it writes is copied into each of its users
+// when every one of them fuses it on all paths (XLA's ComputeGloballyUnfusible:
+// CanFuseOnAllPaths): the original dies, so the copies read its operands instead
+// of it, as XLA does with the Threefry rounds' shared adds. (With a reader that no
+// fusion holds, it stays written: @copy_would_read_more.)
+// CHECK-LABEL: func.func @copied_where_every_user_fuses_it
+// CHECK-NOT: stablehlo.add
+// CHECK: "mhlo.fusion"(%arg0, %arg1, %arg2)
+// CHECK: stablehlo.add
+// CHECK: stablehlo.multiply
+// CHECK: "mhlo.fusion"(%arg0, %arg1, %arg3)
+// CHECK: stablehlo.add
+// CHECK: stablehlo.subtract
+// WHY: fused: stablehlo.add {{.*}} + stablehlo.subtract {{.*}}: cheap producer copied
+// WHY: fused: stablehlo.add {{.*}} + stablehlo.multiply {{.*}}: cheap producer copied
+func.func @copied_where_every_user_fuses_it(%x: tensor<16xf32>, %y: tensor<16xf32>, %z: tensor<16xf32>, %w: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %a = stablehlo.add %x, %y : tensor<16xf32>
+  %m = stablehlo.multiply %a, %z : tensor<16xf32>
+  %s = stablehlo.subtract %a, %w : tensor<16xf32>
+  return %m, %s : tensor<16xf32>, tensor<16xf32>
+}

@@ -191,14 +191,16 @@ func.func @a_float_multiply_by_a_bool_is_a_select(%p: tensor<4xi1>, %y: tensor<4
 // Copies of one reverse, each read by a slice, are one reverse to XLA after its
 // CSE, read by two slices: an emitter function ends at it and XLA CPU aborted
 // ("has_layout()", tracehlo.lax.associative_scan(reverse=True)). The merger keeps
-// the two slices in different fusions. (The add, reading more than it writes, is
-// not copied into its two readers, as a slice alone would be: XLA copies an
-// effectively unary op into each reader that wants it.)
+// the two slices in different fusions. (The exponential, expensive, is not copied
+// into its two readers, as a slice alone would be; nor would the add under it be,
+// if they read it directly: XLA copies a producer that reads more than it writes
+// where every reader fuses it on all paths.)
 // CHECK-LABEL: func.func @identical_reverses_read_by_slices
 // CHECK: "mhlo.fusion"
 // CHECK: stablehlo.reverse
 // CHECK-NEXT: stablehlo.slice
 // CHECK-NEXT: stablehlo.add
+// CHECK-NEXT: stablehlo.exponential
 // CHECK-NEXT: stablehlo.return
 // CHECK: "mhlo.fusion"
 // CHECK: stablehlo.reverse
@@ -210,7 +212,8 @@ func.func @identical_reverses_read_by_slices(%x: tensor<3x2xf32>, %y: tensor<3x1
   %r = stablehlo.reverse %x, dims = [1] : tensor<3x2xf32>
   %s0 = stablehlo.slice %r [0:3, 0:1:2] : (tensor<3x2xf32>) -> tensor<3x1xf32>
   %s1 = stablehlo.slice %r [0:3, 1:2:2] : (tensor<3x2xf32>) -> tensor<3x1xf32>
-  %t1 = stablehlo.add %s1, %y : tensor<3x1xf32>
+  %u = stablehlo.add %s1, %y : tensor<3x1xf32>
+  %t1 = stablehlo.exponential %u : tensor<3x1xf32>
   %m = stablehlo.multiply %s0, %t1 : tensor<3x1xf32>
   %n = stablehlo.maximum %s0, %t1 : tensor<3x1xf32>
   return %m, %n : tensor<3x1xf32>, tensor<3x1xf32>
