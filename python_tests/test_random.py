@@ -361,10 +361,8 @@ def test_gamma_family_gradients_equal_jax():
 # others float32, and two keys each; all of a dtype's rows share one program.
 GAMMA_DTYPES = [np.float32]
 # Samples drawn from gamma samples whose parameter is traced (the GAMMA rows) run on two keys
-# only, each row its own program with our passes: together their loops cost our passes
-# superlinear time (17.9 s for the four of t, f, generalized_normal and ball; 2-3 s each
-# alone). They were 1-4 ulp off jax.jit's with our fusion passes while XLA's simplifier
-# rewrote (1 / 3) / sqrt(d), (x / a) / (y / b), g / s ** (1 / p) and the like under jax.jit
+# only, in one program per dtype with our passes. They were 1-4 ulp off jax.jit's with
+# our fusion passes while XLA's simplifier rewrote (1 / 3) / sqrt(d), (x / a) / (y / b), g / s ** (1 / p) and the like under jax.jit
 # only; canonicalize rewrites them too (test_passes_numerics' simplifier test has the
 # rows). f in f64 is jax.jit's bits too: its dfnum, a constant, makes gamma's
 # c = (1 / 3) / sqrt(d) a constant, which XLA's simplifier folds exactly only if d's
@@ -434,14 +432,13 @@ def check_distributions(rows, dtype, seeds, fusion="tracehlo", eagerly=False):
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_distributions(dtype):
     """JAX's formulas, key splits and argument handling, bit for bit: the rows of this
-    dtype in one program, each gamma row (two keys) in one more."""
+    dtype in one program, the gamma rows (two keys) in one more."""
     rows = [row for row in DISTRIBUTIONS if dtype in row[3]]
     eagerly = dtype == np.float32  # each sampler eagerly once: a compile each
     check_distributions([row for row in rows if row[4] is None], dtype, SEEDS,
                         eagerly=eagerly)
-    for row in rows:
-        if row[4] is GAMMA:
-            check_distributions([row], dtype, GAMMA_SEEDS, eagerly=eagerly)
+    if gamma_rows := [row for row in rows if row[4] is GAMMA]:
+        check_distributions(gamma_rows, dtype, GAMMA_SEEDS, eagerly=eagerly)
 
 
 def test_distributions_x64(x64):
