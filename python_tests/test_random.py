@@ -360,17 +360,17 @@ def test_gamma_family_gradients_equal_jax():
 # Rejection loops: each compile costs XLA seconds, so one row runs bfloat16 too, the
 # others float32, and two keys each; all of a dtype's rows share one program.
 GAMMA_DTYPES = [np.float32]
-# Samples drawn from gamma samples whose parameter is traced (the GAMMA rows) run on two keys
-# only, in one program per dtype with our passes. They were 1-4 ulp off jax.jit's with
-# our fusion passes while XLA's simplifier rewrote (1 / 3) / sqrt(d), (x / a) / (y / b), g / s ** (1 / p) and the like under jax.jit
-# only; canonicalize rewrites them too (test_passes_numerics' simplifier test has the
-# rows). f in f64 is jax.jit's bits too: its dfnum, a constant, makes gamma's
-# c = (1 / 3) / sqrt(d) a constant, which XLA's simplifier folds exactly only if d's
-# broadcast has sunk past the sqrt before its walk reaches the divide (else A / broadcast(B)
-# becomes A * broadcast(1 / B) and 1 / sqrt(B) then 1 * rsqrt(B): one ulp off); that needs
-# log(d) reached before the loop, which our fusions' parameter order now keeps
-# (rewrite._walk_order). Measured with our passes: every row of every dtype, f64 too, on
-# six keys. The x64 test runs chisquare and f.
+# Samples drawn from gamma samples whose parameter is traced (the GAMMA rows) run on two
+# keys only, in one program per dtype with our passes. They were 1-4 ulp off jax.jit's
+# with our fusion passes while XLA's simplifier rewrote (1 / 3) / sqrt(d), (x / a) / (y /
+# b), g / s ** (1 / p) and the like under jax.jit only; canonicalize rewrites them too
+# (test_passes_numerics' simplifier test has the rows). f in f64 is jax.jit's bits too:
+# its dfnum, a constant, makes gamma's c = (1 / 3) / sqrt(d) a constant, which XLA's
+# simplifier folds exactly only if d's broadcast has sunk past the sqrt before its walk
+# reaches the divide (else A / broadcast(B) becomes A * broadcast(1 / B) and 1 / sqrt(B)
+# then 1 * rsqrt(B): one ulp off); that needs log(d) reached before the loop, which our
+# fusions' parameter order now keeps (rewrite._walk_order). Measured with our passes:
+# every row of every dtype, f64 too, on six keys. The x64 test runs chisquare and f.
 GAMMA = "gamma"
 GAMMA_SEEDS = [2, 3]  # keys whose f32 chisquare samples were off before (0 and 1 were not)
 # One row per sampler: name, its parameters for a float dtype (traced arguments under jit),
