@@ -56,11 +56,13 @@ class Compiled:
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
         self.fused, self._report, passes_off = None, None, ()
+        # XLA's import is asked which fusions its folders break only once XLA has
+        # refused the module (passes.fuse_with_report's import_probe): a dump that
+        # watches the passes asks at once, to show one run of them
+        probed = after_pass is not None
         if fusion == "tracehlo":
-            from . import passes  # tracehlo.passes: parsed with jaxlib's MLIR bindings
             t0 = time.perf_counter()
-            result = passes.fuse_with_report(self.stablehlo, runtime.fusion_backend(backend),
-                                             after_pass=after_pass)
+            result = self._fuse(backend, after_pass, probed)
             self.fused, self._report, passes_off = result.text, result.report, result.xla_passes_off
             times["passes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
@@ -71,14 +73,7 @@ class Compiled:
         except runtime.XlaCompileError as e:
             if self.fused is None:
                 raise
-            # XLA rejected our fused module: a bug in the passes (check_backend promises
-            # XLA compiles what they emit), but the program must run all the same, so
-            # XLA chooses the kernels, and the report and a warning say so.
-            self._report.fallback = f"XLA rejected the fused module: {e}"
-            logger.warning("%s: XLA rejected the fused module, compiling with XLA's own "
-                           "fusion instead (a tracehlo bug, please report it): %s", fn_name(fn), e)
-            self.fusion = "xla"
-            self._exe = runtime.compile(self.stablehlo, out_types, backend, xla_fusion=True)
+            self._exe = self._compile_refused(fn, e, out_types, backend, probed)
         times["xla_compile"] = time.perf_counter() - t0
         self.timings = times
         self._single_output = self._out_tree == tree_util.tree_structure(0)
@@ -87,6 +82,33 @@ class Compiled:
         if config.log_compiles:
             logger.warning("compiled %s for %s: %s", fn_name(fn), self.signature_text(),
                            ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in times.items()))
+
+    def _fuse(self, backend, after_pass=None, import_probe=True):
+        from . import passes  # tracehlo.passes: parsed with jaxlib's MLIR bindings
+        return passes.fuse_with_report(self.stablehlo, runtime.fusion_backend(backend),
+                                       after_pass=after_pass, import_probe=import_probe)
+
+    def _compile_refused(self, fn, error, out_types, backend, probed: bool):
+        """XLA refused our fused module. Unless XLA's import was asked already, the
+        passes run again asking it, and what its folders break stays unfused. Still
+        refused, it is a bug in the passes (check_backend promises XLA compiles what
+        they emit), but the program must run all the same, so XLA chooses the
+        kernels, and the report and a warning say so."""
+        if not probed:
+            result = self._fuse(backend)
+            if result.text != self.fused:
+                self.fused, self._report = result.text, result.report
+                try:
+                    return runtime.compile(result.text, out_types, backend, xla_fusion=False,
+                                           passes_off=result.xla_passes_off)
+                except runtime.XlaCompileError as e:
+                    error = e
+        self._report.fallback = f"XLA rejected the fused module: {error}"
+        logger.warning("%s: XLA rejected the fused module, compiling with XLA's own "
+                       "fusion instead (a tracehlo bug, please report it): %s", fn_name(fn),
+                       error)
+        self.fusion = "xla"
+        return runtime.compile(self.stablehlo, out_types, backend, xla_fusion=True)
 
     @property
     def hlo(self) -> str:

@@ -446,12 +446,15 @@ class Backend:
         fusion (tree_reductions.py), or None where it does not."""
         return None
 
-    def import_problems(self, fusions: list) -> dict[int, str]:
+    def import_problems(self, fusions: list, probe: bool = True) -> dict[int, str]:
         """Index into `fusions` -> why XLA's import, or the simplifier it runs first,
-        breaks that fusion: the import folds ops inside fusion regions (xla_import.py),
-        the simplifier takes a binary fusion for a binary op (reversed_binary_problems).
-        The pass manager undoes these fusions; check_backend refuses them."""
-        return {**reversed_binary_problems(fusions), **folded_fusions(fusions)}
+        breaks that fusion: the import folds ops inside fusion regions (xla_import.py;
+        asked only with `probe`, as XLA refuses what it breaks with an error), the
+        simplifier takes a binary fusion for a binary op and aborts
+        (reversed_binary_problems). The pass manager undoes these fusions;
+        check_backend refuses them."""
+        problems = reversed_binary_problems(fusions)
+        return {**problems, **folded_fusions(fusions)} if probe else problems
 
     def xla_passes_off(self, module: ir.Module) -> tuple[str, ...]:
         """The XLA passes to switch off when compiling this fused module (see

@@ -85,10 +85,12 @@ class PassManager:
     pipeline's output is verified once (jaxlib verifies again when it compiles)."""
 
     def __init__(self, pipeline: str = DEFAULT_PIPELINE, backend: str | Backend = "cpu",
-                 after_pass: Callable[[str, ir.Module], None] | None = None):
+                 after_pass: Callable[[str, ir.Module], None] | None = None,
+                 import_probe: bool = True):
         self.passes = parse_pipeline(pipeline)
         self.backend = get_backend(backend)
         self.after_pass = after_pass
+        self.import_probe = import_probe
 
     def run(self, module: ir.Module) -> FusionReport:
         with module.context:
@@ -106,18 +108,18 @@ class PassManager:
                 self.after_pass(p.name, module)
         if not self.after_pass:
             verify(module, "<after the pipeline>")
-        unfuse_what_import_folds(module, ctx)
+        unfuse_what_import_folds(module, ctx, self.import_probe)
         ctx.report.fusions_from = lambda: describe_fusions(module, ctx.functions)
         return ctx.report
 
 
-def unfuse_what_import_folds(module: ir.Module, ctx: PassContext) -> None:
+def unfuse_what_import_folds(module: ir.Module, ctx: PassContext, probe: bool = True) -> None:
     """Undo the fusions the backend's import would fold into an invalid module
-    (Backend.import_problems): their ops run as separate kernels, and the report
-    says why."""
+    (Backend.import_problems; `probe`: with the import itself asked): their ops
+    run as separate kernels, and the report says why."""
     with module.context:
         fusions = all_fusions(module)
-        for k, reason in ctx.backend.import_problems(fusions).items():
+        for k, reason in ctx.backend.import_problems(fusions, probe).items():
             ctx.report.record("xla-import", False, opinfo.fusion_body(fusions[k]), reason)
             unfuse(fusions[k])
 
@@ -166,9 +168,14 @@ class FusionResult:
 
 def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
                      pipeline: str = DEFAULT_PIPELINE,
-                     after_pass: Callable[[str, ir.Module], None] | None = None) -> FusionResult:
+                     after_pass: Callable[[str, ir.Module], None] | None = None,
+                     import_probe: bool = True) -> FusionResult:
+    """`import_probe=False` leaves out the conversion that asks XLA's import which
+    fusions its folders break (6 ms of C++ per module): XLA's verifier refuses such
+    a module when it compiles it, with an error, never an abort, and the caller
+    must then fuse again with the probe (tracehlo.jit does)."""
     module = parse(stablehlo_text)
-    manager = PassManager(pipeline, backend, after_pass)
+    manager = PassManager(pipeline, backend, after_pass, import_probe)
     report = manager.run(module)
     check_backend(module, backend, imports_checked=True)
     text = to_text(module, debug_info=True)

@@ -76,6 +76,29 @@ def test_fusions_xla_import_would_fold_are_undone(name):
     np.testing.assert_array_equal(out[0], out[1])
 
 
+# jit leaves XLA's import out of the passes (import_probe=False) and asks it only
+# once XLA has refused the module: its verifier's error, then a second run of the
+# passes that undoes the fusion, never XLA's own fusion as a fallback.
+FOLDED_UNDER_JIT = {
+    "or_true": lambda x: tnp.logical_or(tnp.logical_not(x), True),
+    "compare_after_subtract_zero": lambda x: (lambda i: i == i - 0)(x.astype(np.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOLDED_UNDER_JIT))
+def test_jit_fuses_again_when_xla_refuses_what_its_import_folds(name, caplog):
+    fn, x = FOLDED_UNDER_JIT[name], np.array([True, False] * 4)
+    compiled = tracehlo.compile(fn, (x,))
+    unprobed = passes.fuse_with_report(compiled.stablehlo, import_probe=False).text
+    assert '"mhlo.fusion"' in unprobed
+    with pytest.raises(runtime.XlaCompileError, match="must have users"):
+        runtime.compile(unprobed, [((8,), np.bool_)], xla_fusion=False)
+    assert compiled.fusion == "tracehlo" and compiled.fusion_report().fallback is None
+    assert '"mhlo.fusion"' not in compiled.fused
+    assert any(d.pass_name == "xla-import" for d in compiled.fusion_report().rejected)
+    assert "XLA rejected" not in caplog.text
+    np.testing.assert_array_equal(np.asarray(compiled(x)), np.ones(8, bool))
+
 # A sibling reduce read only through a zero-element slice: XLA makes the slice a
 # constant, the fusion output dies under it, and XLA CPU aborted ("has_layout()").
 ZERO_ELEMENT_READER = """
