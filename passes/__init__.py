@@ -8,10 +8,12 @@ Python API
         argument takes either); returns the fused module as text with every source
         location kept, checked with check_backend so XLA can compile it.
     fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
-                     after_pass=None) -> FusionResult(text, report, xla_passes_off)
+                     after_pass=None, import_probe=True) -> FusionResult(text, report, xla_passes_off)
         The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,
         locations, bytes_saved) and `.decisions` (Decision: pass_name, fused, ops,
         reason; `.rejected` lists the refused ones). str(report) is readable text.
+        `import_probe=False` skips asking XLA's import (below) for a caller that
+        compiles the result and fuses again with it if XLA refuses (tracehlo.jit).
     check_backend(module_or_text, backend="cpu") -> None
         Raises UnsupportedFusionError for any mhlo.fusion the backend cannot
         compile (on CPU: kInput, multi-output other than one variadic reduce),
@@ -56,7 +58,9 @@ XLA would after us. Tree-reductions splits a long float sum into partial sums as
 XLA CPU does before its fusion (a fused sum would add up in another order). Last,
 each fusion is converted as XLA's import converts it
 (xla_import.py): one its folders would leave with an unread parameter is undone,
-and check_backend refuses it. Ops the passes do not know (calls, control flow, custom calls, other dialects) are left
+and check_backend refuses it. That conversion costs about 6 ms a module and is
+rarely needed; XLA's verifier refuses such a module with an error, never an abort,
+so tracehlo.jit compiles first and asks the import only after a refusal. Ops the passes do not know (calls, control flow, custom calls, other dialects) are left
 alone, never fused.
 
 Backends: the framework, the passes and the pass manager ask a Backend (its limits,
