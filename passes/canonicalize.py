@@ -28,6 +28,7 @@ from .graph import blocks, folds_to_constant
 
 class Canonicalize(Pass):
     name = "canonicalize"
+    moves_calls = False  # it rewrites StableHLO arithmetic only
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
@@ -76,8 +77,9 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
 
 def _erase_dead(block: ir.Block) -> None:
     for op in reversed(list(block.operations)[:-1]):
-        if opinfo.name(op) in opinfo.KNOWN and not any(list(r.uses) for r in op.operation.results):
-            op.operation.erase()
+        operation = op.operation
+        if operation.name in opinfo.KNOWN and not any(map(opinfo.is_read, operation.results)):
+            operation.erase()
 
 
 def _simplify_arithmetic(block: ir.Block, constant_args) -> None:

@@ -550,7 +550,7 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
             return (f"{len(op.results)}-output fusion: {backend.name} compiles multi-output "
                     f"fusions only as one variadic reduce")
         reason = unread_outputs_problem(len(op.results),
-                                        sum(not list(r.uses) for r in op.results))
+                                        sum(not opinfo.is_read(r) for r in op.results))
         if reason:
             return reason
     if kind == "kInput" and not any(opinfo.name(v.owner) == opinfo.REDUCE

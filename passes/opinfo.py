@@ -102,11 +102,16 @@ def constant_argument(op) -> bool:
 def is_side_effecting(op) -> bool:
     """Custom calls marked so, and ops that only exist for their effect."""
     op = op.operation
-    if "has_side_effect" in op.attributes:
-        attr = op.attributes["has_side_effect"]
+    attributes = op.attributes
+    # most ops carry no attribute, and a length costs a tenth of a lookup by name
+    if len(attributes) and "has_side_effect" in attributes:
+        attr = attributes["has_side_effect"]
         return not isinstance(attr, ir.BoolAttr) or attr.value
-    return op.name in {"stablehlo.outfeed", "stablehlo.send", "stablehlo.recv",
-                       "stablehlo.infeed", "stablehlo.rng_bit_generator"}
+    return op.name in _EFFECT_OPS
+
+
+_EFFECT_OPS = frozenset({"stablehlo.outfeed", "stablehlo.send", "stablehlo.recv",
+                         "stablehlo.infeed", "stablehlo.rng_bit_generator"})
 
 
 def moves_data(op) -> bool:
@@ -175,6 +180,11 @@ def type_bytes(t: ir.Type) -> int:
     if not static_tensor(t):
         return 0
     return num_elements(t) * element_bytes(t.element_type)
+
+
+def is_read(value: ir.Value) -> bool:
+    """Whether any op reads `value` (without listing every use)."""
+    return next(iter(value.uses), None) is not None
 
 
 def fusion_body(op) -> list:

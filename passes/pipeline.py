@@ -99,8 +99,9 @@ class PassManager:
                               functions(module))
         for p in self.passes:
             p.run(module, ctx)
-            if not isinstance(p, FusionPass):  # it may have erased a call
+            if not isinstance(p, FusionPass):  # graphs it did not keep up to date
                 ctx.graphs.clear()
+            if p.moves_calls:
                 with module.context:
                     ctx.functions = functions(module)
             if self.after_pass:
@@ -153,7 +154,7 @@ def _op_bytes(op, written_only: bool = False) -> int:
     results = operation.results
     return (sum(opinfo.type_bytes(v.type) for v in dict.fromkeys(operation.operands))
             + sum(opinfo.type_bytes(r.type) for r in results
-                  if not written_only or len(results) > 1 or next(iter(r.uses), None) is not None))
+                  if not written_only or len(results) > 1 or opinfo.is_read(r)))
 
 
 @dataclass

@@ -42,7 +42,7 @@ def apply(graph: DataflowGraph, groups: list[Group], backend: Backend) -> list:
         graph.nodes[i].operation.erase()
     for i in sorted({i for g in groups for i in g.copies} - set(owned), reverse=True):
         op = graph.nodes[i].operation
-        if all(not list(r.uses) for r in op.results):
+        if not any(map(opinfo.is_read, op.results)):
             op.erase()
     topological_sort(graph.block)
     return [fusion for _, fusion, _ in built]

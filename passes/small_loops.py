@@ -83,7 +83,7 @@ def written_bytes_lower_bound(loop) -> int:
         made_from.update((r, found) for r in op.operation.results)
     # a carry is live if read after the loop, by the condition, or by a live carry
     cond_args = list(cond.arguments)
-    live = {k for k, r in enumerate(loop.results) if list(r.uses)}
+    live = {k for k, r in enumerate(loop.results) if opinfo.is_read(r)}
     live |= {cond_args.index(v) for op in cond.operations for v in reads_of(op)
              if v in cond_args}
     todo = list(live)

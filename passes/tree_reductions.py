@@ -26,6 +26,7 @@ from .rewrite import clone_into
 
 class TreeReductions(Pass):
     name = "tree-reductions"
+    moves_calls = False  # it rewrites StableHLO arithmetic only
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
