@@ -773,7 +773,11 @@ def _bool_multiply_to_select(multiply) -> None:
     infinite or nan y (so a bool divided by a bool 0 is 0, not nan, under JAX's jit;
     found by the fuzzer). Fused, the multiply would stay and give nan. Not in bf16:
     XLA CPU computes it as an f32 multiply between converts, which the pattern does
-    not see through, so inf * false stays nan under JAX's jit (fuzzer, jit seed 3001)."""
+    not see through, so inf * false stays nan under JAX's jit (fuzzer, jit seed 3001).
+    Not for a convert of a broadcast bool: visiting the broadcast first, XLA sinks it
+    past the convert (TryToSinkBroadcastAfterOpWithUniqueNonScalarOperand), so the
+    multiply reads broadcast(convert(p)), and a broadcast false divided by 0 is nan
+    under JAX's jit (fuzzer, jit seed 8048)."""
     result_type = multiply.result.type
     element = ir.RankedTensorType(result_type).element_type
     if not isinstance(element, ir.FloatType) or str(element) == "bf16":
@@ -781,7 +785,9 @@ def _bool_multiply_to_select(multiply) -> None:
     for k, v in enumerate(multiply.operation.operands):
         convert = v.owner
         if (isinstance(convert, ir.Block) or convert.name != "stablehlo.convert"
-                or opinfo.element_type(convert.operands[0].type) != "i1"):
+                or opinfo.element_type(convert.operands[0].type) != "i1"
+                or _producer(convert.operands[0], "broadcast_in_dim")
+                or _producer(convert.operands[0], "broadcast")):
             continue
         with multiply.location, ir.InsertionPoint(multiply):
             select = ir.Operation.create(

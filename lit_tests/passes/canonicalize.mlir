@@ -123,6 +123,23 @@ func.func @bf16_bool_multiply_stays(%p: tensor<4xi1>, %y: tensor<4xbf16>) -> ten
 
 // -----
 
+// A converted broadcast bool times y stays a multiply: XLA sinks the broadcast past
+// the convert first, so its multiply reads broadcast(convert(p)), not a convert, and
+// a broadcast false times inf is nan under jax.jit (fuzzer, jit seed 8048).
+// CHECK-LABEL: func.func @broadcast_bool_multiply_stays
+// CHECK:      %[[B:.*]] = stablehlo.broadcast_in_dim %arg0, dims = [] : (tensor<i1>) -> tensor<3xi1>
+// CHECK-NEXT: %[[C:.*]] = stablehlo.convert %[[B]] : (tensor<3xi1>) -> tensor<3xf32>
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[C]], %arg1 : tensor<3xf32>
+// CHECK-NEXT: return %[[M]]
+func.func @broadcast_bool_multiply_stays(%p: tensor<i1>, %y: tensor<3xf32>) -> tensor<3xf32> {
+  %b = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<i1>) -> tensor<3xi1>
+  %c = stablehlo.convert %b : (tensor<3xi1>) -> tensor<3xf32>
+  %m = stablehlo.multiply %c, %y : tensor<3xf32>
+  return %m : tensor<3xf32>
+}
+
+// -----
+
 // A dot_general contracting only dimensions of size 1 is an outer product (vmap of a
 // weight gradient): broadcast(lhs) * broadcast(rhs), as XLA's simplifier writes it,
 // so the fusion passes see (and fuse) the multiply. A real contraction, batch
