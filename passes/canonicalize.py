@@ -700,20 +700,23 @@ def _expand_power(power, is_constant) -> ir.Value | None:
     """pow(a, n) for a constant n: 1 (n = 0), a, a * a, a * (a * a), 1 / a (n = -1),
     and sqrt(a) for n = 0.5 and a non-negative a. Only a * (a * a) rounds differently
     from the power XLA CPU computes; the others change what the rules above see
-    (log(pow(a, 2)) is log(a * a) under JAX's jit)."""
+    (log(pow(a, 2)) is log(a * a) under JAX's jit). Between n = 1 and n = 2, as in
+    XLA's HandlePower, pow(exp(x), b) -> exp(x * b) for any b: fused, the power
+    rounded differently (exp2(x) ** x; fuzz --bitwise, jit seed 5012)."""
     if not _simplified(power, is_constant):
         return None
     a, exponent = power.operation.operands
     number = _constant_number(exponent)
-    if number is None:
-        return None
-    n, t = number[0], power.result.type
+    n, t = (None if number is None else number[0]), power.result.type
     element = ir.RankedTensorType(t).element_type
     with power.location, ir.InsertionPoint(power):
         if n == 0:
             return _splat_value(element, 1.0, t)
         if n == 1:
             return a
+        exp = _producer(a, "exponential")
+        if exp is not None:
+            return _create("exponential", [_create("multiply", [exp.operands[0], exponent], t)], t)
         if n == 2:
             return _create("multiply", [a, a], t)
         if n == 3:

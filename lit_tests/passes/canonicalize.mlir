@@ -512,7 +512,7 @@ func.func @log_of_power_or_root(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor
 // CHECK-NEXT: %[[SQ2:.*]] = stablehlo.multiply %arg0, %arg0
 // CHECK-NEXT: %[[L:.*]] = stablehlo.log %[[SQ2]]
 // CHECK-NEXT: %[[H:.*]] = stablehlo.constant dense<5.000000e-01>
-// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %arg0
+// CHECK-NEXT: %[[E:.*]] = stablehlo.abs %arg0
 // CHECK-NEXT: %[[S:.*]] = stablehlo.sqrt %[[E]]
 // CHECK-NEXT: %[[P:.*]] = stablehlo.power %arg0, %[[H]]
 // CHECK-NEXT: return %[[CU]], %[[L]], %[[S]], %[[P]]
@@ -523,10 +523,30 @@ func.func @constant_powers(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, 
   %p2 = stablehlo.power %a, %c2 : tensor<4xf32>
   %l = stablehlo.log %p2 : tensor<4xf32>
   %ch = stablehlo.constant dense<5.000000e-01> : tensor<4xf32>
-  %e = stablehlo.exponential %a : tensor<4xf32>
+  %e = stablehlo.abs %a : tensor<4xf32>
   %ph = stablehlo.power %e, %ch : tensor<4xf32>
   %pa = stablehlo.power %a, %ch : tensor<4xf32>
   return %p3, %l, %ph, %pa : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// pow(exp(x), b) is exp(x * b) for any b, a constant 2 or 0.5 too (XLA's HandlePower
+// tries it before the expansions; exp2(x) ** x rounded differently fused, fuzz
+// --bitwise, jit seed 5012).
+// CHECK-LABEL: func.func @power_of_exp
+// CHECK-NEXT: %[[C:.*]] = stablehlo.constant dense<2.000000e+00>
+// CHECK-NEXT: %[[M2:.*]] = stablehlo.multiply %arg0, %[[C]]
+// CHECK-NEXT: %[[E2:.*]] = stablehlo.exponential %[[M2]]
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg0, %arg1
+// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %[[M]]
+// CHECK-NEXT: return %[[E2]], %[[E]]
+func.func @power_of_exp(%x: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = stablehlo.exponential %x : tensor<4xf32>
+  %c2 = stablehlo.constant dense<2.000000e+00> : tensor<4xf32>
+  %p2 = stablehlo.power %e, %c2 : tensor<4xf32>
+  %p = stablehlo.power %e, %b : tensor<4xf32>
+  return %p2, %p : tensor<4xf32>, tensor<4xf32>
 }
 
 // -----
