@@ -44,6 +44,8 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
     """`constant_args`: the block arguments every call passes a constant."""
     for op in list(block.operations)[:-1]:
         _empty_to_constant(op)
+        if opinfo.name(op) == opinfo.REDUCE:  # before the rules that see through it
+            _unit_reduce_to_reshape(op)
     _simplify_arithmetic(block, constant_args)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.multiply":
@@ -66,9 +68,7 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
                         for v in op.operation.operands)):
             _guard_constant_integer_division(op)
     for op in list(block.operations)[:-1]:
-        if opinfo.name(op) == opinfo.REDUCE:
-            _unit_sum_to_reshape(op)
-        elif opinfo.name(op) in ELEMENTWISE:
+        if opinfo.name(op) in ELEMENTWISE:
             _sink_unit_reshapes(op)
         elif opinfo.name(op) == "stablehlo.reshape":
             _fold_reshape_of_reshape(op)
@@ -141,24 +141,16 @@ def _reshaped(value, result_type, anchor) -> ir.Value:
                                    results=[result_type]).results[0]
 
 
-def _unit_sum_to_reshape(reduce) -> None:
-    """A sum over unit dims only (reduce(x, 0) applies add) is a reshape, as XLA's
-    simplifier makes it after us; left to XLA, it reads to our passes as a
-    reshape (layouts) that no fusion may take in, and splits a kernel in two (the
-    backward pass of sum(..., keepdims=True))."""
-    if not _unit_sum(reduce):
+def _unit_reduce_to_reshape(reduce) -> None:
+    """A reduce over unit dims only is a reshape, as XLA's simplifier makes it after
+    us; left to XLA, it reads to our passes as a reshape (layouts) that no fusion may
+    take in, and splits a kernel in two (the backward pass of sum(..., keepdims=True)),
+    and it hides what it reads from the rules that see through it (log(pow(a, x)) past
+    a max over no dims: fuzz --bitwise, jit seed 5050)."""
+    if not _unit_reduce(reduce):
         return
     result = reduce.operation.results[0]
     result.replace_all_uses_with(_reshaped(reduce.operation.operands[0], result.type, reduce))
-
-
-def _is_zero(value) -> bool:
-    op = value.owner
-    if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
-        return False
-    attr = ir.DenseElementsAttr(op.attributes["value"])
-    splat = attr.get_splat_value() if attr.is_splat else None
-    return isinstance(splat, (ir.FloatAttr, ir.IntegerAttr)) and splat.value == 0
 
 
 def _sink_unit_reshapes(op) -> None:
@@ -171,7 +163,7 @@ def _sink_unit_reshapes(op) -> None:
     sources = [_unit_source(v) for v in operation.operands]
     result = operation.results[0]
     if (any(s is None for s in sources) or len({str(s.type.shape) for s in sources}) != 1
-            or not all(u.owner.name == "stablehlo.reshape" or _unit_sum(u.owner)
+            or not all(u.owner.name == "stablehlo.reshape" or _unit_reduce(u.owner)
                        for u in result.uses)):
         return
     shape = sources[0].type.shape
@@ -184,16 +176,16 @@ def _sink_unit_reshapes(op) -> None:
     result.replace_all_uses_with(_reshaped(sunk.results[0], result.type, op))
 
 
-def _unit_sum(op) -> bool:
-    """Whether `op` is reduce(x, 0) applies add over unit dims of x only."""
+def _unit_reduce(op) -> bool:
+    """Whether `op` is a one-operand reduce over unit dims of x only (none, too): XLA's
+    HandleReduce makes any reduce that keeps the element count a reshape, whatever
+    its body and init (it takes the init for the body's identity)."""
     operation = op.operation
     if operation.name != opinfo.REDUCE or len(operation.operands) != 2:
         return False
-    x, init = operation.operands
-    body = [o.name for o in operation.regions[0].blocks[0].operations]
-    return (opinfo.static_tensor(x.type) and body == ["stablehlo.add", "stablehlo.return"]
-            and all(x.type.shape[d] == 1 for d in operation.attributes["dimensions"])
-            and _is_zero(init))
+    x = operation.operands[0]
+    return (opinfo.static_tensor(x.type) and opinfo.num_elements(x.type) > 0
+            and all(x.type.shape[d] == 1 for d in operation.attributes["dimensions"]))
 
 
 def _fold_reshape_of_reshape(reshape) -> None:
@@ -548,6 +540,22 @@ def _non_negative(value) -> bool:
     return False
 
 
+def _divide_by_exp(divide, is_constant) -> ir.Value | None:
+    """exp(a) / exp(b) -> exp(a - b), and a / exp(b) -> a * exp(-b): XLA's first float
+    divide rules, whatever else reads the exp (1 / exp2(x), then pow(exp(-x), y) ->
+    exp(-x * y) under jax.jit; fuzz --bitwise, jit seed 5012)."""
+    a, divisor = divide.operation.operands
+    exp = _producer(divisor, "exponential")
+    if exp is None or not _simplified(divide, is_constant):
+        return None
+    b, t = exp.operands[0], divide.result.type
+    numerator = _producer(a, "exponential")
+    with divide.location, ir.InsertionPoint(divide):
+        if numerator is not None:
+            return _create("exponential", [_create("subtract", [numerator.operands[0], b], t)], t)
+        return _create("multiply", [a, _create("exponential", [_create("negate", [b], t)], t)], t)
+
+
 def _divide_by_power(divide, is_constant) -> ir.Value | None:
     """a / pow(b, c) -> a * pow(b, -c)."""
     a, divisor = divide.operation.operands
@@ -758,8 +766,8 @@ def _elide_unit_reshape(broadcast, _is_constant=None) -> ir.Value | None:
 
 # per op, XLA's rules in the order its simplifier tries them
 ARITHMETIC_RULES = {
-    "stablehlo.divide": (_divide_by_power, _divide_by_root, _multiply_by_reciprocal,
-                         _reassociate_divides),
+    "stablehlo.divide": (_divide_by_exp, _divide_by_power, _divide_by_root,
+                         _multiply_by_reciprocal, _reassociate_divides),
     "stablehlo.multiply": (_simplify_constant_arithmetic, _scale_broadcast_factor,
                            _multiply_roots),
     "stablehlo.add": (_simplify_constant_arithmetic, _fold_constant_minus),

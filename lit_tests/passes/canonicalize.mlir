@@ -220,16 +220,19 @@ func.func @unit_dim_reshapes_fold(%x: tensor<8x4xf32>, %s: tensor<8xf32>) -> ten
 
 // -----
 
-// What stays: a max over a unit dim (only sums become reshapes), a divide of
-// reshapes also returned at 8x1 (it would need a reshape back for that reader),
-// a transposing broadcast_in_dim (not a reshape), and reshapes from two shapes.
+// What stays: a divide of reshapes also returned at 8x1 (it would need a reshape
+// back for that reader), a transposing broadcast_in_dim (not a reshape), and
+// reshapes from two shapes. A max over a unit dim is a reshape, whatever its init
+// (XLA takes an init for its reducer's identity: jax.jit of reduce(x, 5.0, max)
+// over a unit dim returns x).
 // CHECK-LABEL: func.func @unit_dim_reshapes_that_stay
-// CHECK: stablehlo.reduce(%{{.*}}) applies stablehlo.maximum
+// CHECK:      %[[M:.*]] = stablehlo.reshape %arg0 : (tensor<8x1xf32>) -> tensor<8xf32>
+// CHECK-NOT:  stablehlo.maximum
 // CHECK: stablehlo.divide %{{.*}}, %{{.*}} : tensor<8x1xf32>
 // CHECK: stablehlo.multiply %{{.*}} : tensor<2x1x2xf32>
 // CHECK: stablehlo.add %{{.*}} : tensor<8x1xf32>
 func.func @unit_dim_reshapes_that_stay(%x: tensor<8x1xf32>, %s: tensor<8xf32>, %t: tensor<2x2xf32>, %v: tensor<1x8xf32>) -> (tensor<8xf32>, tensor<8x1xf32>, tensor<2x1x2xf32>, tensor<8xf32>) {
-  %m0 = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m0 = stablehlo.constant dense<5.0> : tensor<f32>
   %m = stablehlo.reduce(%x init: %m0) applies stablehlo.maximum across dimensions = [1] : (tensor<8x1xf32>, tensor<f32>) -> tensor<8xf32>
   %b = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<8xf32>) -> tensor<8x1xf32>
   %r = stablehlo.reshape %s : (tensor<8xf32>) -> tensor<8x1xf32>
@@ -242,6 +245,27 @@ func.func @unit_dim_reshapes_that_stay(%x: tensor<8x1xf32>, %s: tensor<8xf32>, %
   %z = stablehlo.constant dense<0.0> : tensor<f32>
   %u = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x1xf32>, tensor<f32>) -> tensor<8xf32>
   return %m, %d, %pq, %u : tensor<8xf32>, tensor<8x1xf32>, tensor<2x1x2xf32>, tensor<8xf32>
+}
+
+// -----
+
+// A reduce over no dims is a reshape before the float rules run, so log sees the
+// power through it, as XLA's simplifier does (fuzz --bitwise, jit seed 5050: log10
+// of a max over no dims of 1.5 ** x rounded differently fused).
+// CHECK-LABEL: func.func @log_of_power_past_an_empty_reduce
+// CHECK-NOT:  stablehlo.reduce
+// CHECK:      %[[L:.*]] = stablehlo.log
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[L]], %arg0
+// CHECK:      %[[S:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[M]]
+// CHECK-NEXT: return %[[S]]
+func.func @log_of_power_past_an_empty_reduce(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %a = stablehlo.constant dense<1.5> : tensor<f32>
+  %ab = stablehlo.broadcast_in_dim %a, dims = [] : (tensor<f32>) -> tensor<2xf32>
+  %p = stablehlo.power %ab, %x : tensor<2xf32>
+  %i = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %m = stablehlo.reduce(%p init: %i) applies stablehlo.maximum across dimensions = [] : (tensor<2xf32>, tensor<f32>) -> tensor<2xf32>
+  %l = stablehlo.log %m : tensor<2xf32>
+  return %l : tensor<2xf32>
 }
 
 // -----
@@ -357,6 +381,27 @@ func.func @constant_uint64_division() -> tensor<2xui64> {
   %b = stablehlo.constant dense<[0, 2]> : tensor<2xui64>
   %q = stablehlo.divide %a, %b : tensor<2xui64>
   return %q : tensor<2xui64>
+}
+
+// -----
+
+// exp(a) / exp(b) is exp(a - b) and a / exp(b) is a * exp(-b), XLA's first divide
+// rules, even where the exp has other readers (1 / exp2(x) ** x rounded one ulp off
+// fused; fuzz --bitwise, jit seed 5012).
+// CHECK-LABEL: func.func @divide_by_exp
+// CHECK:      %[[E:.*]] = stablehlo.exponential %arg1
+// CHECK-NEXT: %[[N:.*]] = stablehlo.negate %arg1
+// CHECK-NEXT: %[[EN:.*]] = stablehlo.exponential %[[N]]
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg0, %[[EN]]
+// CHECK-NEXT: %[[S:.*]] = stablehlo.subtract %arg0, %arg1
+// CHECK-NEXT: %[[ES:.*]] = stablehlo.exponential %[[S]]
+// CHECK-NEXT: return %[[M]], %[[ES]], %[[E]]
+func.func @divide_by_exp(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %eb = stablehlo.exponential %b : tensor<4xf32>
+  %q = stablehlo.divide %a, %eb : tensor<4xf32>
+  %ea = stablehlo.exponential %a : tensor<4xf32>
+  %r = stablehlo.divide %ea, %eb : tensor<4xf32>
+  return %q, %r, %eb : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // -----
