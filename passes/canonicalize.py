@@ -543,7 +543,7 @@ def _non_negative(value) -> bool:
 def _divide_by_exp(divide, is_constant) -> ir.Value | None:
     """exp(a) / exp(b) -> exp(a - b), and a / exp(b) -> a * exp(-b): XLA's first float
     divide rules, whatever else reads the exp (1 / exp2(x), then pow(exp(-x), y) ->
-    exp(-x * y) under jax.jit; fuzz --bitwise, jit seed 5012)."""
+    exp(-x * y) under JAX's jit; fuzz --bitwise, jit seed 5012)."""
     a, divisor = divide.operation.operands
     exp = _producer(divisor, "exponential")
     if exp is None or not _simplified(divide, is_constant):
