@@ -816,7 +816,10 @@ def _outer_product_to_multiply(dot) -> bool:
     the multiply run as three kernels, each broadcast written to memory; rewritten
     here, instruction fusion makes them one. Only where each operand's batch
     dimensions lead, in order (the broadcasts then keep dimension order, as XLA
-    needs), and every type is the same."""
+    needs), and every type is the same. In f16 and bf16 XLA multiplies in f32
+    between converts, and so does the rewrite: an f16 multiply would round once
+    where XLA rounds twice, and would read a converted bool that XLA's simplifier
+    makes a select (false * inf was 0, nan under JAX's jit; fuzz jit seed 8294)."""
     dims = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
     lhs, rhs = dot.operation.operands
     result = dot.operation.results[0]
@@ -837,18 +840,24 @@ def _outer_product_to_multiply(dot) -> bool:
                        list(range(n_batch)) + list(range(offset, offset + free))))
         offset += free
     with dot.location, ir.InsertionPoint(dot):
+        element = types[0].element_type
+        if str(element) in ("f16", "bf16"):
+            element = ir.F32Type.get()
+        wide = ir.RankedTensorType.get(types[2].shape, element)
         factors = []
         for value, shape, to in spread:
+            if element != types[0].element_type:
+                value = _create("convert", [value], ir.RankedTensorType.get(
+                    ir.RankedTensorType(value.type).shape, element))
             if list(shape) != list(ir.RankedTensorType(value.type).shape):
-                value = ir.Operation.create(
-                    "stablehlo.reshape", operands=[value],
-                    results=[ir.RankedTensorType.get(shape, types[0].element_type)]).results[0]
+                value = _create("reshape", [value], ir.RankedTensorType.get(shape, element))
             factors.append(ir.Operation.create(
-                "stablehlo.broadcast_in_dim", operands=[value], results=[result.type],
+                "stablehlo.broadcast_in_dim", operands=[value], results=[wide],
                 attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get(to)}).results[0])
-        product = ir.Operation.create("stablehlo.multiply", operands=factors,
-                                      results=[result.type])
-    result.replace_all_uses_with(product.results[0])
+        product = _create("multiply", factors, wide)
+        if wide != result.type:
+            product = _create("convert", [product], result.type)
+    result.replace_all_uses_with(product)
     dot.operation.erase()
     return True
 

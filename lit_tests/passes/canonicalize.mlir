@@ -164,6 +164,26 @@ func.func @outer_product(%a: tensor<8x1x3xf32>, %b: tensor<8x1x5xf32>, %c: tenso
 
 // -----
 
+// In f16 (and bf16) the outer product is an f32 multiply between converts, as XLA
+// computes it: an f16 multiply of a converted bool became XLA's select, and false *
+// inf was 0, nan under jax.jit (fuzz jit seed 8294).
+// CHECK-LABEL: func.func @f16_outer_product
+// CHECK:      %[[L:.*]] = stablehlo.convert %arg0 : (tensor<4x1xf16>) -> tensor<4x1xf32>
+// CHECK-NEXT: %[[LR:.*]] = stablehlo.reshape %[[L]] : (tensor<4x1xf32>) -> tensor<4xf32>
+// CHECK-NEXT: %[[LB:.*]] = stablehlo.broadcast_in_dim %[[LR]], dims = [0] : (tensor<4xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.convert %arg1 : (tensor<2x1xf16>) -> tensor<2x1xf32>
+// CHECK-NEXT: %[[RR:.*]] = stablehlo.reshape %[[R]] : (tensor<2x1xf32>) -> tensor<2xf32>
+// CHECK-NEXT: %[[RB:.*]] = stablehlo.broadcast_in_dim %[[RR]], dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: %[[P:.*]] = stablehlo.multiply %[[LB]], %[[RB]] : tensor<4x2xf32>
+// CHECK-NEXT: %[[C:.*]] = stablehlo.convert %[[P]] : (tensor<4x2xf32>) -> tensor<4x2xf16>
+// CHECK-NEXT: return %[[C]]
+func.func @f16_outer_product(%a: tensor<4x1xf16>, %b: tensor<2x1xf16>) -> tensor<4x2xf16> {
+  %p = stablehlo.dot_general %a, %b, contracting_dims = [1] x [1] : (tensor<4x1xf16>, tensor<2x1xf16>) -> tensor<4x2xf16>
+  return %p : tensor<4x2xf16>
+}
+
+// -----
+
 // Free dimensions of size 1 leave a dot_general (XLA would lay its result out with the
 // unit dimension major, then copy it to the layout a fusion reads): the dot runs on
 // the squeezed operands, and a reshape, a bitcast to XLA, restores them. Batch and
