@@ -228,7 +228,10 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
                 L.log(L.pow(d, c)), L.log(L.sqrt(d)), L.log(L.rsqrt(b)), L.pow(a, k(3.0)),
                 L.log(L.pow(a, k(2.0))), L.add(L.div(a, s), s),
                 L.add(L.pow(b, 3), a),  # an int exponent: XLA folds its convert, expands
-                a.reshape(-1, 4) / L.pow(b[:a.size // 4], L.div(k(1), s))[:, None])  # ball
+                a.reshape(-1, 4) / L.pow(b[:a.size // 4], L.div(k(1), s))[:, None],  # ball
+                L.pow(L.exp(L.mul(a, k(0.1))), c), L.pow(L.exp(c), k(2.0)),
+                L.div(a, L.exp(c)), L.div(L.exp(c), L.exp(L.mul(a, k(0.1)))),
+                L.log(L.reduce_max(L.pow(k(1.5), c), ())))  # a max over no dims: a reshape
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64):
@@ -242,6 +245,27 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
             np.testing.assert_array_equal(np.asarray(got).view(bits),
                                           np.asarray(want).view(bits),
                                           err_msg=f"{np.dtype(dtype).name} output {k}")
+
+
+def test_converted_bools_times_inf_are_nan_as_under_jax_jit():
+    """XLA's simplifier makes convert(p) * y a select, so false * inf is 0, but only
+    where the multiply reads the convert itself: a broadcast bool's convert reads as
+    broadcast(convert(p)) once XLA sinks the broadcast, and an f16 outer product is an
+    f32 multiply between converts. There false * inf and false / 0 stay nan (fuzz jit
+    seeds 8048 and 8294 gave 0 fused)."""
+    def program(np_, L, p, y, q, z):
+        bool_over_zero = L.broadcast_in_dim(np_.any(p), (3,), ()) / z
+        outer = np_.matmul(q, y)  # vmap's weight gradient: contracts a unit dim
+        return bool_over_zero, outer
+
+    p, z = np.array([0], np.uint16), np.zeros(1, np.uint16)
+    y = np.full((1, 1, 1), np.inf, np.float16)
+    q = np.array([True, True, False, False]).reshape(2, 2, 1, 1)
+    ours = tracehlo.jit(lambda *a: program(tnp, tracehlo.lax, *a))(p, y, q, z)
+    theirs = jax.jit(lambda *a: program(jnp, jax.lax, *a))(p, y, q, z)
+    for got, want in zip(ours, theirs, strict=True):
+        assert np.isnan(np.asarray(want)).any()
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
 @pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16, np.float32, np.float64],
