@@ -247,6 +247,27 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
                                           err_msg=f"{np.dtype(dtype).name} output {k}")
 
 
+def test_reduces_keeping_their_element_count_match_jax_jit():
+    """canonicalize makes every one-operand reduce over unit dims (or none) a reshape,
+    whatever its reducer and dtype, as XLA does (lit canonicalize.mlir checks a max
+    with init 5.0, which jax.jit returns as x). Bool, int, unsigned, rank-0, bf16 and
+    size-0 operands, one program."""
+    def program(np_, L, b, i, u, s, h, e):
+        return (np_.any(b, axis=1), np_.max(i, axis=1) * 2, L.reduce_min(u, ()) + 1,
+                L.reduce_max(s, ()) * 3, np_.prod(h, axis=0) + 1, np_.sum(e, axis=1),
+                L.reduce_max(s[None], (0,)))
+
+    args = (np.array([[True], [False]]), np.array([[3], [-7]], np.int8),
+            np.array([4, 9], np.uint32), np.float32(2.5),
+            np.full((1, 3), 3, jnp.bfloat16), np.zeros((2, 0), np.float32))
+    ours = tracehlo.jit(lambda *a: program(tnp, tracehlo.lax, *a))(*args)
+    theirs = jax.jit(lambda *a: program(jnp, jax.lax, *a))(*args)
+    for k, (got, want) in enumerate(zip(ours, theirs, strict=True)):
+        got, want = np.asarray(got), np.asarray(want)
+        assert got.dtype == want.dtype, k
+        np.testing.assert_array_equal(got, want, err_msg=f"output {k}")
+
+
 def test_converted_bools_times_inf_are_nan_as_under_jax_jit():
     """XLA's simplifier makes convert(p) * y a select, so false * inf is 0, but only
     where the multiply reads the convert itself: a broadcast bool's convert reads as
