@@ -223,8 +223,6 @@ tan_p, tan = _elementwise("tan", "stablehlo.tan", 1, "inexact",
 tanh_p, tanh = _elementwise("tanh", "stablehlo.tanh", 1, "inexact",
     deriv=[(lambda g, out, x: mul(add(g, mul(g, out)), sub(1, out)),
             lambda g, out, x: _plus_times(mul(g, sub(1, out)), out))])
-logistic_p, logistic = _elementwise("logistic", "stablehlo.logistic", 1, "inexact",
-    deriv=[lambda g, out, x: mul(g, mul(out, sub(1, out)))])
 asin_p, asin = _elementwise("asin", "chlo.asin", 1, "inexact",
     deriv=[lambda g, out, x: mul(g, rsqrt(sub(1, _square(x))))])
 acos_p, acos = _elementwise("acos", "chlo.acos", 1, "inexact",
@@ -426,6 +424,27 @@ exp2_p = define("exp2", shape=_shape_rule("exp2", 1, "inexact"), lower=_exp2_low
                                     lambda x: exp2_p.bind(x)),
                 batch=broadcasting_rule)
 exp2 = _nary(exp2_p)
+
+
+# logistic as JAX lowers it on every platform, 1 / (1 + exp(-x)), not stablehlo.logistic:
+# XLA expands that op its own way (bf16 sigmoid differed from jax.jit's by an ulp), and
+# XLA CPU's loop emitter cannot fuse it.
+def _logistic_lowering(ctx, eqn, x):
+    t = eqn.outputs[0].type
+    one = ctx.constant(1, t.dtype)
+    ones = ctx.broadcast(one, ArrayType((), t.dtype), t) if t.shape else one
+    negated = ctx.op(f"stablehlo.negate {x} : {tensor_type(t)}")
+    exp_negated = ctx.op(f"stablehlo.exponential {negated} : {tensor_type(t)}")
+    denominator = ctx.op(f"stablehlo.add {ones}, {exp_negated} : {tensor_type(t)}")
+    return ctx.op(f"stablehlo.divide {ones}, {denominator} : {tensor_type(t)}")
+
+
+logistic_p = define("logistic", shape=_shape_rule("logistic", 1, "inexact"),
+                    lower=_logistic_lowering,
+                    **_derivative_rules([lambda g, out, x: mul(g, mul(out, sub(1, out)))],
+                                        lambda x: logistic_p.bind(x)),
+                    batch=broadcasting_rule)
+logistic = _nary(logistic_p)
 
 
 # erf_inv is the polynomial chlo.erf_inv legalizes to in jaxlib's XLA (StableHLO's
