@@ -168,6 +168,7 @@ def shared_value_problem(operations: list, makers: list[list],
             elif isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
                     continue
+                p = parameter_source(p, memo)  # two parameters XLA makes one are one
                 nodes[p] = p
             readers.setdefault(p, {})[key] = op
     # identical ops are one, where the first of them is (users come before producers)
@@ -261,6 +262,14 @@ def reduce_cone_problem(operations: list, makers: list[list]) -> str | None:
     return None
 
 
+def parameter_source(value: ir.Value, memo: dict) -> ir.Value:
+    """_identity_source of a fusion parameter's value, kept in `memo`."""
+    key = ("identity source", value)
+    if key not in memo:
+        memo[key] = _identity_source(value)
+    return memo[key]
+
+
 def _parameter_element_type(value: ir.Value, memo: dict) -> str:
     key = ("element type", value)
     if key not in memo:
@@ -294,13 +303,58 @@ def parameter_key(value: ir.Value, memo: dict | None = None):
     simplifier can fold two of them into one constant that CSE then passes to the fusion
     as one parameter where we saw two (an argmax over a unit axis and a one-element
     argsort are both 0: a broadcast of each became one broadcast read through a reverse
-    and directly, and XLA CPU aborted, fuzz jit 677). Conservative: it can refuse a
-    fusion XLA would have compiled. `memo` keeps the answer per value."""
+    and directly, and XLA CPU aborted, fuzz jit 677). A value XLA's simplifier makes
+    a block argument (a reverse of unit dims of it) is that argument: read as one
+    parameter and through the reverse as another, a bf16 argument was one parameter
+    read twice to XLA CPU, which aborted (fuzz hlo-opt 7133). Conservative: it can
+    refuse a fusion XLA would have compiled. `memo` keeps the answer per value."""
     if memo is not None:
         if value not in memo:
             memo[value] = parameter_key(value)
         return memo[value]
-    return value if isinstance(value.owner, ir.Block) else value.type
+    source = _identity_source(value)
+    return source if isinstance(source.owner, ir.Block) else value.type
+
+
+def _identity_source(value: ir.Value) -> ir.Value:
+    """What `value` is after XLA's simplifier drops the ops that return their operand
+    unchanged: a reverse of unit dims, and a reshape, convert, transpose, broadcast,
+    slice or zero pad to the operand's own type."""
+    while not isinstance(value.owner, ir.Block):
+        op = value.owner.operation
+        if len(op.operands) < 1 or len(op.results) != 1:
+            return value
+        operand = op.operands[0]
+        if op.name == "stablehlo.reverse":
+            shape = operand.type.shape
+            identity = all(shape[d] == 1 for d in op.attributes["dimensions"])
+        elif op.name in _IDENTITY_AT_SAME_TYPE and operand.type == value.type:
+            identity = _identity_attributes(op)
+        else:
+            identity = False
+        if not identity:
+            return value
+        value = operand
+    return value
+
+
+_IDENTITY_AT_SAME_TYPE = frozenset({
+    "stablehlo.reshape", "stablehlo.convert", "stablehlo.transpose",
+    "stablehlo.broadcast_in_dim", "stablehlo.slice", "stablehlo.pad"})
+
+
+def _identity_attributes(op) -> bool:
+    """Whether `op`, whose result has its operand's type, returns the operand as it is
+    (a slice of equal shape is whole; a pad of equal shape may shift)."""
+    if op.name == "stablehlo.transpose":
+        return list(op.attributes["permutation"]) == sorted(op.attributes["permutation"])
+    if op.name == "stablehlo.broadcast_in_dim":
+        dims = list(op.attributes["broadcast_dimensions"])
+        return dims == sorted(dims)
+    if op.name == "stablehlo.pad":
+        return not any(v for key in ("edge_padding_low", "edge_padding_high",
+                                     "interior_padding") for v in op.attributes[key])
+    return True
 
 
 def cse_key(operation, operand_keys, memo: dict | None = None) -> tuple:

@@ -10,7 +10,7 @@ import collections
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (HLO_ELEMENTWISE, Backend, cse_key, parameter_key,
+from .capability import (HLO_ELEMENTWISE, Backend, cse_key, parameter_key, parameter_source,
                          reduce_root, region_read_problem, select_problem,
                          shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
@@ -204,8 +204,7 @@ class GrowingGroup:
                     or reduces_in(graph, p)
                     or graph.name(p) == opinfo.FUSION
                     or self._merge_problem(p, readers)
-                    or any(v in self.inputs and opinfo.element_type(v.type) == "bf16"
-                           for v in graph.reads[p]))
+                    or self._rereads_bf16(p))
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
                 look and shared_value_problem(*_fused_producers(graph, self.members),
@@ -216,6 +215,18 @@ class GrowingGroup:
         if not backend.reduce_inside_loop and reduces_in(graph, p) and readers:
             return f"a reduce may only be a fusion root on {backend.name}"
         return None
+
+    def _rereads_bf16(self, p: int) -> bool:
+        """Whether `p` reads a bf16 value the group reads already, or one XLA's
+        simplifier makes the same (a reverse of unit dims of it): a parameter read
+        twice (fuzz hlo-opt 7133)."""
+        reads = [v for v in self.graph.reads[p] if opinfo.element_type(v.type) == "bf16"]
+        if not reads:
+            return False
+        memo = self.graph.cse_memo
+        sources = {parameter_source(v, memo) for v in self.inputs
+                   if opinfo.element_type(v.type) == "bf16"}
+        return any(v in self.inputs or parameter_source(v, memo) in sources for v in reads)
 
     def _merge_problem(self, p: int, readers: list[int]) -> bool:
         """Whether `p` joining may be made one with a member by XLA's CSE in a way

@@ -389,3 +389,30 @@ def test_integer_division_by_a_folded_zero_compiles():
     assert proc.stdout.splitlines() == [
         "True [1, 1]", "True [255, 255]", "True [-2147483648, -2147483648]", "True [0, 0]",
         "True [-1, -1]"]
+
+
+# A bf16 argument read in one fusion directly (a slice) and through a reverse of its
+# unit dim (a maximum), as jax.jit lowers jnp.clip(x[..., ::-1], ..., x[1:]): XLA's
+# simplifier makes the reverse the argument itself, so the fusion reads one bf16
+# parameter twice and XLA CPU aborted ("has_layout()"; fuzzer, hlo-opt seed 7133).
+BF16_ARGUMENT_THROUGH_A_UNIT_REVERSE = textwrap.dedent("""
+    import ml_dtypes, numpy as np, jax, jax.numpy as jnp
+    from tracehlo import passes, runtime
+    def f(x):
+        return jnp.clip(x[..., ::-1], jnp.all(x[..., ::-1], axis=-2), x[1:])
+    x = np.array([[-0.373], [0.14]], ml_dtypes.bfloat16)
+    result = passes.fuse_with_report(jax.jit(f).lower(x).as_text())
+    passes.check_backend(result.text)
+    exe = runtime.compile(result.text, [((2, 1), ml_dtypes.bfloat16)], xla_fusion=False,
+                          passes_off=result.xla_passes_off)
+    got = np.asarray(exe([jax.device_put(x)])[0], np.float32)
+    np.testing.assert_array_equal(got, np.asarray(jax.jit(f)(x), np.float32))
+    print(got.ravel().tolist())
+""")
+
+
+def test_a_bf16_argument_read_through_a_unit_reverse_compiles_fused():
+    proc = subprocess.run([sys.executable, "-c", BF16_ARGUMENT_THROUGH_A_UNIT_REVERSE],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["[0.1396484375,", "0.1396484375]"], proc.stdout
