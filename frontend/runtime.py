@@ -36,6 +36,18 @@ XLA_FUSION_PASSES = {
 # is switched off for such modules; it only tidies what fusion would have absorbed.
 _UNFUSED_TRANSPOSE_HAZARD = re.compile(r"tensor<(?:\d+x){2,}(?:ui\d+|complex<)")
 _CPU_SIMPLIFICATION_AFTER_LAYOUT = "simplification after layout assignment"
+# XLA CPU's own fusion crashes the process (SIGSEGV, jaxlib 0.10.2; jax.jit of
+# x.astype(int8) & y too) on an and or an or of a convert from a signed integer type
+# to a narrower one (passes.capability.bitwise_of_narrowing_problem keeps such ops out
+# of our fusions). A module with both compiles with XLA's fusion off.
+_SIGNED_CONVERT = re.compile(r"stablehlo\.convert [^\n]*?: \(tensor<(?:\d+x)*i(\d+)>\) -> "
+                             r"tensor<(?:\d+x)*i(\d+)>")
+_BITWISE_AND_OR = re.compile(r"stablehlo\.(?:and|or) ")
+
+
+def _narrowing_bitwise_hazard(stablehlo_text: str) -> bool:
+    return bool(_BITWISE_AND_OR.search(stablehlo_text)) and any(
+        1 < int(to) < int(src) for src, to in _SIGNED_CONVERT.findall(stablehlo_text))
 
 
 class XlaCompileError(RuntimeError):
@@ -100,6 +112,8 @@ def _put(x: np.ndarray, dev, weak: bool) -> jax.Array:
 def compile_options(stablehlo_text: str, backend_platform: str, xla_fusion: bool,
                     passes_off=()):
     disabled = list(passes_off)
+    if xla_fusion and backend_platform == "cpu" and _narrowing_bitwise_hazard(stablehlo_text):
+        xla_fusion = False
     if not xla_fusion:
         disabled.insert(0, XLA_FUSION_PASSES.get(backend_platform, "fusion"))
         if backend_platform == "cpu" and _UNFUSED_TRANSPOSE_HAZARD.search(stablehlo_text):

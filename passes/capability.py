@@ -92,6 +92,34 @@ def select_problem(op, outside: list[bool], makers: list | None = None) -> str |
     return None
 
 
+def bitwise_of_narrowing_problem(op, makers: list | None) -> str | None:
+    """XLA CPU dies of SIGSEGV compiling a fusion in which an and or an or reads a
+    convert from a signed integer type to a narrower one made in that fusion (i32 to
+    i8 or i16, i64 to i32 or i8; jaxlib 0.10.2, whose own fusion does the same:
+    jax.jit of x.astype(int8) & y crashes; fuzz jit --loop seed 9026). Measured in
+    subprocesses: an unsigned source or target, an xor, a convert read through
+    another op, or one element compile. `makers[k]`: the fused op that makes operand
+    k (None: from outside)."""
+    if opinfo.name(op) not in ("stablehlo.and", "stablehlo.or") or makers is None:
+        return None
+    for maker in makers:
+        if (_is_op(maker) and opinfo.name(maker) == "stablehlo.convert"
+                and _signed_narrowing(maker.operation)):
+            return (f"a fused {opinfo.name(op)} of a narrowing signed integer convert "
+                    "crashes XLA CPU's compiler (SIGSEGV)")
+    return None
+
+
+def _signed_narrowing(convert) -> bool:
+    """Of more than one element: one (a rank-0 tensor, say) compiles."""
+    result = ir.RankedTensorType(convert.results[0].type)
+    source = ir.RankedTensorType(convert.operands[0].type).element_type
+    target = result.element_type
+    return (isinstance(source, ir.IntegerType) and isinstance(target, ir.IntegerType)
+            and source.is_signless and target.is_signless and 1 < target.width < source.width
+            and (not result.has_static_shape or opinfo.num_elements(result) > 1))
+
+
 def fused_number_compare(maker) -> bool:
     """Whether `maker`, the fused op making a value, is a compare of numbers (not of
     booleans), which XLA's simplifier never makes a parameter."""
@@ -635,6 +663,9 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
             outside = [v in parameters for v in inner.operation.operands]
             reason = select_problem(inner, outside) or (
                 region_read_problem(inner, outside) if region else None)
+        if reason is None:
+            reason = bitwise_of_narrowing_problem(inner, [
+                None if v in parameters else v.owner for v in inner.operation.operands])
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:
             return f"fused op not allowed: {reason or 'nested fusion'}"
         if (opinfo.name(inner) == opinfo.REDUCE and not backend.reduce_inside_loop

@@ -10,9 +10,9 @@ import collections
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (HLO_ELEMENTWISE, Backend, cse_key, parameter_key, parameter_source,
-                         reduce_root, region_read_problem, select_problem,
-                         shared_value_problem, unread_outputs_problem)
+from .capability import (HLO_ELEMENTWISE, Backend, bitwise_of_narrowing_problem, cse_key,
+                         parameter_key, parameter_source, reduce_root, region_read_problem,
+                         select_problem, shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -418,29 +418,33 @@ def _fused_producers(graph: DataflowGraph, group: set[int]) -> tuple[list, list[
     return operations, makers
 
 
-_MAY_HOLD_SELECT = frozenset({"stablehlo.select", opinfo.FUSION})
+# the fused ops whose operands' makers matter (select_problem, bitwise_of_narrowing_problem)
+_READS_MAKERS = frozenset({"stablehlo.select", "stablehlo.and", "stablehlo.or"})
+_MAY_HOLD_READERS_OF_MAKERS = _READS_MAKERS | {opinfo.FUSION}
 
 
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
-    """Layout problems of `nodes` (default: all) as members of `group`."""
+    """Layout problems of `nodes` (default: all) as members of `group`, and the
+    other problems of a fused op with what makes its operands in the fusion."""
     made_by = None
     for i in group if nodes is None else nodes:
-        if not graph.lacks_layouts and graph.name(i) not in _MAY_HOLD_SELECT:
-            continue  # select_problem is about selects only
+        if not graph.lacks_layouts and graph.name(i) not in _MAY_HOLD_READERS_OF_MAKERS:
+            continue
         for op, operands in _fused_reads(graph, i):
-            select = opinfo.name(op) == "stablehlo.select"
-            if not select and not graph.lacks_layouts:
-                continue  # select_problem is about selects only
+            reads_makers = opinfo.name(op) in _READS_MAKERS
+            if not reads_makers and not graph.lacks_layouts:
+                continue
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None
-            if select:  # what makes its predicate, merged
+            if reads_makers:  # what makes its operands, merged
                 if made_by is None:
                     numbered, _, made_by = _numbering(graph, group)
                 makers = [None if out else v.owner if o is None else made_by(o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]
                 makers = [numbered[m] if type(m) is int else m for m in makers]
-            reason = select_problem(op, outside, makers) or (
-                region_read_problem(op, outside) if graph.lacks_layouts else None)
+            reason = (select_problem(op, outside, makers)
+                      or bitwise_of_narrowing_problem(op, makers)
+                      or (region_read_problem(op, outside) if graph.lacks_layouts else None))
             if reason:
                 return reason
     return None

@@ -416,3 +416,45 @@ def test_a_bf16_argument_read_through_a_unit_reverse_compiles_fused():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.split() == ["[0.1396484375,", "0.1396484375]"], proc.stdout
+
+
+# An and or an or of a convert to a narrower signed integer type, in one fusion,
+# crashes XLA CPU's compiler (SIGSEGV; jax.jit of x.astype(int8) & y too; fuzzer,
+# jit --loop seed 9026): our passes keep them apart, check_backend refuses such a
+# fusion, and a compile with XLA's own fusion has it off.
+NARROWING_BITWISE = textwrap.dedent("""
+    import numpy as np, tracehlo, tracehlo.numpy as tnp
+    a = np.array([300, -129, 7, 255], np.int32)
+    x = np.array([7, -1, 12, 85], np.int8)
+    y = np.array([-300, 70000, 3, -1], np.int64)
+    f = lambda a, x, y: (a.astype(tnp.int8) & x, (y.astype(tnp.int16) + 1) | a.astype(tnp.int16))
+    want = (a.astype(np.int8) & x, (y.astype(np.int16) + np.int16(1)) | a.astype(np.int16))
+    for mode in ("tracehlo", "xla", "none"):
+        got = tracehlo.jit(f, fusion=mode)(a, x, y)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == w.dtype and np.array_equal(np.asarray(g), w), (mode, g, w)
+        print(mode, "ok")
+""")
+
+
+def test_a_bitwise_op_of_a_narrowing_signed_convert_compiles():
+    proc = subprocess.run([sys.executable, "-c", NARROWING_BITWISE], capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["tracehlo", "ok", "xla", "ok", "none", "ok"], proc.stdout
+
+
+def test_check_backend_refuses_a_fused_bitwise_op_of_a_narrowing_signed_convert():
+    text = """
+func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
+  %1 = "mhlo.fusion"(%a, %x) <{fusion_kind = #mhlo<fusion_kind kLoop>}> ({
+  ^bb0(%p: tensor<3xi64>, %q: tensor<3xi32>):
+    %2 = stablehlo.convert %p : (tensor<3xi64>) -> tensor<3xi32>
+    %3 = stablehlo.or %q, %2 : tensor<3xi32>
+    stablehlo.return %3 : tensor<3xi32>
+  }) : (tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
+  return %1 : tensor<3xi32>
+}"""
+    with pytest.raises(passes.UnsupportedFusionError,
+                       match="or of a narrowing signed integer convert crashes XLA CPU"):
+        passes.check_backend(text)

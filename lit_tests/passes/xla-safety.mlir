@@ -327,3 +327,30 @@ func.func @relu_backward_is_one_fusion(%x: tensor<4xf32>, %g: tensor<4xf32>) -> 
   %r = stablehlo.select %on, %s, %zb : tensor<4xi1>, tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// An and or an or of a convert to a narrower signed integer type crashes XLA CPU's
+// compiler (SIGSEGV) when both are in one fusion: they stay apart. An xor of it,
+// and an and of an unsigned narrowing convert, fuse.
+// CHECK-LABEL: func.func @bitwise_of_a_narrowing_signed_convert
+// CHECK: %[[C:.*]] = stablehlo.convert %arg0 : (tensor<8xi32>) -> tensor<8xi8>
+// CHECK: "mhlo.fusion"(%[[C]], %arg1)
+// CHECK: stablehlo.and
+// CHECK: "mhlo.fusion"(%arg0, %arg1)
+// CHECK: stablehlo.convert
+// CHECK-NEXT: stablehlo.xor
+// CHECK: "mhlo.fusion"(%arg2, %arg3)
+// CHECK: stablehlo.convert
+// CHECK-NEXT: stablehlo.and
+// WHY: [instruction-fusion] not fused: stablehlo.convert {{.*}} + stablehlo.and {{.*}}: a fused stablehlo.and of a narrowing signed integer convert crashes XLA CPU's compiler (SIGSEGV)
+func.func @bitwise_of_a_narrowing_signed_convert(%x: tensor<8xi32>, %y: tensor<8xi8>, %u: tensor<8xui32>, %v: tensor<8xui8>) -> (tensor<8xi8>, tensor<8xi8>, tensor<8xui8>) {
+  %c = stablehlo.convert %x : (tensor<8xi32>) -> tensor<8xi8>
+  %n = stablehlo.negate %y : tensor<8xi8>
+  %a = stablehlo.and %c, %n : tensor<8xi8>
+  %d = stablehlo.convert %x : (tensor<8xi32>) -> tensor<8xi8>
+  %o = stablehlo.xor %d, %y : tensor<8xi8>
+  %e = stablehlo.convert %u : (tensor<8xui32>) -> tensor<8xui8>
+  %b = stablehlo.and %e, %v : tensor<8xui8>
+  return %a, %o, %b : tensor<8xi8>, tensor<8xi8>, tensor<8xui8>
+}
