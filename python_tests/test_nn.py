@@ -83,3 +83,18 @@ def test_half_precision_keeps_dtype(dtype):
 def test_one_hot():
     _nn_check(lambda nn, x: nn.one_hot(x, 4), np.array([0, 3, 1, 5, -1], np.int32))
     _nn_check(lambda nn, x: nn.one_hot(x, 3, dtype=np.int32), np.array([[0], [2]], np.int32))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+def test_eager_softmax_and_broadcast_division_are_jaxs_bit_for_bit(dtype):
+    """Eagerly, jnp.divide runs as one jitted program, where XLA multiplies by the
+    broadcast reciprocal; tnp.divide of arrays that broadcast does too, so eager
+    softmax (its exps over their sums) has JAX's bits, not a correctly rounded
+    quotient an ulp away."""
+    import tracehlo.numpy as tnp
+    x = jnp.asarray(np.random.default_rng(0).normal(0, 3, (7, 33)), dtype)
+    e, s = jnp.exp(x), jnp.sum(jnp.exp(x), axis=1, keepdims=True)
+    for got, want in [(tnn.softmax(x), jax.nn.softmax(x)), (tnp.divide(e, s), jnp.divide(e, s)),
+                      (tnp.divide(s, e), jnp.divide(s, e))]:
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(np.asarray(got, np.float32), np.asarray(want, np.float32))

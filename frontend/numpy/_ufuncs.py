@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 
 import numpy as _np
@@ -10,7 +11,7 @@ from jax.dtypes import float0 as _float0
 from .. import dtypes as _dtypes
 from .. import lax
 from ..custom_derivatives import custom_jvp
-from ..core import Tracer, at_user_line, known_value
+from ..core import Tracer, at_user_line, known_value, tracing
 from ._util import (
     _array, _as_dtype, _const, _is_array, _operand, _promote, _promote_inexact, _t, _to_bool,
     astype, bool_, broadcast_arrays, where)
@@ -30,6 +31,18 @@ def _binary(op, to_inexact=False, name=None):
         return op(*_promote(x1, x2, to_inexact=to_inexact))
     fn.__name__ = name or op.__name__
     return fn
+
+
+def _broadcasting(x1, x2) -> bool:
+    """Whether two arrays (not scalars) of different shapes broadcast together."""
+    shapes = _np.shape(x1), _np.shape(x2)
+    if shapes[0] == shapes[1] or () in shapes:
+        return False
+    try:
+        _np.broadcast_shapes(*shapes)
+    except ValueError:
+        return False  # the division raises its own error
+    return True
 
 
 def _sin_cos_complex(x, cosine):
@@ -94,7 +107,29 @@ def _bool_as_logical(op, logical_op, name):
 
 add = _bool_as_logical(lax.add, lax.bitwise_or, "add")
 multiply = _bool_as_logical(lax.mul, lax.bitwise_and, "multiply")
-true_divide = divide = _binary(lax.div, True, "divide")
+
+
+def _divide(x1, x2):
+    return lax.div(*_promote(x1, x2, to_inexact=True))
+
+
+@functools.lru_cache(maxsize=None)
+def _divide_program():
+    from ..api import jit  # not at import: the api module needs this one loaded
+    return jit(_divide, fusion="xla")
+
+
+def divide(x1, x2):
+    """x1 / x2. Eagerly, arrays of two shapes that broadcast divide in one program
+    with XLA's fusion, as jnp.divide does (JAX jits its ufuncs): XLA multiplies by
+    the broadcast reciprocal there, so the bits are JAX's (eager softmax's division
+    by its sums was an ulp off when the broadcast ran as an op of its own)."""
+    if not tracing() and _broadcasting(x1, x2):
+        return _divide_program()(x1, x2)
+    return _divide(x1, x2)
+
+
+true_divide = divide
 nextafter = _binary(lax.nextafter, True, "nextafter")
 
 
