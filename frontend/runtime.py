@@ -36,7 +36,7 @@ XLA_FUSION_PASSES = {
 # is switched off for such modules; it only tidies what fusion would have absorbed.
 _UNFUSED_TRANSPOSE_HAZARD = re.compile(r"tensor<(?:\d+x){2,}(?:ui\d+|complex<)")
 _CPU_SIMPLIFICATION_AFTER_LAYOUT = "simplification after layout assignment"
-# XLA CPU's own fusion crashes the process (SIGSEGV, jaxlib 0.10.2; jax.jit of
+# XLA CPU's own fusion crashes the process (SIGSEGV, jaxlib 0.10.2; JAX's jit of
 # x.astype(int8) & y too) on an and or an or of a convert from a signed integer type
 # to a narrower one (passes.capability.bitwise_of_narrowing_problem keeps such ops out
 # of our fusions). A module with both compiles with XLA's fusion off.

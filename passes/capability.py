@@ -96,7 +96,7 @@ def bitwise_of_narrowing_problem(op, makers: list | None) -> str | None:
     """XLA CPU dies of SIGSEGV compiling a fusion in which an and or an or reads a
     convert from a signed integer type to a narrower one made in that fusion (i32 to
     i8 or i16, i64 to i32 or i8; jaxlib 0.10.2, whose own fusion does the same:
-    jax.jit of x.astype(int8) & y crashes; fuzz jit --loop seed 9026). Measured in
+    JAX's jit of x.astype(int8) & y crashes; fuzz jit --loop seed 9026). Measured in
     subprocesses: an unsigned source or target, an xor, a convert read through
     another op, or one element compile. `makers[k]`: the fused op that makes operand
     k (None: from outside)."""

@@ -427,7 +427,7 @@ exp2 = _nary(exp2_p)
 
 
 # logistic as JAX lowers it on every platform, 1 / (1 + exp(-x)), not stablehlo.logistic:
-# XLA expands that op its own way (bf16 sigmoid differed from jax.jit's by an ulp), and
+# XLA expands that op its own way (bf16 sigmoid differed from JAX's jit by an ulp), and
 # XLA CPU's loop emitter cannot fuse it.
 def _logistic_lowering(ctx, eqn, x):
     t = eqn.outputs[0].type
