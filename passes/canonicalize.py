@@ -47,11 +47,7 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
         if opinfo.name(op) == opinfo.REDUCE:  # before the rules that see through it
             _unit_reduce_to_reshape(op)
     _simplify_arithmetic(block, constant_args)
-    for op in list(block.operations)[:-1]:
-        if opinfo.name(op) == "stablehlo.multiply":
-            _bool_multiply_to_select(op)
-        elif opinfo.name(op) == "stablehlo.dot_general":
-            _outer_product_to_multiply(op) or _squeeze_unit_free_dims(op)
+    # before the multiplies that read them, as XLA's simplifier visits operands first
     for op in list(block.operations)[:-1]:
         name = opinfo.name(op)
         if name not in opinfo.FOLDS_IDENTICAL_OPERANDS:
@@ -62,6 +58,11 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
         elif name == "stablehlo.compare" and operands[0] == operands[1]:
             _self_compare_to_constant(op)
     folded = {}
+    for op in list(block.operations)[:-1]:
+        if opinfo.name(op) == "stablehlo.multiply":
+            _bool_multiply_to_select(op, lambda v: folds_to_constant(v, constant_args, folded))
+        elif opinfo.name(op) == "stablehlo.dot_general":
+            _outer_product_to_multiply(op) or _squeeze_unit_free_dims(op)
     for op in list(block.operations)[:-1]:
         if (opinfo.name(op) in ("stablehlo.divide", "stablehlo.remainder")
                 and all(folds_to_constant(v, constant_args, folded)
@@ -879,7 +880,7 @@ ARITHMETIC_RULES = {
 }
 
 
-def _bool_multiply_to_select(multiply) -> None:
+def _bool_multiply_to_select(multiply, is_constant) -> None:
     """convert(p) * y -> select(p, y, 0) for a bool p and floats, as XLA's simplifier
     rewrites it outside fusions: where p is false the product is 0 even for an
     infinite or nan y (so a bool divided by a bool 0 is 0, not nan, under JAX's jit;
@@ -889,7 +890,10 @@ def _bool_multiply_to_select(multiply) -> None:
     Not for a convert of a broadcast bool: visiting the broadcast first, XLA sinks it
     past the convert (TryToSinkBroadcastAfterOpWithUniqueNonScalarOperand), so the
     multiply reads broadcast(convert(p)), and a broadcast false divided by 0 is nan
-    under JAX's jit (fuzzer, jit seed 8048)."""
+    under JAX's jit (fuzzer, jit seed 8048). Nor for a bool XLA folds to a constant
+    (`is_constant`; x != x of integers, say), whose convert it folds too before it
+    visits the multiply: log2(x != x) * (x != x) is -inf * 0, nan under JAX's jit
+    (fuzzer, jit seed 9594)."""
     result_type = multiply.result.type
     element = ir.RankedTensorType(result_type).element_type
     if not isinstance(element, ir.FloatType) or str(element) == "bf16":
@@ -899,7 +903,8 @@ def _bool_multiply_to_select(multiply) -> None:
         if (isinstance(convert, ir.Block) or convert.name != "stablehlo.convert"
                 or opinfo.element_type(convert.operands[0].type) != "i1"
                 or _producer(convert.operands[0], "broadcast_in_dim")
-                or _producer(convert.operands[0], "broadcast")):
+                or _producer(convert.operands[0], "broadcast")
+                or is_constant(convert.operands[0])):
             continue
         with multiply.location, ir.InsertionPoint(multiply):
             select = ir.Operation.create(

@@ -270,6 +270,24 @@ func.func @reshape_mover(%s: tensor<8xf32>, %t: tensor<8xf32>, %p: tensor<i1>, %
 
 // -----
 
+// A bool XLA folds to a constant (x != x of integers) has its convert folded to a
+// float constant before XLA visits the multiply, so no select: -inf * 0 stays nan,
+// as under JAX's jit (fuzz jit seed 9594).
+// CHECK-LABEL: func.func @multiply_by_a_converted_constant_bool
+// CHECK:      %[[C:.*]] = stablehlo.constant dense<false> : tensor<4xi1>
+// CHECK-NEXT: %[[F:.*]] = stablehlo.convert %[[C]] : (tensor<4xi1>) -> tensor<4xf32>
+// CHECK-NOT:  stablehlo.select
+// CHECK:      stablehlo.multiply %{{.*}}, %[[F]] : tensor<4xf32>
+func.func @multiply_by_a_converted_constant_bool(%x: tensor<4xui8>) -> tensor<4xf32> {
+  %p = stablehlo.compare NE, %x, %x, UNSIGNED : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xi1>
+  %f = stablehlo.convert %p : (tensor<4xi1>) -> tensor<4xf32>
+  %l = stablehlo.log %f : tensor<4xf32>
+  %m = stablehlo.multiply %l, %f : tensor<4xf32>
+  return %m : tensor<4xf32>
+}
+
+// -----
+
 // What stays: a divide of reshapes also returned at 8x1 (it would need a reshape
 // back for that reader), a transposing broadcast_in_dim (not a reshape), and
 // reshapes from two shapes. A max over a unit dim is a reshape, whatever its init
