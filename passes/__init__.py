@@ -6,7 +6,9 @@ Python API
         instruction-fusion, fusion-merger, sibling-fusion, producer-consumer-fusion)
         for `backend` ("cpu", "gpu", or a Backend of one's own: every `backend`
         argument takes either); returns the fused module as text with every source
-        location kept, checked with check_backend so XLA can compile it.
+        location kept, checked with check_backend so XLA can compile it (a fusion
+        of ours it refuses is undone, the reason in the report as a "check-backend"
+        decision; one the input came with raises UnsupportedFusionError).
     fuse_with_report(stablehlo_text, backend="cpu", pipeline=DEFAULT_PIPELINE,
                      after_pass=None, import_probe=True) -> FusionResult(text, report, xla_passes_off)
         The same, with a FusionReport: `.fusions` (FusionInfo: function, kind, ops,

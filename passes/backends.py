@@ -90,21 +90,22 @@ def get_backend(name: str | Backend) -> Backend:
         raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
 
 
-def check_backend(module, backend: str | Backend = "cpu", imports_checked: bool = False) -> None:
+def check_backend(module, backend: str | Backend = "cpu") -> None:
     """Raise UnsupportedFusionError for the first mhlo.fusion in `module` (an
-    ir.Module or its text) that `backend` cannot compile. `imports_checked`: the
-    pass manager has just undone every fusion XLA's import breaks (a verdict on
-    each fusion's body alone), so asking the import again would repeat it."""
+    ir.Module or its text) that `backend` cannot compile."""
     if isinstance(module, str):
         module = parse(module)
     target = get_backend(backend)
     fusions = all_fusions(module)
-    memo: dict = {}
-    for fusion in fusions:
-        problem = fusion_problem(fusion, target, memo)
-        if problem is not None:
-            raise UnsupportedFusionError(f"{fusion.location}: {problem}")
-    if imports_checked:
-        return
+    for fusion, problem in refused_fusions(fusions, target):
+        raise UnsupportedFusionError(f"{fusion.location}: {problem}")
     for k, problem in target.import_problems(fusions).items():
         raise UnsupportedFusionError(f"{fusions[k].location}: {problem}")
+
+
+def refused_fusions(fusions: list, backend: Backend) -> list[tuple]:
+    """(fusion, why) for each of `fusions` that `backend` cannot compile, asked
+    before any is changed (capability.fusion_problem; its memo holds their ops)."""
+    memo: dict = {}
+    return [(f, problem) for f in fusions
+            if (problem := fusion_problem(f, backend, memo)) is not None]

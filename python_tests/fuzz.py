@@ -406,6 +406,13 @@ def _exception(stage: str, e: BaseException) -> dict:
     return _failure("internal-error", stage, message)
 
 
+def _backend_refusals(stage: str, fusion_report) -> list[dict]:
+    """The fusions our passes made that check_backend refused and undid
+    (pipeline.unfuse_what_the_backend_refuses): a bug in the passes' own checks."""
+    return [_failure("refusal", stage, f"check-backend undid a fusion: {d.reason}")
+            for d in getattr(fusion_report, "decisions", ()) if d.pass_name == "check-backend"]
+
+
 def run_program(prog: dict, kind: str, report=lambda stage: None,
                 bitwise: bool = False) -> list[dict]:
     """The failures of one program under `kind`; `report(stage)` is called before
@@ -452,6 +459,7 @@ def run_program(prog: dict, kind: str, report=lambda stage: None,
                 if compiled.fusion != mode or warnings or why:
                     failures.append(_failure("fallback", mode, " / ".join(warnings)[:2000]
                                              or why or f"compiled with fusion={compiled.fusion}"))
+                failures += _backend_refusals(mode, compiled.fusion_report())
                 failures += _compare_all(prog, mode, got, want, op_by_op)
                 outputs[mode] = got
             failures = _merge_modes(failures)
@@ -465,6 +473,7 @@ def run_program(prog: dict, kind: str, report=lambda stage: None,
                 passes.check_backend(result.text)
             except Exception as e:
                 return [_exception("passes", e)]
+            failures += _backend_refusals("passes", result.report)
             report("xla")
             try:
                 out_types = [(w.shape, w.dtype) for w in want]

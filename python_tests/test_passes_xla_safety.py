@@ -458,3 +458,47 @@ func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
     with pytest.raises(passes.UnsupportedFusionError,
                        match="or of a narrowing signed integer convert crashes XLA CPU"):
         passes.check_backend(text)
+
+
+# A fusion the passes should never have made (a gap in instruction fusion's checks:
+# XLA's CSE makes two compares read one broadcast; fuzzer, hlo-opt seed 9338) is
+# undone by the last guard, with the reason in the report, and the program runs.
+BACKEND_REFUSAL_UNDONE = textwrap.dedent("""
+    import ml_dtypes, numpy as np, jax, jax.numpy as jnp
+    from tracehlo import passes, runtime
+    def f(v0):
+        v1 = v0.astype(jnp.uint8)
+        return (jnp.squeeze(v1) ** v1) ** v1
+    x = np.array([[-6.0], [0.8]], ml_dtypes.bfloat16)
+    result = passes.fuse_with_report(jax.jit(f).lower(x).as_text())
+    undone = [d for d in result.report.decisions if d.pass_name == "check-backend"]
+    assert undone and "read by 2 fused ops" in undone[0].reason, result.report
+    passes.check_backend(result.text)
+    want = jax.jit(f)(x)
+    exe = runtime.compile(result.text, [(want.shape, want.dtype)], xla_fusion=False,
+                          passes_off=result.xla_passes_off)
+    got = np.asarray(exe([jax.device_put(x)])[0])
+    np.testing.assert_array_equal(got, np.asarray(want))
+    print(got.ravel().tolist())
+""")
+
+
+def test_a_fusion_check_backend_refuses_is_undone_not_raised():
+    proc = subprocess.run([sys.executable, "-c", BACKEND_REFUSAL_UNDONE],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_refused_fusion_the_module_came_with_is_still_refused():
+    text = """
+func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
+  %1 = "mhlo.fusion"(%a, %x) <{fusion_kind = #mhlo<fusion_kind kLoop>}> ({
+  ^bb0(%p: tensor<3xi64>, %q: tensor<3xi32>):
+    %2 = stablehlo.convert %p : (tensor<3xi64>) -> tensor<3xi32>
+    %3 = stablehlo.and %q, %2 : tensor<3xi32>
+    stablehlo.return %3 : tensor<3xi32>
+  }) : (tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
+  return %1 : tensor<3xi32>
+}"""
+    with pytest.raises(passes.UnsupportedFusionError, match="narrowing signed integer convert"):
+        passes.fuse_with_report(text)
