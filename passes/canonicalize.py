@@ -68,7 +68,12 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
                 and all(folds_to_constant(v, constant_args, folded)
                         for v in op.operation.operands)):
             _guard_constant_integer_division(op)
-    _move_unit_reshapes(block)
+    for op in list(block.operations)[:-1]:
+        if opinfo.name(op) in ELEMENTWISE:
+            _sink_unit_reshapes(op)
+        elif opinfo.name(op) == "stablehlo.reshape":
+            _fold_reshape_of_reshape(op)
+    _erase_dead(block)
 
 
 def _erase_dead(block: ir.Block) -> None:
@@ -149,133 +154,27 @@ def _unit_reduce_to_reshape(reduce) -> None:
     result.replace_all_uses_with(_reshaped(reduce.operation.operands[0], result.type, reduce))
 
 
-def _move_unit_reshapes(block: ir.Block) -> None:
-    """XLA's reshape-mover, for the reshapes that reach it here: unit-dim ones (its
-    simplifier makes a broadcast_in_dim that only adds unit dims a reshape). An
-    elementwise op whose operands are reshapes of values of one shape (at least
-    one), constants or broadcast scalars computes at that shape and is reshaped
-    after, once every reader of each of those reshapes is such an op too; repeated
-    until nothing moves, as XLA's simplification pipeline repeats it. The op then
-    fuses with the producers of its operands (log_softmax's log of the sum of exps
-    joins the sum's fusion), and reshapes that meet fold. The mover is off for our
-    fused modules (capability.RESHAPE_MOVER), so it runs here, on the unfused one.
-    A non-splat or complex constant operand keeps its op in place (XLA reshapes it
-    too)."""
-    for _ in range(len(list(block.operations))):
-        candidates = {}
-        for op in list(block.operations)[:-1]:
-            shape = _moved_shape(op)
-            if shape is not None:
-                candidates[op.operation] = shape
-        removed = True
-        while candidates and removed:  # a reshape that stays makes its readers stay
-            removed = False
-            reshapes = {v for operation in candidates for v in operation.operands
-                        if _moved_reshape_source(v) is not None}
-            for v in reshapes:
-                readers = {use.owner.operation for use in v.uses}
-                if not readers <= candidates.keys():
-                    for reader in readers:
-                        removed |= candidates.pop(reader, None) is not None
-        for operation, shape in candidates.items():
-            _compute_before_reshape(operation, shape)
-        for op in list(block.operations)[:-1]:
-            if opinfo.name(op) == "stablehlo.reshape":
-                _fold_reshape_of_reshape(op)
-            elif opinfo.name(op) == "stablehlo.broadcast_in_dim":
-                replacement = _elide_unit_reshape(op)
-                if replacement is not None:
-                    op.operation.results[0].replace_all_uses_with(replacement)
-        _erase_dead(block)
-        if not candidates:
-            return
-
-
-def _moved_shape(op) -> list[int] | None:
-    """The shape XLA's reshape-mover makes elementwise `op` compute at: that of the
-    values its reshaped operands come from. None where it stays: an operand that is
-    neither a reshape of such a value nor changeable at no cost (a scalar operand of
-    a select or clamp is: HLO broadcasts it), reshapes from two shapes, or none."""
+def _sink_unit_reshapes(op) -> None:
+    """op(reshape(a), reshape(b)) -> reshape(op(a, b)), when every operand is a
+    unit-dim reshape of a value of one shape and every reader of the result
+    reshapes it again, as XLA's reshape-mover does (it is off for our fused
+    modules): the op then fuses with the producers of a and b, and the two
+    reshapes fold."""
     operation = op.operation
-    if operation.name not in ELEMENTWISE or not len(operation.operands):
-        return None
-    result_type = operation.results[0].type
-    if not opinfo.static_tensor(result_type):
-        return None
-    shape = None
-    for v in operation.operands:
-        if not opinfo.static_tensor(v.type):
-            return None
-        if v.type.shape != result_type.shape:
-            if v.type.rank:
-                return None
-            continue  # a select's or clamp's scalar operand, in HLO a broadcast scalar
-        if _reshapes_freely(v):
-            continue
-        source = _moved_reshape_source(v)
-        if source is None or shape is not None and source.type.shape != shape:
-            return None
-        shape = source.type.shape
-    return shape
-
-
-def _reshapes_freely(value) -> bool:
-    """XLA's CanTriviallyChangeShape, as far as it is mirrored: a splat constant (not
-    complex) or a broadcast of a scalar takes any shape as it is made."""
-    op = value.owner
-    if isinstance(op, ir.Block):
-        return False
-    if op.name == "stablehlo.constant":  # complex ones have no Python attribute class
-        return (not isinstance(value.type.element_type, ir.ComplexType)
-                and ir.DenseElementsAttr(op.attributes["value"]).is_splat)
-    return op.name == "stablehlo.broadcast_in_dim" and op.operands[0].type.rank == 0
-
-
-def _moved_reshape_source(value) -> ir.Value | None:
-    """What `value` is a unit-dim reshape of, where the mover moves that reshape (XLA's
-    IsNontrivialReshape): not of one element, not of a constant or a broadcast scalar."""
-    source = _unit_source(value)
-    if source is None or opinfo.num_elements(value.type) == 1:
-        return None
-    op = source.owner
-    if not isinstance(op, ir.Block) and (op.name == "stablehlo.constant" or (
-            op.name == "stablehlo.broadcast_in_dim" and op.operands[0].type.rank == 0)):
-        return None
-    return source
-
-
-def _compute_before_reshape(operation, shape: list[int]) -> None:
-    """`operation` at `shape` on its operands' sources, then reshaped to its type."""
+    sources = [_unit_source(v) for v in operation.operands]
     result = operation.results[0]
+    if (any(s is None for s in sources) or len({str(s.type.shape) for s in sources}) != 1
+            or not all(u.owner.name == "stablehlo.reshape" or _unit_reduce(u.owner)
+                       for u in result.uses)):
+        return
+    shape = sources[0].type.shape
     element = ir.RankedTensorType(result.type).element_type
-    with operation.location, ir.InsertionPoint(operation):
-        operands = []
-        for v in operation.operands:
-            if v.type.rank == 0:  # a select's or clamp's scalar operand stays one
-                operands.append(v)
-                continue
-            if not _reshapes_freely(v):
-                operands.append(_unit_source(v))
-                continue
-            at_shape = ir.RankedTensorType.get(shape, v.type.element_type)
-            op = v.owner
-            if op.name == "stablehlo.constant":
-                value = ir.DenseElementsAttr(op.attributes["value"]).get_splat_value()
-                operands.append(ir.Operation.create(
-                    "stablehlo.constant", results=[at_shape],
-                    attributes={"value": ir.DenseElementsAttr.get_splat(at_shape, value)}
-                ).results[0])
-            else:
-                operands.append(ir.Operation.create(
-                    "stablehlo.broadcast_in_dim", operands=[op.operands[0]],
-                    results=[at_shape],
-                    attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}
-                ).results[0])
+    with op.location, ir.InsertionPoint(op):
         named = [operation.attributes[i] for i in range(len(operation.attributes))]
         attributes = {a.name: a.attr for a in named}  # iterating gives names only
-        moved = ir.Operation.create(operation.name, operands=operands, attributes=attributes,
-                                    results=[ir.RankedTensorType.get(shape, element)])
-    result.replace_all_uses_with(_reshaped(moved.results[0], result.type, operation))
+        sunk = ir.Operation.create(operation.name, operands=sources, attributes=attributes,
+                                   results=[ir.RankedTensorType.get(shape, element)])
+    result.replace_all_uses_with(_reshaped(sunk.results[0], result.type, op))
 
 
 def _unit_reduce(op) -> bool:

@@ -240,36 +240,6 @@ func.func @unit_dim_reshapes_fold(%x: tensor<8x4xf32>, %s: tensor<8xf32>) -> ten
 
 // -----
 
-// XLA's reshape-mover: an elementwise op of unit-dim reshapes (of one shape), splat
-// constants and scalars moves below the reshape once every reader of each reshape
-// moves too, whoever reads the op: log(reshape(s)) + 2 read by a broadcast (as in
-// log_softmax) becomes a log of s that a fusion may join to s's producer, and a
-// select on a scalar predicate moves. exp(reshape(t)) stays where the reshape is
-// also returned. Checked against XLA CPU's optimized HLO.
-// CHECK-LABEL: func.func @reshape_mover
-// CHECK-NEXT: %[[L:.*]] = stablehlo.log %arg0 : tensor<8xf32>
-// CHECK:      %[[A:.*]] = stablehlo.add %[[L]], %{{.*}} : tensor<8xf32>
-// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[A]], dims = [0] : (tensor<8xf32>) -> tensor<8x4xf32>
-// CHECK-NEXT: %[[Q:.*]] = stablehlo.reshape %arg1 : (tensor<8xf32>) -> tensor<8x1xf32>
-// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %[[Q]] : tensor<8x1xf32>
-// CHECK:      %[[S:.*]] = stablehlo.select %arg2, %arg3, %{{.*}} : tensor<i1>, tensor<8xf32>
-// CHECK-NEXT: %[[R:.*]] = stablehlo.reshape %[[S]] : (tensor<8xf32>) -> tensor<8x1xf32>
-// CHECK-NEXT: return %[[B]], %[[E]], %[[Q]], %[[R]]
-func.func @reshape_mover(%s: tensor<8xf32>, %t: tensor<8xf32>, %p: tensor<i1>, %u: tensor<8xf32>) -> (tensor<8x4xf32>, tensor<8x1xf32>, tensor<8x1xf32>, tensor<8x1xf32>) {
-  %r = stablehlo.reshape %s : (tensor<8xf32>) -> tensor<8x1xf32>
-  %l = stablehlo.log %r : tensor<8x1xf32>
-  %c = stablehlo.constant dense<2.0> : tensor<8x1xf32>
-  %a = stablehlo.add %l, %c : tensor<8x1xf32>
-  %b = stablehlo.broadcast_in_dim %a, dims = [0, 1] : (tensor<8x1xf32>) -> tensor<8x4xf32>
-  %q = stablehlo.reshape %t : (tensor<8xf32>) -> tensor<8x1xf32>
-  %e = stablehlo.exponential %q : tensor<8x1xf32>
-  %v = stablehlo.reshape %u : (tensor<8xf32>) -> tensor<8x1xf32>
-  %z = stablehlo.select %p, %v, %c : tensor<i1>, tensor<8x1xf32>
-  return %b, %e, %q, %z : tensor<8x4xf32>, tensor<8x1xf32>, tensor<8x1xf32>, tensor<8x1xf32>
-}
-
-// -----
-
 // A bool XLA folds to a constant (x != x of integers) has its convert folded to a
 // float constant before XLA visits the multiply, so no select: -inf * 0 stays nan,
 // as under JAX's jit (fuzz jit seed 9594).
