@@ -444,8 +444,7 @@ def test_a_bitwise_op_of_a_narrowing_signed_convert_compiles():
     assert proc.stdout.split() == ["tracehlo", "ok", "xla", "ok", "none", "ok"], proc.stdout
 
 
-def test_check_backend_refuses_a_fused_bitwise_op_of_a_narrowing_signed_convert():
-    text = """
+FUSED_OR_OF_A_NARROWING_CONVERT = """
 func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
   %1 = "mhlo.fusion"(%a, %x) <{fusion_kind = #mhlo<fusion_kind kLoop>}> ({
   ^bb0(%p: tensor<3xi64>, %q: tensor<3xi32>):
@@ -455,9 +454,12 @@ func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
   }) : (tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
   return %1 : tensor<3xi32>
 }"""
+
+
+def test_check_backend_refuses_a_fused_bitwise_op_of_a_narrowing_signed_convert():
     with pytest.raises(passes.UnsupportedFusionError,
                        match="or of a narrowing signed integer convert crashes XLA CPU"):
-        passes.check_backend(text)
+        passes.check_backend(FUSED_OR_OF_A_NARROWING_CONVERT)
 
 
 # A fusion the passes should never have made (a gap in instruction fusion's checks:
@@ -490,15 +492,5 @@ def test_a_fusion_check_backend_refuses_is_undone_not_raised():
 
 
 def test_a_refused_fusion_the_module_came_with_is_still_refused():
-    text = """
-func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
-  %1 = "mhlo.fusion"(%a, %x) <{fusion_kind = #mhlo<fusion_kind kLoop>}> ({
-  ^bb0(%p: tensor<3xi64>, %q: tensor<3xi32>):
-    %2 = stablehlo.convert %p : (tensor<3xi64>) -> tensor<3xi32>
-    %3 = stablehlo.and %q, %2 : tensor<3xi32>
-    stablehlo.return %3 : tensor<3xi32>
-  }) : (tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
-  return %1 : tensor<3xi32>
-}"""
     with pytest.raises(passes.UnsupportedFusionError, match="narrowing signed integer convert"):
-        passes.fuse_with_report(text)
+        passes.fuse_with_report(FUSED_OR_OF_A_NARROWING_CONVERT)
