@@ -663,7 +663,7 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
             outside = [v in parameters for v in inner.operation.operands]
             reason = select_problem(inner, outside) or (
                 region_read_problem(inner, outside) if region else None)
-        if reason is None:
+        if reason is None and opinfo.name(inner) in ("stablehlo.and", "stablehlo.or"):
             reason = bitwise_of_narrowing_problem(inner, [
                 None if v in parameters else v.owner for v in inner.operation.operands])
         if reason is not None or opinfo.name(inner) == opinfo.FUSION:

@@ -196,11 +196,10 @@ def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
     a module when it compiles it, with an error, never an abort, and the caller
     must then fuse again with the probe (tracehlo.jit does)."""
     module = parse(stablehlo_text)
-    with module.context:
-        given_fusions = bool(all_fusions(module))
     manager = PassManager(pipeline, backend, after_pass, import_probe)
     report = manager.run(module)
-    unfuse_what_the_backend_refuses(module, manager.backend, report, given_fusions)
+    unfuse_what_the_backend_refuses(module, manager.backend, report,
+                                    given_fusions=opinfo.FUSION in stablehlo_text)
     text = to_text(module, debug_info=True)
     # described from the text, so that the report does not keep the module alive
     report.fusions_from = lambda: describe_fusions(parse(text))
