@@ -350,16 +350,16 @@ def _identity_source(value: ir.Value) -> ir.Value:
     slice or zero pad to the operand's own type."""
     while not isinstance(value.owner, ir.Block):
         op = value.owner.operation
-        if len(op.operands) < 1 or len(op.results) != 1:
-            return value
-        operand = op.operands[0]
-        if op.name == "stablehlo.reverse":
+        name = op.name  # asked first: most producers are none of these
+        if name == "stablehlo.reverse":
+            operand = op.operands[0]
             shape = operand.type.shape
             identity = all(shape[d] == 1 for d in op.attributes["dimensions"])
-        elif op.name in _IDENTITY_AT_SAME_TYPE and operand.type == value.type:
-            identity = _identity_attributes(op)
+        elif name in _IDENTITY_AT_SAME_TYPE:
+            operand = op.operands[0]
+            identity = operand.type == value.type and _identity_attributes(op)
         else:
-            identity = False
+            return value
         if not identity:
             return value
         value = operand
