@@ -422,28 +422,6 @@ def test_a_bf16_argument_read_through_a_unit_reverse_compiles_fused():
 # crashes XLA CPU's compiler (SIGSEGV; jax.jit of x.astype(int8) & y too; fuzzer,
 # jit --loop seed 9026): our passes keep them apart, check_backend refuses such a
 # fusion, and a compile with XLA's own fusion has it off.
-NARROWING_BITWISE = textwrap.dedent("""
-    import numpy as np, tracehlo, tracehlo.numpy as tnp
-    a = np.array([300, -129, 7, 255], np.int32)
-    x = np.array([7, -1, 12, 85], np.int8)
-    y = np.array([-300, 70000, 3, -1], np.int64)
-    f = lambda a, x, y: (a.astype(tnp.int8) & x, (y.astype(tnp.int16) + 1) | a.astype(tnp.int16))
-    want = (a.astype(np.int8) & x, (y.astype(np.int16) + np.int16(1)) | a.astype(np.int16))
-    for mode in ("tracehlo", "xla", "none"):
-        got = tracehlo.jit(f, fusion=mode)(a, x, y)
-        for g, w in zip(got, want):
-            assert np.asarray(g).dtype == w.dtype and np.array_equal(np.asarray(g), w), (mode, g, w)
-        print(mode, "ok")
-""")
-
-
-def test_a_bitwise_op_of_a_narrowing_signed_convert_compiles():
-    proc = subprocess.run([sys.executable, "-c", NARROWING_BITWISE], capture_output=True,
-                          text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["tracehlo", "ok", "xla", "ok", "none", "ok"], proc.stdout
-
-
 FUSED_OR_OF_A_NARROWING_CONVERT = """
 func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
   %1 = "mhlo.fusion"(%a, %x) <{fusion_kind = #mhlo<fusion_kind kLoop>}> ({
@@ -454,6 +432,40 @@ func.func public @main(%a: tensor<3xi64>, %x: tensor<3xi32>) -> tensor<3xi32> {
   }) : (tensor<3xi64>, tensor<3xi32>) -> tensor<3xi32>
   return %1 : tensor<3xi32>
 }"""
+
+
+NARROWING_BITWISE = textwrap.dedent("""
+    import numpy as np, tracehlo, tracehlo.numpy as tnp
+    FUSED = {fused!r}
+    a = np.array([300, -129, 7, 255], np.int32)
+    x = np.array([7, -1, 12, 85], np.int8)
+    y = np.array([-300, 70000, 3, -1], np.int64)
+    f = lambda a, x, y: (a.astype(tnp.int8) & x, (y.astype(tnp.int16) + 1) | a.astype(tnp.int16))
+    want = (a.astype(np.int8) & x, (y.astype(np.int16) + np.int16(1)) | a.astype(np.int16))
+    for mode in ("tracehlo", "xla", "none"):
+        got = tracehlo.jit(f, fusion=mode)(a, x, y)
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == w.dtype and np.array_equal(np.asarray(g), w), (mode, g, w)
+        print(mode, "ok")
+    # one element compiles fused, so the rule lets it be
+    from tracehlo import passes, runtime
+    one = FUSED.replace("3x", "")
+    passes.check_backend(one)
+    exe = runtime.compile(one, [((), np.int32)], xla_fusion=False)
+    got = exe([runtime.to_device(np.array(v, t), runtime.device()) for v, t in
+               ((2 ** 33 + 5, np.int64), (3, np.int32))])[0]
+    assert int(np.asarray(got)) == 7, got
+    print("rank-0", "ok")
+""")
+
+
+def test_a_bitwise_op_of_a_narrowing_signed_convert_compiles():
+    code = NARROWING_BITWISE.replace("{fused!r}", repr(FUSED_OR_OF_A_NARROWING_CONVERT))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["tracehlo", "ok", "xla", "ok", "none", "ok", "rank-0", "ok"], \
+        proc.stdout
 
 
 def test_check_backend_refuses_a_fused_bitwise_op_of_a_narrowing_signed_convert():
