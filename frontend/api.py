@@ -55,23 +55,28 @@ class Compiled:
                                      loc=fn_location(fn), platform=runtime.platform(backend))
         times["lower"] = time.perf_counter() - t0
         self.fusion = fusion
-        self.fused, self._report, passes_off = None, None, ()
+        self._fused = None  # passes.FusionResult
         # XLA's import is asked which fusions its folders break only once XLA has
         # refused the module (passes.fuse_with_report's import_probe): a dump that
         # watches the passes asks at once, to show one run of them
         probed = after_pass is not None
         if fusion == "tracehlo":
             t0 = time.perf_counter()
-            result = self._fuse(backend, after_pass, probed)
-            self.fused, self._report, passes_off = result.text, result.report, result.xla_passes_off
+            self._fused = self._fuse(backend, after_pass, probed)
             times["passes"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         out_types = [(t.shape, t.dtype, t.weak) for t in self.ir.out_types]
         try:
-            self._exe = runtime.compile(self.fused or self.stablehlo, out_types, backend,
-                                        xla_fusion=(fusion == "xla"), passes_off=passes_off)
+            if self._fused is None:
+                self._exe = runtime.compile(self.stablehlo, out_types, backend,
+                                            xla_fusion=(fusion == "xla"))
+            else:
+                self._exe = runtime.compile(self._fused.module, out_types, backend,
+                                            xla_fusion=False,
+                                            passes_off=self._fused.xla_passes_off,
+                                            source_text=self.stablehlo)
         except runtime.XlaCompileError as e:
-            if self.fused is None:
+            if self._fused is None:
                 raise
             self._exe = self._compile_refused(fn, e, out_types, backend, probed)
         times["xla_compile"] = time.perf_counter() - t0
@@ -96,14 +101,15 @@ class Compiled:
         kernels, and the report and a warning say so."""
         if not probed:
             result = self._fuse(backend)
-            if result.text != self.fused:
-                self.fused, self._report = result.text, result.report
+            if result.text != self._fused.text:
+                self._fused = result
                 try:
-                    return runtime.compile(result.text, out_types, backend, xla_fusion=False,
-                                           passes_off=result.xla_passes_off)
+                    return runtime.compile(result.module, out_types, backend, xla_fusion=False,
+                                           passes_off=result.xla_passes_off,
+                                           source_text=self.stablehlo)
                 except runtime.XlaCompileError as e:
                     error = e
-        self._report.fallback = f"XLA rejected the fused module: {error}"
+        self._fused.report.fallback = f"XLA rejected the fused module: {error}"
         logger.warning("%s: XLA rejected the fused module, compiling with XLA's own "
                        "fusion instead (a tracehlo bug, please report it): %s", fn_name(fn),
                        error)
@@ -123,10 +129,16 @@ class Compiled:
     def cost_analysis(self) -> dict:
         return self._exe.cost_analysis()
 
+    @property
+    def fused(self) -> str | None:
+        """The module our passes fused, as text: what XLA compiled unless it refused
+        it (fusion_report().fallback then says why). None unless fusion="tracehlo"."""
+        return None if self._fused is None else self._fused.text
+
     def fusion_report(self):
         """Each fusion our passes made (ops, source lines, kind, modelled bytes saved)
         and each candidate they rejected, with its reason. None unless fusion="tracehlo"."""
-        return self._report
+        return None if self._fused is None else self._fused.report
 
     def memory_analysis(self):
         return self._exe.memory_analysis()

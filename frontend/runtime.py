@@ -160,18 +160,23 @@ def _load_lapack():
     _lapack.initialize()
 
 
-def compile(stablehlo_text: str, out_types, backend: str | None = None,
-            xla_fusion: bool = True, passes_off=()) -> Executable:
-    """Compile StableHLO text for one device. `out_types` is [(shape, dtype[, weak])]
-    of the results (weak: a weakly typed jax.Array, as JAX returns for Python-scalar
-    math); `passes_off` names further XLA passes to switch off for this compile."""
+def compile(program, out_types, backend: str | None = None, xla_fusion: bool = True,
+            passes_off=(), source_text: str | None = None) -> Executable:
+    """Compile a StableHLO program for one device: its text, or a parsed module
+    (jaxlib's MLIR bindings), which XLA compiles without printing and parsing it again,
+    as JAX hands XLA its modules. The checks for XLA's hazards below read text: for a
+    module, `source_text`, the text our passes made it from (they fuse, fold and
+    reorder ops; they add no element type, shape rank or custom call). `out_types` is
+    [(shape, dtype[, weak])] of the results (weak: a weakly typed jax.Array, as JAX
+    returns for Python-scalar math); `passes_off` names further XLA passes to switch
+    off for this compile."""
+    text = program if isinstance(program, str) else source_text
     dev = device(backend)
-    if dev.platform == "cpu" and "lapack_" in stablehlo_text:  # a custom call's target
+    if dev.platform == "cpu" and "lapack_" in text:  # a custom call's target
         _load_lapack()
-    opts = compile_options(stablehlo_text, dev.platform, xla_fusion, passes_off)
+    opts = compile_options(text, dev.platform, xla_fusion, passes_off)
     try:
-        loaded = dev.client.compile_and_load(
-            stablehlo_text, xla_client.DeviceList((dev,)), opts)
+        loaded = dev.client.compile_and_load(program, xla_client.DeviceList((dev,)), opts)
     except Exception as e:  # XlaRuntimeError / JaxRuntimeError: keep XLA's words
         raise XlaCompileError(f"XLA could not compile the program: {e}") from None
     return Executable(loaded, dev, out_types)

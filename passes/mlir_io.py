@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import chlo, mhlo, stablehlo
+from jaxlib.mlir.dialects import chlo, mhlo, sdy, stablehlo
 from jaxlib.mlir._mlir_libs import _jax_mlir_ext
 
 
@@ -21,7 +21,11 @@ class ParseError(ValueError):
 
 
 def new_context() -> ir.Context:
-    """A context with every dialect the passes read or write (mhlo for fusions)."""
+    """A context with every dialect the passes read or write (mhlo for fusions), and
+    every dialect XLA's compile loads into the context of a module it is handed
+    (runtime.compile; measured: sdy, Shardy's): loaded there, while other threads
+    parse or rewrite modules of the same context, it raced with them and crashed
+    the process (a thread stress test, python_tests/test_threads.py)."""
     registry = ir.DialectRegistry()
     _jax_mlir_ext.register_dialects(registry)  # builtin, func and friends
     ctx = ir.Context()
@@ -29,6 +33,7 @@ def new_context() -> ir.Context:
     stablehlo.register_dialect(ctx)
     mhlo.register_mhlo_dialect(ctx)
     chlo.register_dialect(ctx)
+    sdy.register_dialect(ctx)
     ctx.load_all_available_dialects()
     return ctx
 

@@ -2,7 +2,6 @@
 `fusion-merger{max-operands=16}`), run in order over a parsed module."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from jaxlib.mlir import ir
@@ -110,7 +109,10 @@ class PassManager:
         if not self.after_pass:
             verify(module, "<after the pipeline>")
         unfuse_what_import_folds(module, ctx, self.import_probe)
-        ctx.report.fusions_from = lambda: describe_fusions(module, ctx.functions)
+        # not a closure over ctx, which holds the report: a cycle kept the module (and
+        # its context, constants and all) alive until the garbage collector ran
+        funcs = ctx.functions
+        ctx.report.fusions_from = lambda: describe_fusions(module, funcs)
         return ctx.report
 
 
@@ -177,11 +179,23 @@ def _op_bytes(op, written_only: bool = False) -> int:
                   if not written_only or len(results) > 1 or opinfo.is_read(r)))
 
 
-@dataclass
 class FusionResult:
-    text: str              # the fused module, with source locations
-    report: FusionReport
-    xla_passes_off: tuple[str, ...] = ()  # XLA passes this module must be compiled without
+    """The fused module, its report, and the XLA passes it must be compiled without.
+    The module goes to XLA as it is (runtime.compile), as JAX hands XLA its modules:
+    printing it and XLA parsing the text again cost about 4 ms of a first call (train
+    step). Its text, with source locations, is printed when first asked; the module
+    is kept as long as the result (and its context with it: mlir_io.make_context)."""
+
+    def __init__(self, module: ir.Module, report: FusionReport,
+                 xla_passes_off: tuple[str, ...] = ()):
+        self.module, self.report, self.xla_passes_off = module, report, xla_passes_off
+        self._text: str | None = None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = to_text(self.module, debug_info=True)
+        return self._text
 
     def __str__(self) -> str:
         return self.text
@@ -200,10 +214,7 @@ def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
     report = manager.run(module)
     unfuse_what_the_backend_refuses(module, manager.backend, report,
                                     given_fusions=opinfo.FUSION in stablehlo_text)
-    text = to_text(module, debug_info=True)
-    # described from the text, so that the report does not keep the module alive
-    report.fusions_from = lambda: describe_fusions(parse(text))
-    return FusionResult(text, report, manager.backend.xla_passes_off(module))
+    return FusionResult(module, report, manager.backend.xla_passes_off(module))
 
 
 def fuse(stablehlo_text: str, backend: str | Backend = "cpu") -> str:

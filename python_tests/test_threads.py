@@ -1,6 +1,8 @@
 """Threads: each thread has its own trace stack (a context variable), jit caches fill
 once per signature under concurrent first calls, and eager ops, jit calls and make_ir
 mix freely across threads."""
+import subprocess
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -106,3 +108,36 @@ def test_eight_threads_mixing_eager_jit_and_make_ir():
     with ThreadPoolExecutor(8) as pool:
         assert sorted(pool.map(work, range(8))) == list(range(8))
     assert len(shared._cache) == 3
+
+
+COMPILING_THREADS = """
+import numpy as np
+from concurrent.futures import ThreadPoolExecutor
+import tracehlo, tracehlo.numpy as tnp
+from tracehlo.passes import mlir_io
+mlir_io.RECYCLE_AFTER_BYTES = 8000  # a fresh context every few modules
+
+def work(t):
+    x = np.linspace(0, 1, 32, dtype=np.float32).reshape(4, 8)
+    for i in range(10):
+        f = tracehlo.jit(lambda x: tnp.exp(tnp.sin(x) * (t + i)).sum(axis=0) / (x.max() + i))
+        want = np.exp(np.sin(x) * (t + i)).sum(axis=0) / (x.max() + i)
+        np.testing.assert_allclose(f(x), want, rtol=1e-5)
+    return t
+
+with ThreadPoolExecutor(4) as pool:
+    assert sorted(pool.map(work, range(4))) == list(range(4))
+print("ok")
+"""
+
+
+def test_threads_compiling_fused_modules_of_shared_contexts():
+    """XLA compiles our passes' module as it is, in the MLIR context other threads
+    parse and rewrite their modules in. XLA loaded Shardy's dialect there on its
+    first compile, racing with them: the process crashed (SIGSEGV in 8 of 10 runs
+    of this script, before mlir_io.new_context registered it). Run in a
+    subprocess: a crash must fail this test, not end the suite."""
+    run = subprocess.run([sys.executable, "-c", COMPILING_THREADS], capture_output=True,
+                         text=True, timeout=WAIT * 2)
+    assert run.returncode == 0, f"exit {run.returncode}: {run.stderr[-3000:]}"
+    assert run.stdout.split() == ["ok"]
