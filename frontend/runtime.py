@@ -164,13 +164,13 @@ def compile(program, out_types, backend: str | None = None, xla_fusion: bool = T
             passes_off=(), source_text: str | None = None) -> Executable:
     """Compile a StableHLO program for one device: its text, or a parsed module
     (jaxlib's MLIR bindings), which XLA compiles without printing and parsing it again,
-    as JAX hands XLA its modules. The checks for XLA's hazards below read text: for a
-    module, `source_text`, the text our passes made it from (they fuse, fold and
-    reorder ops; they add no element type, shape rank or custom call). `out_types` is
+    as JAX hands XLA its modules. The checks for XLA's hazards above read text: for a
+    module, `source_text` if given, the text our passes made it from (they create no
+    transpose and no custom call), else the module printed. `out_types` is
     [(shape, dtype[, weak])] of the results (weak: a weakly typed jax.Array, as JAX
     returns for Python-scalar math); `passes_off` names further XLA passes to switch
     off for this compile."""
-    text = program if isinstance(program, str) else source_text
+    text = program if isinstance(program, str) else source_text or str(program)
     dev = device(backend)
     if dev.platform == "cpu" and "lapack_" in text:  # a custom call's target
         _load_lapack()

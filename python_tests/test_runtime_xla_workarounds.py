@@ -7,6 +7,7 @@ import pytest
 import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import runtime
+from tracehlo.passes.mlir_io import parse
 
 TRANSPOSE_THEN_RESHAPE = """
 func.func public @main(%a: tensor<2x10x{t}>) -> tensor<20x{t}> {{
@@ -21,13 +22,18 @@ ELEMENT_TYPES = {"ui8": np.uint8, "ui16": np.uint16, "ui32": np.uint32, "i32": n
 
 @pytest.mark.parametrize("mlir_type", ELEMENT_TYPES)
 @pytest.mark.parametrize("xla_fusion", [True, False])
-def test_transpose_of_unsigned_or_complex_elements_keeps_its_order(mlir_type, xla_fusion):
+@pytest.mark.parametrize("form", ["text", "module"])
+def test_transpose_of_unsigned_or_complex_elements_keeps_its_order(mlir_type, xla_fusion,
+                                                                     form):
     # XLA makes the transpose a bitcast plus a copy; for these element types no fusion
-    # wraps the copy and the simplifier after layout assignment drops it
+    # wraps the copy and the simplifier after layout assignment drops it. A parsed
+    # module given without its source text is checked as the text it prints.
     dtype = ELEMENT_TYPES[mlir_type]
     x = (np.arange(20).reshape(2, 10) * 37 % 251).astype(dtype)
-    exe = runtime.compile(TRANSPOSE_THEN_RESHAPE.format(t=mlir_type), [((20,), dtype)],
-                          xla_fusion=xla_fusion)
+    program = TRANSPOSE_THEN_RESHAPE.format(t=mlir_type)
+    if form == "module":
+        program = parse(program)
+    exe = runtime.compile(program, [((20,), dtype)], xla_fusion=xla_fusion)
     out = np.asarray(exe([runtime.to_device(x, exe.device)])[0])
     np.testing.assert_array_equal(out, x.T.reshape(20))
 
