@@ -199,8 +199,10 @@ class GrowingGroup:
         if not backend.layout_sensitive_ops:
             # a chain needs no look at the whole group: only a node read twice in it
             # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
-            # a bf16 input, can end an emitter function
-            look = (len(readers) > 1 or self.has_fusion or self.read_reduce
+            # a bf16 input, can end an emitter function; a node read twice only by
+            # elementwise members of the root's function joins that function
+            look = ((len(readers) > 1 and not self._in_root_function(p, readers))
+                    or self.has_fusion or self.read_reduce
                     or reduces_in(graph, p)
                     or graph.name(p) == opinfo.FUSION
                     or self._merge_problem(p, readers)
