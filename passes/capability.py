@@ -523,6 +523,11 @@ class Backend:
         left to the backend's own kernels, or None to fuse it."""
         return None
 
+    def fuse_alone(self, graph, root: int) -> str | None:
+        """Why node `root`, which no producer joins, is better as a fusion of its own
+        than as the backend's plain op, or None to leave it plain."""
+        return None
+
     def tree_reduction_window(self, op) -> int | None:
         """The window XLA splits this reduce into partial reductions with before its
         fusion (tree_reductions.py), or None where it does not."""

@@ -41,15 +41,20 @@ class InstructionFusion(FusionPass):
                     or legality.node_problem(graph, root, ctx.backend)):
                 continue
             group = self._grow(graph, root, read, ctx, fusible_everywhere)
-            if len(group.members) > 1:
-                reason = (self._lone_op(graph, group.members)
+            alone = ctx.backend.fuse_alone(graph, root)
+            if len(group.members) == 1:
+                if alone is None:
+                    continue
+                self.record(ctx, graph, [root], None, alone)
+            else:
+                reason = ((None if alone else self._lone_op(graph, group.members))
                           or ctx.backend.leave_unfused(graph, root, group.members))
                 if reason:
                     self.record(ctx, graph, sorted(group.members), reason)
                     continue
-                groups.append(group)
-                root_of.update((i, group) for i in group.owned)
-                read |= {graph.producer(v) for v in graph.inputs(group.members)}
+            groups.append(group)
+            root_of.update((i, group) for i in group.owned)
+            read |= {graph.producer(v) for v in graph.inputs(group.members)}
         return groups
 
     @staticmethod
@@ -58,7 +63,8 @@ class InstructionFusion(FusionPass):
         a kernel of its own alike, and its simplifiers, which run before that, see it
         (an `add(i, 1)` fused hid fori_loop's counter from XLA's while-loop
         simplifier, which merges it with the loop's own: a kernel more per step). A
-        reduce keeps its init constant: XLA CPU emits a plain reduce differently."""
+        reduce keeps its init constant: XLA CPU emits a plain reduce differently.
+        (Not asked where the backend would fuse the op even alone: Backend.fuse_alone.)"""
         ops = [i for i in members if graph.name(i) != "stablehlo.constant"]
         if len(ops) == 1 and graph.name(ops[0]) != opinfo.REDUCE:
             return (f"one {graph.name(ops[0])} with constants: XLA makes the same kernel "

@@ -25,6 +25,12 @@ EXPENSIVE_ELEMENTWISE = frozenset(f"stablehlo.{n}" for n in """
     atan2 cbrt cosine divide exponential exponential_minus_one log log_plus_one logistic
     power remainder rsqrt sine sqrt tan tanh""".split()) | {"mhlo.erf"}
 
+# Elementwise arithmetic that XLA CPU computes in f32 when its operands are bf16
+# (only data movement, select and convert stay bf16 there).
+COMPUTED_IN_F32 = EXPENSIVE_ELEMENTWISE | frozenset(f"stablehlo.{n}" for n in """
+    abs add ceil clamp compare floor maximum minimum multiply negate round_nearest_afz
+    round_nearest_even sign subtract""".split())
+
 # Data movement: cheap, fusible, read through an index map.
 CHEAP_SHAPE = frozenset(f"stablehlo.{n}" for n in """
     broadcast broadcast_in_dim concatenate iota pad reshape reverse slice transpose""".split())

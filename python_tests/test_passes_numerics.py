@@ -430,3 +430,41 @@ def test_random_elementwise_programs_fused_equal_unfused():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+BF16_ALONE = {
+    "exp": (lambda np_: lambda x, y: np_.exp(x), 1),
+    "tanh": (lambda np_: lambda x, y: np_.tanh(x), 1),
+    "add": (lambda np_: lambda x, y: x + y, 2),
+    "divide": (lambda np_: lambda x, y: x / y, 2),
+    "equal_zero": (lambda np_: lambda x, y: x == 0, 1),
+    "times_two": (lambda np_: lambda x, y: x * 2, 1),
+}
+
+
+@pytest.mark.parametrize("name", BF16_ALONE)
+def test_bf16_arithmetic_alone_is_one_kernel_with_jaxs_bits(name):
+    """XLA CPU computes bf16 arithmetic in f32: a plain bf16 op was three kernels
+    (convert, op, convert) with XLA's fusion off; alone, it is now a fusion of its
+    own, one kernel as under jax.jit, with its bits, subnormals and specials
+    included."""
+    make, _ = BF16_ALONE[name]
+    special = np.array([0, -0.0, 9.18e-41, -9.18e-41, 1e-39, np.inf, -np.inf, np.nan, 1, -2.5],
+                       np.float32)
+    rng = np.random.default_rng(0)
+    x = np.concatenate([special, rng.standard_normal(54).astype(np.float32)]).reshape(8, 8)
+    x = x.astype(jnp.bfloat16)
+    y = x[::-1].copy()
+    c = tracehlo.compile(make(tnp), (x, y))
+    assert len(c.kernels()) == 1, c.kernels()
+    want = np.asarray(jax.jit(make(jnp))(x, y))
+    got = np.asarray(c(x, y))
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+def test_bf16_tanh_between_dots_is_one_kernel_not_three():
+    x = (np.random.default_rng(1).standard_normal((16, 16)) / 4).astype(jnp.bfloat16)
+    c = tracehlo.compile(lambda x: tnp.tanh(x @ x) @ x, (x,))
+    assert not [k for k in c.kernels() if "tanh" in k], c.kernels()  # fused, not wrapped_tanh
+    np.testing.assert_array_equal(np.asarray(c(x)).view(np.uint16), np.asarray(
+        jax.jit(lambda x: jnp.tanh(x @ x) @ x)(x)).view(np.uint16))

@@ -318,3 +318,33 @@ func.func @copied_where_every_user_fuses_it(%x: tensor<16xf32>, %y: tensor<16xf3
   %s = stablehlo.subtract %a, %w : tensor<16xf32>
   return %m, %s : tensor<16xf32>, tensor<16xf32>
 }
+
+// -----
+
+// XLA CPU computes bf16 arithmetic in f32: a plain bf16 exp becomes three kernels
+// (convert, exp, convert) with XLA's fusion off, so one alone is a fusion of its
+// own, converted inside it; so is a bf16 multiply with a constant (no lone-op rule
+// keeps it plain). A bf16 transpose (data movement, kept in bf16) and an f32 exp
+// stay plain. On GPU none is fused.
+// CHECK-LABEL: func.func @bf16_arithmetic_alone
+// CHECK: stablehlo.transpose
+// CHECK: "mhlo.fusion"(%{{.*}})
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: stablehlo.exponential
+// CHECK: "mhlo.fusion"(%arg1)
+// CHECK: stablehlo.constant
+// CHECK: stablehlo.multiply
+// CHECK: stablehlo.exponential %arg2 : tensor<2x4xf32>
+// CHECK-NEXT: return
+// WHY: fused: stablehlo.exponential {{.*}}: a bf16 stablehlo.exponential alone: XLA CPU computes it in f32, unfused as three kernels (convert, op, convert), fused as one
+// GPU-LABEL: func.func @bf16_arithmetic_alone
+// GPU-NOT: mhlo.fusion
+// GPU: return
+func.func @bf16_arithmetic_alone(%x: tensor<4x2xbf16>, %s: tensor<bf16>, %y: tensor<2x4xf32>) -> (tensor<2x4xbf16>, tensor<bf16>, tensor<2x4xf32>) {
+  %t = stablehlo.transpose %x, dims = [1, 0] : (tensor<4x2xbf16>) -> tensor<2x4xbf16>
+  %e = stablehlo.exponential %t : tensor<2x4xbf16>
+  %c = stablehlo.constant dense<2.0> : tensor<bf16>
+  %m = stablehlo.multiply %s, %c : tensor<bf16>
+  %f = stablehlo.exponential %y : tensor<2x4xf32>
+  return %e, %m, %f : tensor<2x4xbf16>, tensor<bf16>, tensor<2x4xf32>
+}
