@@ -197,3 +197,29 @@ func.func @a_larger_loop_fuses_as_outside_one(%x: tensor<16x16xf32>) -> tensor<1
   }
   return %r#1 : tensor<16x16xf32>
 }
+
+// -----
+
+// A bf16 exp alone is a fusion of its own on CPU (Backend.fuse_alone), but not in a
+// loop XLA CPU may compile whole (small_loops.py): there a fused bf16 op, converted
+// to f32 inside its fusion, lacks the layouts that emitter needs.
+// CHECK-LABEL: func.func @small_loop_keeps_a_bf16_op_plain
+// CHECK: } do {
+// CHECK-NOT: mhlo.fusion
+// CHECK: stablehlo.exponential
+// CHECK: return
+// WHY-NOT: stablehlo.exponential {{.*}} alone
+func.func @small_loop_keeps_a_bf16_op_plain(%x: tensor<8xbf16>, %n: tensor<i32>) -> tensor<8xbf16> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %c0, %v = %x) : tensor<i32>, tensor<8xbf16>
+   cond {
+    %lt = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %lt : tensor<i1>
+  } do {
+    %one = stablehlo.constant dense<1> : tensor<i32>
+    %i2 = stablehlo.add %i, %one : tensor<i32>
+    %e = stablehlo.exponential %v : tensor<8xbf16>
+    stablehlo.return %i2, %e : tensor<i32>, tensor<8xbf16>
+  }
+  return %r#1 : tensor<8xbf16>
+}
