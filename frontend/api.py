@@ -54,6 +54,8 @@ class Compiled:
                                      donated=donated_leaves(sig, args, donate_argnums),
                                      loc=fn_location(fn), platform=runtime.platform(backend))
         times["lower"] = time.perf_counter() - t0
+        if fusion == "tracehlo" and runtime.refuses_fusions(backend):
+            fusion = "xla"  # this device takes no fused module (warned when first seen)
         self.fusion = fusion
         self._fused = None  # passes.FusionResult
         # XLA's import is asked which fusions its folders break only once XLA has
@@ -75,6 +77,13 @@ class Compiled:
                                             xla_fusion=False,
                                             passes_off=self._fused.xla_passes_off,
                                             source_text=self.stablehlo)
+        except runtime.FusionsRefusedError as e:
+            self._fused.report.fallback = f"{runtime.refuses_fusions(backend)}: {e}"
+            logger.warning("%s: %s, so XLA fuses the programs compiled for this device "
+                           "(fusion='xla'); our passes' decisions stay in hlo-dump's report",
+                           fn_name(fn), runtime.refuses_fusions(backend))
+            self.fusion = "xla"
+            self._exe = runtime.compile(self.stablehlo, out_types, backend, xla_fusion=True)
         except runtime.XlaCompileError as e:
             if self._fused is None:
                 raise

@@ -54,6 +54,38 @@ class XlaCompileError(RuntimeError):
     """XLA refused a program; the message is XLA's own."""
 
 
+class FusionsRefusedError(XlaCompileError):
+    """The device's runtime takes no fused module at all. jaxlib 0.11 hands a module
+    to a PJRT plugin (CUDA's, for one) as portable StableHLO, converting MHLO ops to
+    StableHLO first; StableHLO has no fusion op, so every mhlo.fusion fails there
+    (seen on 0.11.2 CUDA: "failed to legalize operation 'mhlo.fusion'"). XLA's own
+    fusion is then the only one that device can run."""
+
+
+_FUSION_NOT_CONVERTED = re.compile(r"failed to legalize operation '(?:mhlo|stablehlo)\.fusion'")
+_REFUSES_FUSIONS: dict = {}  # device -> XLA's words, once a fused module was refused
+
+
+def jaxlib_version() -> str:
+    import jaxlib
+    return jaxlib.__version__
+
+
+def refuses_fusions(backend: str | None = None) -> str | None:
+    """Why `backend`'s device takes no fused module (FusionsRefusedError), once seen."""
+    return _REFUSES_FUSIONS.get(device(backend))
+
+
+def _compile_error(error: Exception, dev) -> XlaCompileError:
+    message = f"XLA could not compile the program: {error}"
+    if _FUSION_NOT_CONVERTED.search(str(error)):
+        _REFUSES_FUSIONS[dev] = (
+            f"jaxlib {jaxlib_version()} hands {dev.platform} programs to XLA as portable "
+            "StableHLO, which has no fusion op")
+        return FusionsRefusedError(message)
+    return XlaCompileError(message)
+
+
 @functools.lru_cache(maxsize=None)
 def device(backend: str | None = None):
     """The first device of `backend` ('cpu', 'gpu', 'cuda', 'tpu'; None = JAX's default)."""
@@ -124,6 +156,18 @@ def compile_options(stablehlo_text: str, backend_platform: str, xla_fusion: bool
     return opts
 
 
+def _result_handler(aval, sharding):
+    """jaxlib's handler that wraps a result buffer as a jax.Array. 0.10 takes
+    `_skip_checks` (the aval and sharding are ours, so checking them again is waste);
+    0.11 dropped it."""
+    if _HANDLER_SKIPS_CHECKS:
+        return _jaxlib.array_result_handler(aval, sharding, committed=True, _skip_checks=True)
+    return _jaxlib.array_result_handler(aval, sharding, committed=True)
+
+
+_HANDLER_SKIPS_CHECKS = "_skip_checks" in (_jaxlib.array_result_handler.__doc__ or "")
+
+
 class Executable:
     """A compiled program on one device with a lean call path: buffers in, jax.Arrays out."""
 
@@ -134,10 +178,8 @@ class Executable:
         self.device = dev
         self.out_types = out_types
         sharding = _sharding(dev)
-        self._handlers = [
-            _jaxlib.array_result_handler(_aval(tuple(t[0]), np.dtype(t[1]), *t[2:]), sharding,
-                                         committed=True, _skip_checks=True)
-            for t in out_types]
+        self._handlers = [_result_handler(_aval(tuple(t[0]), np.dtype(t[1]), *t[2:]), sharding)
+                          for t in out_types]
 
     def __call__(self, buffers: list) -> list:
         return self.loaded.execute_sharded(buffers).consume_with_handlers(self._handlers)
@@ -178,7 +220,7 @@ def compile(program, out_types, backend: str | None = None, xla_fusion: bool = T
     try:
         loaded = dev.client.compile_and_load(program, xla_client.DeviceList((dev,)), opts)
     except Exception as e:  # XlaRuntimeError / JaxRuntimeError: keep XLA's words
-        raise XlaCompileError(f"XLA could not compile the program: {e}") from None
+        raise _compile_error(e, dev) from None
     return Executable(loaded, dev, out_types)
 
 
