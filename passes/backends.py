@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import jaxlib
+
 from . import opinfo, small_loops
 from .capability import Backend, UnsupportedFusionError, all_fusions, fusion_problem
 from .cost import COST_PARAMS
@@ -18,6 +20,11 @@ from .tree_reductions import order_dependent
 
 # XLA CPU's TreeReductionRewriter window: partial reductions of this many elements
 TREE_WINDOW = 32
+
+# jaxlib 0.11's XLA CPU emits some loop fusions with its tiled emitter, which reads a
+# fused iota's layout: `a + arange(3)` fused aborted the process there (seen on 0.11.2,
+# "Check failed: has_layout() s32[3]" in xtile's EmitIota); 0.10.2 compiles it.
+_TILED_EMITTER_READS_IOTA_LAYOUT = tuple(map(int, jaxlib.__version__.split(".")[:2])) >= (0, 11)
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,8 @@ BACKENDS = {
     "cpu": XlaCpu("cpu", frozenset({"kLoop"}), multi_output=False, reduce_inside_loop=True,
                   max_operands=64, cost=COST_PARAMS["cpu"],
                   unfusible_ops=frozenset({"stablehlo.logistic"}),
+                  ops_reading_layouts=frozenset(
+                      {"stablehlo.iota"} if _TILED_EMITTER_READS_IOTA_LAYOUT else ()),
                   variadic_reduce_unfusible_types=frozenset({"bf16"}),
                   # measured: a chain of 3,300 fused elementwise ops aborts XLA CPU's
                   # loop emitter ("has_layout()" in PartitionedComputations), 3,100 not

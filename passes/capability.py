@@ -467,6 +467,9 @@ class Backend:
     layout_sensitive_ops: bool = False
     # ops XLA rewrites into others before its own fusion, so its fused emitter lacks them
     unfusible_ops: frozenset[str] = frozenset()
+    # ops whose fused emitter reads their result's layout, which inside our fusions
+    # (made before XLA's layout assignment) only parameters, constants and the root have
+    ops_reading_layouts: frozenset[str] = frozenset()
     # element types a multi-result reduce may not have inside a fusion
     variadic_reduce_unfusible_types: frozenset[str] = frozenset()
     # ops one fusion may hold (None: no bound)
@@ -484,6 +487,9 @@ class Backend:
         if opinfo.name(op) in self.unfusible_ops:
             return (f"{opinfo.name(op)} is expanded by XLA {self.name} before fusion; "
                     "its fused emitter does not support it")
+        if opinfo.name(op) in self.ops_reading_layouts:
+            return (f"XLA {self.name}'s emitter reads a fused {opinfo.name(op)}'s layout, "
+                    "which our fusions cannot give it (it aborts: has_layout())")
         results = op.operation.results
         if opinfo.name(op) == opinfo.REDUCE and len(results) > 1:
             reason = self.variadic_reduce_problem([r.type for r in results])

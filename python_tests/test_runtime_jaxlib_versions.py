@@ -77,3 +77,52 @@ def test_a_device_refusing_fused_modules_runs_with_xlas_fusion_and_says_so_once(
     assert "failed to legalize operation 'mhlo.fusion'" in first.fusion_report().fallback
     assert second.fusion_report() is None
 
+
+# what our passes made of `a + arange(3)` on jaxlib 0.11.2, which aborted XLA CPU there
+IOTA_FUSED = """
+func.func public @main(%arg0: tensor<3xi32>) -> tensor<3xi32> {
+  %0 = "mhlo.fusion"(%arg0) <{fusion_kind = #mhlo<fusion_kind kLoop>}> ({
+  ^bb0(%arg1: tensor<3xi32>):
+    %1 = stablehlo.iota dim = 0 : tensor<3xi32>
+    %2 = stablehlo.add %arg1, %1 : tensor<3xi32>
+    stablehlo.return %2 : tensor<3xi32>
+  }) : (tensor<3xi32>) -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}"""
+IOTA_PLAIN = """
+func.func public @main(%a: tensor<3xi32>) -> tensor<3xi32> {
+  %i = stablehlo.iota dim = 0 : tensor<3xi32>
+  %s = stablehlo.add %a, %i : tensor<3xi32>
+  %m = stablehlo.multiply %s, %s : tensor<3xi32>
+  return %m : tensor<3xi32>
+}"""
+
+
+def test_an_op_whose_emitter_reads_its_layout_stays_out_of_fusions():
+    """Backend.ops_reading_layouts (XLA CPU's iota from jaxlib 0.11): the op runs as
+    its own kernel, the fusion reads it, the report says why, and check_backend
+    refuses a module that fuses it instead of letting XLA abort."""
+    import dataclasses
+    from tracehlo.passes import backends
+    reads_iota = dataclasses.replace(backends.BACKENDS["cpu"],
+                                     ops_reading_layouts=frozenset({"stablehlo.iota"}))
+    result = passes.fuse_with_report(IOTA_PLAIN, reads_iota)
+    assert [f.ops for f in result.report.fusions] == [("stablehlo.add", "stablehlo.multiply")]
+    assert any("stablehlo.iota" in " ".join(d.ops) and "has_layout()" in d.reason
+               for d in result.report.decisions if not d.fused)
+    with pytest.raises(passes.UnsupportedFusionError, match="reads a fused stablehlo.iota's layout"):
+        passes.check_backend(IOTA_FUSED, reads_iota)
+
+
+def test_a_program_adding_an_arange_compiles_and_runs_in_a_fresh_process():
+    """The program that aborted jaxlib 0.11.2's XLA CPU (with the iota fused), run
+    where an abort cannot take the test process with it."""
+    import subprocess
+    import sys
+    program = ("import numpy as np, tracehlo, tracehlo.numpy as tnp\n"
+               "f = tracehlo.jit(lambda a: a + tnp.arange(3), backend='cpu')\n"
+               "print(np.asarray(f(np.arange(3, dtype=np.int32))).tolist())\n")
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.strip().splitlines()[-1] == "[0, 2, 4]"
