@@ -1,6 +1,7 @@
 """The one module that talks to jaxlib's PJRT runtime.
 
-jaxlib's Python APIs move between releases (tested: 0.10.2 CPU, 0.11.2 CUDA), so
+jaxlib's Python APIs move between releases (tested: 0.10.2 CPU, in CI; 0.11.2 CPU and
+CUDA on a GPU machine, where CUDA takes no fused module: FusionsRefusedError), so
 every jaxlib-specific call lives here and nowhere else. Device buffers are
 `jax.Array`s, so results interoperate with JAX and NumPy.
 """
