@@ -541,6 +541,19 @@ def _non_negative(value) -> bool:
     return False
 
 
+def _divide_by_one(divide, _is_constant=None) -> ir.Value | None:
+    """x / 1 -> x, XLA's first divide rule, exact for every float. Before the
+    reciprocal rule: x * (1 / 1) leaves x alone only once XLA has folded the 1 / 1,
+    which our rules do not, so an unfused copy of x and a fused one would meet in a
+    subtract that LLVM contracts into an FMA (var over a unit axis came out 1.7e-13,
+    not 0: fuzzer, jit seed 10539)."""
+    x, divisor = divide.operation.operands
+    if not isinstance(ir.RankedTensorType(x.type).element_type, ir.FloatType):
+        return None  # _constant_number reads float constants only
+    number = _constant_number(divisor)
+    return x if number and number[0] == 1.0 else None
+
+
 def _divide_by_exp(divide, is_constant) -> ir.Value | None:
     """exp(a) / exp(b) -> exp(a - b), and a / exp(b) -> a * exp(-b): XLA's first float
     divide rules, whatever else reads the exp (1 / exp2(x), then pow(exp(-x), y) ->
@@ -765,9 +778,23 @@ def _elide_unit_reshape(broadcast, _is_constant=None) -> ir.Value | None:
             attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get(dims)}).results[0]
 
 
+def _undo_unit_reshapes(broadcast, _is_constant=None) -> ir.Value | None:
+    """broadcast_in_dim(reshape(x)) -> x where the two only take unit dims away and
+    put them back (x[:, 0][:, None]): XLA makes a broadcast that keeps the element
+    count a reshape, folds the reshapes and drops the one left at x's shape. Kept,
+    a fused reader would see x twice, once recomputed in its fusion and once read
+    back, and LLVM may contract the recomputed multiply into an FMA with the
+    subtract of the two (fuzzer, jit seed 10539: var over a unit axis, 1.7e-13)."""
+    result = broadcast.operation.results[0]
+    source = _unit_source(result)
+    while source is not None and source.type != result.type:
+        source = _unit_source(source)
+    return source
+
+
 # per op, XLA's rules in the order its simplifier tries them
 ARITHMETIC_RULES = {
-    "stablehlo.divide": (_divide_by_exp, _divide_by_power, _divide_by_root,
+    "stablehlo.divide": (_divide_by_one, _divide_by_exp, _divide_by_power, _divide_by_root,
                          _multiply_by_reciprocal, _reassociate_divides),
     "stablehlo.multiply": (_simplify_constant_arithmetic, _scale_broadcast_factor,
                            _multiply_roots),
@@ -775,7 +802,7 @@ ARITHMETIC_RULES = {
     "stablehlo.subtract": (_simplify_constant_arithmetic,),
     "stablehlo.log": (_log_of_power_or_root,),
     "stablehlo.power": (_expand_power,),
-    "stablehlo.broadcast_in_dim": (_elide_unit_reshape,),
+    "stablehlo.broadcast_in_dim": (_elide_unit_reshape, _undo_unit_reshapes),
 }
 
 

@@ -268,6 +268,24 @@ def test_reduces_keeping_their_element_count_match_jax_jit():
         np.testing.assert_array_equal(got, want, err_msg=f"output {k}")
 
 
+def test_variance_over_a_unit_axis_is_exactly_zero_as_under_jax_jit():
+    """var(mean(x, -1, keepdims=True), axis=1) is exactly 0 under jax.jit, so
+    v // v is nan. Ours gave 1.7e-13 on some rows (fuzzer, jit seed 10539): the mean
+    kept `/ 1` as `* (1 / 1)` and `x[:, 0][:, None]` as a reshape pair, so the fused
+    subtract read x both recomputed and read back, and LLVM made it an FMA."""
+    def program(np_, x):
+        v = np_.var(np_.mean(x, axis=-1, keepdims=True), axis=1)
+        return v, np_.floor_divide(v, v)
+
+    x = np.frombuffer(bytes.fromhex("09000b00080012000600030013000800100012000c001100050000000a00"),
+                      np.uint16).reshape(3, 5)
+    ours = tracehlo.jit(lambda a: program(tnp, a))(x)
+    theirs = jax.jit(lambda a: program(jnp, a))(x)
+    np.testing.assert_array_equal(np.asarray(ours[0]), np.zeros(3, np.float32))
+    for got, want in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 def test_converted_bools_times_inf_are_nan_as_under_jax_jit():
     """XLA's simplifier makes convert(p) * y a select, so false * inf is 0, but only
     where the multiply reads the convert itself: a broadcast bool's convert reads as

@@ -696,3 +696,28 @@ func.func @divides_that_stay(%s: tensor<f32>, %a: tensor<4xf32>, %h: tensor<4xbf
   %q = stablehlo.divide %h, %t : tensor<4xbf16>
   return %r, %q : tensor<4xf32>, tensor<4xbf16>
 }
+
+// -----
+
+// x / 1 is x, XLA's first divide rule, in bf16 too; not x * (1 / 1), which XLA
+// folds back to x but our rules would leave. And taking a unit dim away and
+// putting it back (x[:, 0][:, None]) is x, as XLA's simplifier makes it: var over a
+// unit axis is then x - x, exactly 0, where a fused recomputed copy of x next to a
+// read-back one met in an FMA (fuzzer, jit seed 10539: 1.7e-13).
+// CHECK-LABEL: func.func @unit_divisor_and_unit_round_trip
+// CHECK-NEXT: %[[D:.*]] = stablehlo.subtract %arg0, %arg0 : tensor<3x1xf32>
+// CHECK-NEXT: %[[S:.*]] = stablehlo.multiply %[[D]], %[[D]]
+// CHECK-NEXT: return %[[S]], %arg1
+func.func @unit_divisor_and_unit_round_trip(%x: tensor<3x1xf32>, %h: tensor<3xbf16>) -> (tensor<3x1xf32>, tensor<3xbf16>) {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ones = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<3x1xf32>
+  %r = stablehlo.reshape %x : (tensor<3x1xf32>) -> tensor<3xf32>
+  %b = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<3xf32>) -> tensor<3x1xf32>
+  %mean = stablehlo.divide %b, %ones : tensor<3x1xf32>
+  %d = stablehlo.subtract %x, %mean : tensor<3x1xf32>
+  %s = stablehlo.multiply %d, %d : tensor<3x1xf32>
+  %hone = stablehlo.constant dense<1.0> : tensor<bf16>
+  %hones = stablehlo.broadcast_in_dim %hone, dims = [] : (tensor<bf16>) -> tensor<3xbf16>
+  %q = stablehlo.divide %h, %hones : tensor<3xbf16>
+  return %s, %q : tensor<3x1xf32>, tensor<3xbf16>
+}
