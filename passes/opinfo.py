@@ -42,8 +42,12 @@ KNOWN = (CHEAP_ELEMENTWISE | EXPENSIVE_ELEMENTWISE | CHEAP_SHAPE
 # op(x, x) that XLA's simplifier folds to x (select(p, x, x) too) or to a
 # constant; x * x it keeps
 IDEMPOTENT = frozenset(f"stablehlo.{n}" for n in "and maximum minimum or select".split())
-FOLDS_IDENTICAL_OPERANDS = IDEMPOTENT | {"stablehlo.compare", "stablehlo.subtract",
-                                         "stablehlo.xor"}
+# op(x, x) that XLA's import folds to a constant for integers only (x - x, x == x,
+# x ^ x): for floats and complex numbers a NaN or an infinity keeps it
+# (measured, jaxlib 0.10.2: f16, bf16, f32 and complex x - x and x == x stay)
+FOLDS_IDENTICAL_INTEGERS = frozenset({"stablehlo.compare", "stablehlo.subtract",
+                                      "stablehlo.xor"})
+FOLDS_IDENTICAL_OPERANDS = IDEMPOTENT | FOLDS_IDENTICAL_INTEGERS
 
 # ops whose region blocks the passes fuse too, each block a dataflow graph of its own
 CONTROL_FLOW = frozenset({"stablehlo.while", "stablehlo.case", "stablehlo.if"})
@@ -220,9 +224,11 @@ def unfusible_reason(op) -> str | None:
         if not static_tensor(t):
             return f"{n} has a non-static or non-tensor type"
         empty |= 0 in t.shape
-    if n in FOLDS_IDENTICAL_OPERANDS and len(set(operands[-2:])) == 1:
-        # XLA folds select(p, x, x), max(x, x), x - x, ...: fused, the values only
-        # that op read become unread fusion parameters, which XLA's verifier refuses
+    if (n in FOLDS_IDENTICAL_OPERANDS and len(set(operands[-2:])) == 1
+            and not (n in FOLDS_IDENTICAL_INTEGERS and isinstance(
+                operands[0].type.element_type, (ir.FloatType, ir.ComplexType)))):
+        # XLA folds select(p, x, x), max(x, x), integer x - x, ...: fused, the values
+        # only that op read become unread fusion parameters, which XLA's verifier refuses
         return f"XLA folds {n} of identical operands"
     if empty:
         return f"{n} has a zero-element tensor"  # XLA folds it, leaving unused fused parameters

@@ -354,3 +354,26 @@ func.func @bitwise_of_a_narrowing_signed_convert(%x: tensor<8xi32>, %y: tensor<8
   %b = stablehlo.and %e, %v : tensor<8xui8>
   return %a, %o, %b : tensor<8xi8>, tensor<8xi8>, tensor<8xui8>
 }
+
+// -----
+
+// XLA's import folds x - x and x == x of integers to constants, leaving the fused
+// parameter they read unread, which its verifier refuses: those stay out. For
+// floats a NaN or an infinity keeps them (x - x is NaN), so they fuse.
+// CHECK-LABEL: func.func @identical_operands_fold_for_integers_only
+// CHECK:      "mhlo.fusion"
+// CHECK:        stablehlo.exponential
+// CHECK-NEXT:   stablehlo.subtract %{{.*}}, %{{.*}} : tensor<8xf32>
+// CHECK-NEXT:   stablehlo.multiply
+// CHECK:      stablehlo.subtract %{{.*}}, %{{.*}} : tensor<8xi32>
+// CHECK-NOT:  "mhlo.fusion"
+// WHY: [instruction-fusion] not fused: stablehlo.subtract {{.*}}: XLA folds stablehlo.subtract of identical operands
+func.func @identical_operands_fold_for_integers_only(%x: tensor<8xf32>, %i: tensor<8xi32>) -> (tensor<8xf32>, tensor<8xi32>) {
+  %e = stablehlo.exponential %x : tensor<8xf32>
+  %d = stablehlo.subtract %e, %e : tensor<8xf32>
+  %s = stablehlo.multiply %d, %x : tensor<8xf32>
+  %n = stablehlo.negate %i : tensor<8xi32>
+  %z = stablehlo.subtract %n, %n : tensor<8xi32>
+  %m = stablehlo.multiply %z, %i : tensor<8xi32>
+  return %s, %m : tensor<8xf32>, tensor<8xi32>
+}
