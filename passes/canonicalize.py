@@ -299,8 +299,11 @@ def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
     rounded (truncated_normal's bound / sqrt(2) after XLA inlines the call: -1.5 /
     sqrt(2) is one f32 ulp from -1.5 * (1 / sqrt(2)); JAX's jitted samples follow the
     quotient). x / broadcast(b) it rewrites for a constant x too (array bounds), and
-    for a b XLA does not fold only where the broadcast is b's one use (measured:
-    a / s + s keeps its divide; f's chisquare(2.0) / 2.0 does not)."""
+    for a scalar b XLA does not fold only where the broadcast is b's one use; a b of
+    rank 1 or more, whatever else reads it (measured, jaxlib 0.10.2: a / s + s and
+    a / s beside s + 1 keep their divides, a / b beside b + 1 or sort(b) does not,
+    nor f's chisquare(2.0) / 2.0; fuzzer, jit seed 10651: a reciprocal below the
+    smallest normal float is 0 under XLA CPU, so the quotient is 0 too)."""
     x, divisor = divide.operation.operands
     spread = divisor.owner
     if (isinstance(spread, ir.Block)
@@ -313,7 +316,7 @@ def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
     elif spread.name == "stablehlo.broadcast_in_dim":
         b = spread.operands[0]
         if (opinfo.num_elements(b.type) >= opinfo.num_elements(divisor.type)
-                or not (_one_use(b) or is_constant(b))):
+                or not (b.type.shape or _one_use(b) or is_constant(b))):
             return None
     else:
         return None

@@ -721,3 +721,22 @@ func.func @unit_divisor_and_unit_round_trip(%x: tensor<3x1xf32>, %h: tensor<3xbf
   %q = stablehlo.divide %h, %hones : tensor<3xbf16>
   return %s, %q : tensor<3x1xf32>, tensor<3xbf16>
 }
+
+// -----
+
+// x / broadcast(b) for a b of rank 1 or more is a multiply by the broadcast
+// reciprocal whatever else reads b (here b + 1), as XLA CPU rewrites it; a scalar b
+// read elsewhere keeps the divide (@divides_that_stay). Under XLA CPU a reciprocal
+// below the smallest normal float is 0 (fuzzer, jit seed 10651).
+// CHECK-LABEL: func.func @divide_by_broadcast_of_a_vector_read_twice
+// CHECK:      %[[R:.*]] = stablehlo.divide %{{.*}}, %arg1 : tensor<2xf32>
+// CHECK-NEXT: %[[RB:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK-NEXT: %[[Q:.*]] = stablehlo.multiply %arg0, %[[RB]] : tensor<4x2xf32>
+// CHECK:      return %[[Q]]
+func.func @divide_by_broadcast_of_a_vector_read_twice(%a: tensor<4x2xf32>, %b: tensor<2xf32>) -> (tensor<4x2xf32>, tensor<2xf32>) {
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<2xf32>) -> tensor<4x2xf32>
+  %q = stablehlo.divide %a, %bb : tensor<4x2xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<2xf32>
+  %p = stablehlo.add %b, %one : tensor<2xf32>
+  return %q, %p : tensor<4x2xf32>, tensor<2xf32>
+}
