@@ -14,6 +14,7 @@ import numpy as np
 import jax
 import jax.core
 import jax.sharding
+import jaxlib
 from jaxlib import xla_client
 
 _jaxlib = xla_client._xla  # the nanobind extension (jaxlib._jax) behind xla_client
@@ -67,21 +68,18 @@ _FUSION_NOT_CONVERTED = re.compile(r"failed to legalize operation '(?:mhlo|stabl
 _REFUSES_FUSIONS: dict = {}  # device -> XLA's words, once a fused module was refused
 
 
-def jaxlib_version() -> str:
-    import jaxlib
-    return jaxlib.__version__
-
-
 def refuses_fusions(backend: str | None = None) -> str | None:
     """Why `backend`'s device takes no fused module (FusionsRefusedError), once seen."""
     return _REFUSES_FUSIONS.get(device(backend))
 
 
 def _compile_error(error: Exception, dev) -> XlaCompileError:
+    """XLA's error as ours; one saying the device takes no fusion is remembered for
+    that device (refuses_fusions), so later programs skip our passes there."""
     message = f"XLA could not compile the program: {error}"
     if _FUSION_NOT_CONVERTED.search(str(error)):
         _REFUSES_FUSIONS[dev] = (
-            f"jaxlib {jaxlib_version()} hands {dev.platform} programs to XLA as portable "
+            f"jaxlib {jaxlib.__version__} hands {dev.platform} programs to XLA as portable "
             "StableHLO, which has no fusion op")
         return FusionsRefusedError(message)
     return XlaCompileError(message)
