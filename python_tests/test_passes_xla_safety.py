@@ -353,10 +353,12 @@ def test_a_key_added_in_a_loop_body_call_compiles_fused():
     assert proc.stdout.strip() == str(want.tolist())
 
 
-# Integer division that only our folds make constant: canonicalize folds x <= x to
-# true and x > x to false, and XLA's evaluator then divided by zero and killed the
-# process (SIGFPE; fuzzer, hlo-opt loop seed 71: fmod(x <= x, x > x) of uint16).
-# Each program is compared with jax.jit's run of the unfolded text.
+# Integer division that folds make constant: canonicalize folds x <= x to true and
+# x > x to false (fuzzer, hlo-opt loop seed 71: fmod(x <= x, x > x) of uint16), and
+# MHLO's canonicalizer, which XLA runs on a module holding fusions, folds x ^ x and
+# x - x to 0 (hlo-opt seed 7260: x ^ x // x ^ x of int8); the folders then divided
+# by zero and killed the process (SIGFPE). Each program is compared with jax.jit's
+# run of the unfolded text. (A raw lax.rem(x ^ x, x ^ x) kills jax.jit itself.)
 CONSTANT_DIVISIONS = textwrap.dedent("""
     import numpy as np, jax, jax.numpy as jnp
     from jax import lax
@@ -368,6 +370,7 @@ CONSTANT_DIVISIONS = textwrap.dedent("""
         lambda x: lax.div(jnp.where(x == x, int_min, 0), jnp.where(x == x, -1, 1)),
         lambda x: lax.rem(jnp.where(x == x, int_min, 0), jnp.where(x == x, -1, 1)),
         lambda x: lax.div(jnp.where(x == x, 7, 0), (x != x).astype(np.int32)),
+        lambda x: (lambda v: (v ^ v) // (v ^ v))(x.astype(np.int8)),
     ]
     x = np.array([3, 9], np.uint16)
     for program in programs:
@@ -388,7 +391,7 @@ def test_integer_division_by_a_folded_zero_compiles():
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines() == [
         "True [1, 1]", "True [255, 255]", "True [-2147483648, -2147483648]", "True [0, 0]",
-        "True [-1, -1]"]
+        "True [-1, -1]", "True [-1, -1]"]
 
 
 # A bf16 argument read in one fusion directly (a slice) and through a reverse of its

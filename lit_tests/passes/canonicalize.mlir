@@ -363,9 +363,11 @@ func.func @constant_arithmetic(%u: tensor<8xf16>, %i: tensor<8xi32>, %s: tensor<
 
 // -----
 
-// An integer division XLA would fold (both operands fold to constants, here after
+// An integer division XLA may fold (both operands fold to constants, here after
 // the self-compares fold) gets a safe divisor and XLA's run-time results selected:
-// XLA's evaluator dies on x / 0 and INT_MIN / -1. A divide of a parameter stays.
+// XLA's evaluator dies on x / 0 and INT_MIN / -1. Which divisions MHLO's folders
+// make constant is not ours to know, so a divide of a parameter is guarded too;
+// one by a constant holding neither 0 nor -1 stays.
 // CHECK-LABEL: func.func @constant_integer_division
 // CHECK:      %[[A:.*]] = stablehlo.convert %c : (tensor<4xi1>) -> tensor<4xi32>
 // CHECK-NEXT: %[[B:.*]] = stablehlo.convert %c_0 : (tensor<4xi1>) -> tensor<4xi32>
@@ -390,9 +392,12 @@ func.func @constant_arithmetic(%u: tensor<8xf16>, %i: tensor<8xi32>, %s: tensor<
 // CHECK-NEXT: %[[ALL_ONES:.*]] = stablehlo.constant dense<255> : tensor<4xui8>
 // CHECK-NEXT: %[[QG:.*]] = stablehlo.select %[[BY_ZERO_U]], %[[ALL_ONES]], %[[Q]]
 // CHECK-NEXT: %[[XI:.*]] = stablehlo.convert %arg0
-// CHECK-NEXT: %[[V:.*]] = stablehlo.divide %[[XI]], %[[B]] : tensor<4xi32>
-// CHECK-NEXT: return %[[RG]], %[[QG]], %[[V]]
-func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi32>) {
+// CHECK:      %[[SAFE_V:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[B]]
+// CHECK-NEXT: %[[V:.*]] = stablehlo.divide %[[XI]], %[[SAFE_V]] : tensor<4xi32>
+// CHECK:      %[[SEVEN:.*]] = stablehlo.constant dense<[7, 3, -2, 5]> : tensor<4xi32>
+// CHECK-NEXT: %[[W:.*]] = stablehlo.divide %[[XI]], %[[SEVEN]] : tensor<4xi32>
+// CHECK-NEXT: return %[[RG]], %[[QG]], %{{.*}}, %[[W]]
+func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tensor<4xui8>, tensor<4xi32>, tensor<4xi32>) {
   %t = stablehlo.compare LE, %x, %x : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xi1>
   %f = stablehlo.compare GT, %x, %x : (tensor<4xui16>, tensor<4xui16>) -> tensor<4xi1>
   %a = stablehlo.convert %t : (tensor<4xi1>) -> tensor<4xi32>
@@ -403,7 +408,9 @@ func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tens
   %q = stablehlo.divide %au, %bu : tensor<4xui8>
   %xi = stablehlo.convert %x : (tensor<4xui16>) -> tensor<4xi32>
   %v = stablehlo.divide %xi, %b : tensor<4xi32>
-  return %r, %q, %v : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>
+  %seven = stablehlo.constant dense<[7, 3, -2, 5]> : tensor<4xi32>
+  %w = stablehlo.divide %xi, %seven : tensor<4xi32>
+  return %r, %q, %v, %w : tensor<4xi32>, tensor<4xui8>, tensor<4xi32>, tensor<4xi32>
 }
 
 // -----

@@ -263,14 +263,15 @@ func.func @copies_of_a_convert_are_one_to_xla(%x: tensor<ui8>) -> tensor<2xi1> {
 // -----
 
 // XLA inlines calls, folds x != x to a splat (so does canonicalize), and would move
-// the reverse in @flip past a fusion of the divide's two operands as if it were one
-// divide, rebuilding it with the opcode `fusion` (aborts; fuzzer, hlo-opt seeds 917,
-// 1160). Inlined first, as XLA inlines, the reverse joins the divide's fusion; with
-// the calls kept, that fusion is undone (xla-import-reverse.mlir).
+// the reverse in @flip past a fusion of the add's two operands as if it were one
+// add, rebuilding it with the opcode `fusion` (aborts; fuzzer, hlo-opt seeds 917,
+// 1160, with a divide, which canonicalize now guards). Inlined first, as XLA
+// inlines, the reverse joins the add's fusion; with the calls kept, that fusion is
+// undone (xla-import-reverse.mlir).
 // CHECK-LABEL: func.func public @main
 // CHECK: stablehlo.convert
 // CHECK: "mhlo.fusion"
-// CHECK: stablehlo.divide
+// CHECK: stablehlo.add
 // CHECK-NEXT: stablehlo.reverse
 // CHECK-NOT: func.func private
 func.func public @main(%x: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
@@ -281,7 +282,7 @@ func.func public @main(%x: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
 }
 func.func private @floor_divide(%a: tensor<1x1x2xui32>, %b: tensor<1x1x2xi1>) -> tensor<1x1x2xui32> {
   %1 = stablehlo.convert %b : (tensor<1x1x2xi1>) -> tensor<1x1x2xui32>
-  %2 = stablehlo.divide %a, %1 : tensor<1x1x2xui32>
+  %2 = stablehlo.add %a, %1 : tensor<1x1x2xui32>
   return %2 : tensor<1x1x2xui32>
 }
 func.func private @flip(%a: tensor<1x1x2xui32>) -> tensor<1x1x2xui32> {
