@@ -712,9 +712,18 @@ RESHAPE_MOVER = "reshape-mover"
 def _elementwise_to_xla(fusion) -> bool:
     """Whether XLA may take the fusion for elementwise once its simplifier has run
     inside it: that removes a shape op whose result has its operand's shape (a slice
-    [0:1:2] of a unit dim; fuzzer, hlo-opt seed 218), so such an op may not count."""
-    return not any(opinfo.moves_data(op) and not _keeps_shape(op)
+    [0:1:2] of a unit dim; fuzzer, hlo-opt seed 218), so such an op may not count;
+    nor an iota along a unit dim, which XLA's import folds to zeros (linspace of two
+    points: the reshape-mover made its fusion a scalar one, and XLA's verifier
+    refused it)."""
+    return not any(opinfo.moves_data(op) and not _keeps_shape(op) and not _unit_iota(op)
                    for op in opinfo.fusion_body(fusion))
+
+
+def _unit_iota(op) -> bool:
+    operation = op.operation
+    return (operation.name == "stablehlo.iota" and operation.results[0].type.shape[
+        ir.IntegerAttr(operation.attributes["iota_dimension"]).value] == 1)
 
 
 def _keeps_shape(op) -> bool:

@@ -588,6 +588,39 @@ def test_a_fusion_elementwise_once_xla_removes_a_slice_is_compiled_without_resha
     np.testing.assert_array_equal(np.asarray(out), [[True]])
 
 
+# linspace(s, e, 2) under jit: a fusion of an iota along a unit dim with reshapes and
+# broadcasts of scalars. XLA's import folds the iota to zeros, so the fusion is
+# elementwise to XLA, and reshape-mover made it a scalar fusion of an f32[1]
+# computation, which XLA's verifier refused (the jit fell back to XLA's fusion).
+UNIT_IOTA = """
+func.func public @main(%s: tensor<f32>, %e: tensor<f32>) -> tensor<1xf32> {
+  %i = stablehlo.iota dim = 0 : tensor<1xf32>
+  %eb = stablehlo.broadcast_in_dim %e, dims = [] : (tensor<f32>) -> tensor<1xf32>
+  %m = stablehlo.multiply %i, %eb : tensor<1xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %ob = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<1xf32>
+  %d = stablehlo.subtract %ob, %i : tensor<1xf32>
+  %sr = stablehlo.reshape %s : (tensor<f32>) -> tensor<1xf32>
+  %w = stablehlo.multiply %sr, %d : tensor<1xf32>
+  %r = stablehlo.add %w, %m : tensor<1xf32>
+  return %r : tensor<1xf32>
+}"""
+
+
+def test_a_fusion_of_a_unit_iota_is_compiled_without_reshape_mover():
+    from tracehlo import runtime
+    fused = passes.fuse_with_report(UNIT_IOTA)
+    assert "stablehlo.iota" in fused.text.split('"mhlo.fusion"')[1]
+    assert fused.xla_passes_off == ("reshape-mover",)
+    with pytest.raises(runtime.XlaCompileError, match="Fused computation shape"):
+        runtime.compile(fused.text, [((1,), np.float32)], xla_fusion=False)
+    exe = runtime.compile(fused.text, [((1,), np.float32)], xla_fusion=False,
+                          passes_off=fused.xla_passes_off)
+    args = [np.float32(0.3), np.float32(2.7)]
+    out = exe([runtime.to_device(np.asarray(a), exe.device) for a in args])[0]
+    np.testing.assert_array_equal(np.asarray(out), [np.float32(0.3)])
+
+
 def test_fusions_holding_a_shape_op_keep_reshape_mover():
     fused = passes.fuse_with_report(PROGRAMS["loop_with_reduce"])
     assert fused.xla_passes_off == ()
