@@ -574,20 +574,6 @@ func.func public @main(%a: tensor<1xf32>, %b: tensor<1xbf16>) -> tensor<1x1xi1> 
 }"""
 
 
-def test_a_fusion_elementwise_once_xla_removes_a_slice_is_compiled_without_reshape_mover():
-    from tracehlo import runtime
-    fused = passes.fuse_with_report(SLICE_XLA_REMOVES)
-    assert "stablehlo.slice" in fused.text.split('"mhlo.fusion"')[1]
-    assert fused.xla_passes_off == ("reshape-mover",)
-    with pytest.raises(runtime.XlaCompileError, match="Fused computation shape"):
-        runtime.compile(fused.text, [((1, 1), np.bool_)], xla_fusion=False)
-    exe = runtime.compile(fused.text, [((1, 1), np.bool_)], xla_fusion=False,
-                          passes_off=fused.xla_passes_off)
-    args = [np.array([1.0], np.float32), np.array([2.0], ml_dtypes.bfloat16)]
-    out = exe([runtime.to_device(a, exe.device) for a in args])[0]
-    np.testing.assert_array_equal(np.asarray(out), [[True]])
-
-
 # linspace(s, e, 2) under jit: a fusion of an iota along a unit dim with reshapes and
 # broadcasts of scalars. XLA's import folds the iota to zeros, so the fusion is
 # elementwise to XLA, and reshape-mover made it a scalar fusion of an f32[1]
@@ -607,18 +593,29 @@ func.func public @main(%s: tensor<f32>, %e: tensor<f32>) -> tensor<1xf32> {
 }"""
 
 
-def test_a_fusion_of_a_unit_iota_is_compiled_without_reshape_mover():
+ELEMENTWISE_TO_XLA = {  # program, the op that hides it, its output, arguments, result
+    "slice": (SLICE_XLA_REMOVES, "stablehlo.slice", ((1, 1), np.bool_),
+              [np.array([1.0], np.float32), np.array([2.0], ml_dtypes.bfloat16)], [[True]]),
+    "unit_iota": (UNIT_IOTA, "stablehlo.iota", ((1,), np.float32),
+                  [np.array(0.3, np.float32), np.array(2.7, np.float32)], [np.float32(0.3)]),
+}
+
+
+@pytest.mark.parametrize("case", ELEMENTWISE_TO_XLA)
+def test_a_fusion_elementwise_to_xla_is_compiled_without_reshape_mover(case):
+    """A fusion holding an op XLA removes or folds (a slice keeping its operand's
+    shape, an iota along a unit dim) is elementwise to XLA once it has."""
     from tracehlo import runtime
-    fused = passes.fuse_with_report(UNIT_IOTA)
-    assert "stablehlo.iota" in fused.text.split('"mhlo.fusion"')[1]
+    program, hidden_by, out_type, args, expected = ELEMENTWISE_TO_XLA[case]
+    fused = passes.fuse_with_report(program)
+    assert hidden_by in fused.text.split('"mhlo.fusion"')[1]
     assert fused.xla_passes_off == ("reshape-mover",)
     with pytest.raises(runtime.XlaCompileError, match="Fused computation shape"):
-        runtime.compile(fused.text, [((1,), np.float32)], xla_fusion=False)
-    exe = runtime.compile(fused.text, [((1,), np.float32)], xla_fusion=False,
+        runtime.compile(fused.text, [out_type], xla_fusion=False)
+    exe = runtime.compile(fused.text, [out_type], xla_fusion=False,
                           passes_off=fused.xla_passes_off)
-    args = [np.float32(0.3), np.float32(2.7)]
-    out = exe([runtime.to_device(np.asarray(a), exe.device) for a in args])[0]
-    np.testing.assert_array_equal(np.asarray(out), [np.float32(0.3)])
+    out = exe([runtime.to_device(a, exe.device) for a in args])[0]
+    np.testing.assert_array_equal(np.asarray(out), expected)
 
 
 def test_fusions_holding_a_shape_op_keep_reshape_mover():
