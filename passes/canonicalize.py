@@ -232,7 +232,10 @@ def _constant_integers(value) -> set[int] | None:
     op = value.owner
     if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
         return None
-    attr = ir.DenseElementsAttr(op.attributes["value"])
+    try:
+        attr = ir.DenseElementsAttr(op.attributes["value"])
+    except (TypeError, ValueError):  # a dense_resource blob, say: guarded unread
+        return None
     if not isinstance(attr.type.element_type, ir.IntegerType):
         return None
     if attr.is_splat:
