@@ -290,17 +290,22 @@ def test_divide_by_a_broadcast_vector_read_twice_is_a_reciprocal_as_under_jax_ji
     """XLA CPU makes x / broadcast(b) a multiply by broadcast(1 / b) for every b of
     rank 1 or more, whatever else reads b; a scalar b it keeps where read twice. A
     reciprocal below the smallest normal float is 0 there, so the quotient is 0
-    (fuzzer, jit seed 10651: b a product also sorted; ours divided, 0.103)."""
-    def program(np_, x, a, s):
+    (fuzzer, jit seed 10651: b a product also sorted; ours divided, 0.103). A
+    dividend XLA folds to 0 (a converted x ^ x) then stays a multiply, 0 * inf = nan,
+    not a select of 0 (jit seed 11015)."""
+    def program(np_, x, a, s, b):
         p = np_.prod(x, axis=0)
-        return a / p, np_.sort(p), a / s, s + 1
+        z = b ^ b
+        return a / p, np_.sort(p), a / s, s + 1, z / np_.min(z, axis=-1)
 
     x = np.array([[1.9520600e38, 3.0], [1.0, 1.0]], np.float32)
     a = np.full((4, 2), 2.0166701e37, np.float32)
     s = np.float32(1.9520600e38)
-    ours = tracehlo.jit(lambda *v: program(tnp, *v))(x, a, s)
-    theirs = jax.jit(lambda *v: program(jnp, *v))(x, a, s)
+    b = np.array([[True, True]])
+    ours = tracehlo.jit(lambda *v: program(tnp, *v))(x, a, s, b)
+    theirs = jax.jit(lambda *v: program(jnp, *v))(x, a, s, b)
     assert np.asarray(ours[0])[0, 0] == 0 and np.asarray(ours[2])[0, 0] > 0.1
+    assert np.isnan(np.asarray(ours[4])).all()
     for got, want in zip(ours, theirs, strict=True):
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
