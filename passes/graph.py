@@ -254,22 +254,17 @@ def folds_to_constant(value: ir.Value, constant_args, memo: dict,
         if isinstance(op, ir.Block):
             memo[value] = value in constant_args
         else:
-            memo[value] = opinfo.name(op) == "stablehlo.constant" or _zero_of_itself(op) or (
+            # x ^ x and integer x - x are 0 to XLA (a self-compare canonicalize folds
+            # itself, once inline_calls has chosen which arguments are constants)
+            memo[value] = opinfo.name(op) == "stablehlo.constant" or (
+                opinfo.folds_identical_integers(op) and opinfo.name(op) != "stablehlo.compare"
+            ) or (
                 len(op.operands) > 0
                 and (opinfo.name(op) in opinfo.KNOWN and opinfo.name(op) != opinfo.FUSION
                      or through_calls and opinfo.constant_argument(op))
                 and all(folds_to_constant(v, constant_args, memo, through_calls)
                         for v in op.operands))
     return memo[value]
-
-
-def _zero_of_itself(op) -> bool:
-    """x ^ x, or an integer x - x: 0 whatever x is, and XLA folds it so (its
-    simplifier, and the import of a module holding fusions)."""
-    operands = op.operands
-    return (opinfo.name(op) in ("stablehlo.xor", "stablehlo.subtract") and len(operands) == 2
-            and operands[0] == operands[1]
-            and isinstance(operands[0].type.element_type, ir.IntegerType))
 
 
 def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:

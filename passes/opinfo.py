@@ -207,6 +207,15 @@ def fusion_roots(op) -> list[ir.Value]:
     return list(list(op.operation.regions[0].blocks[0].operations)[-1].operands)
 
 
+def folds_identical_integers(op) -> bool:
+    """Whether `op` is x - x, x == x (any direction) or x ^ x of integers or bools,
+    which XLA folds to a constant whatever x is (FOLDS_IDENTICAL_INTEGERS)."""
+    operands = op.operation.operands
+    return (name(op) in FOLDS_IDENTICAL_INTEGERS and len(operands) == 2
+            and operands[0] == operands[1]
+            and isinstance(operands[0].type.element_type, ir.IntegerType))
+
+
 def unfusible_reason(op) -> str | None:
     """Why `op` may not join a fusion, or None if it may."""
     n = name(op)
@@ -224,9 +233,7 @@ def unfusible_reason(op) -> str | None:
         if not static_tensor(t):
             return f"{n} has a non-static or non-tensor type"
         empty |= 0 in t.shape
-    if (n in FOLDS_IDENTICAL_OPERANDS and len(set(operands[-2:])) == 1
-            and not (n in FOLDS_IDENTICAL_INTEGERS and isinstance(
-                operands[0].type.element_type, (ir.FloatType, ir.ComplexType)))):
+    if n in IDEMPOTENT and len(set(operands[-2:])) == 1 or folds_identical_integers(op):
         # XLA folds select(p, x, x), max(x, x), integer x - x, ...: fused, the values
         # only that op read become unread fusion parameters, which XLA's verifier refuses
         return f"XLA folds {n} of identical operands"
