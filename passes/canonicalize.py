@@ -217,12 +217,19 @@ def _self_compare_to_constant(compare) -> None:
 
 def _safe_divisor(divisor) -> bool:
     """Whether no fold can make an integer division by `divisor` trap: a constant
-    holding neither 0 nor -1, or the divisor _guard_integer_division made."""
+    holding neither 0 nor -1, or the select(d == 0 [or overflow], 1, d) that
+    _guard_integer_division made (a select of 1 alone is not: where(p, 1, y) is 0
+    wherever y is and p is not)."""
     op = divisor.owner
     if isinstance(op, ir.Block):
         return False
     if op.name == "stablehlo.select":
-        return _constant_integers(op.operands[1]) == {1}
+        unsafe = op.operands[0].owner
+        if not isinstance(unsafe, ir.Block) and unsafe.name == "stablehlo.or":
+            unsafe = unsafe.operands[0].owner
+        return (_constant_integers(op.operands[1]) == {1} and not isinstance(unsafe, ir.Block)
+                and unsafe.name == "stablehlo.compare" and unsafe.operands[0] == op.operands[2]
+                and _constant_integers(unsafe.operands[1]) == {0})
     values = _constant_integers(divisor)
     return values is not None and not values & {0, -1}
 

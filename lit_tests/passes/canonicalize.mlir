@@ -747,3 +747,28 @@ func.func @divide_by_broadcast_of_a_vector_read_twice(%a: tensor<4x2xf32>, %b: t
   %p = stablehlo.add %b, %one : tensor<2xf32>
   return %q, %p : tensor<4x2xf32>, tensor<2xf32>
 }
+
+// -----
+
+// A divisor already guarded as canonicalize guards it (select(d == 0, 1, d)) stays
+// as it is, so canonicalize is idempotent; a user's where(p, 1, y) is no guard
+// (it is y where p is false) and gets one.
+// CHECK-LABEL: func.func @guarded_divisors
+// CHECK:      %[[Q:.*]] = stablehlo.divide %arg0, %{{.*}} : tensor<4xui32>
+// CHECK:      %[[G:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[Q]]
+// CHECK:      %[[USER:.*]] = stablehlo.select %arg2, %{{.*}}, %arg1
+// CHECK:      %[[SAFE2:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[USER]]
+// CHECK-NEXT: %[[R:.*]] = stablehlo.divide %arg0, %[[SAFE2]]
+// CHECK:      return %[[G]], %{{.*}}
+func.func @guarded_divisors(%x: tensor<4xui32>, %y: tensor<4xui32>, %p: tensor<4xi1>) -> (tensor<4xui32>, tensor<4xui32>) {
+  %zero = stablehlo.constant dense<0> : tensor<4xui32>
+  %one = stablehlo.constant dense<1> : tensor<4xui32>
+  %by_zero = stablehlo.compare EQ, %y, %zero : (tensor<4xui32>, tensor<4xui32>) -> tensor<4xi1>
+  %safe = stablehlo.select %by_zero, %one, %y : tensor<4xi1>, tensor<4xui32>
+  %q = stablehlo.divide %x, %safe : tensor<4xui32>
+  %all = stablehlo.constant dense<4294967295> : tensor<4xui32>
+  %g = stablehlo.select %by_zero, %all, %q : tensor<4xi1>, tensor<4xui32>
+  %user = stablehlo.select %p, %one, %y : tensor<4xi1>, tensor<4xui32>
+  %r = stablehlo.divide %x, %user : tensor<4xui32>
+  return %g, %r : tensor<4xui32>, tensor<4xui32>
+}
