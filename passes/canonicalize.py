@@ -2,7 +2,8 @@
 XLA's other value-changing float rewrites, convert(bool) * y to a select, empty
 values to constants, a dot_general of unit contractions to a multiply, unit free
 dimensions out of a dot_general, and erase dead code, as XLA's simplifier does
-after us.
+after us. (A dot_general of a converted bool stays as it is, for XLA's simplifier
+to see: opinfo.bool_to_float_read_by_dot.)
 
 The float rewrites (a / sqrt(b) to a * rsqrt(b), (a / b) / c to a / (b * c), ...)
 are ARITHMETIC_RULES, applied as XLA applies them, until nothing changes.
@@ -61,7 +62,9 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) == "stablehlo.multiply":
             _bool_multiply_to_select(op, lambda v: folds_to_constant(v, constant_args, folded))
-        elif opinfo.name(op) == "stablehlo.dot_general":
+        elif opinfo.name(op) == "stablehlo.dot_general" and not any(
+                _producer(v, "convert") and opinfo.bool_to_float_read_by_dot(v.owner)
+                for v in op.operation.operands):
             _outer_product_to_multiply(op) or _squeeze_unit_free_dims(op)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) in ("stablehlo.divide", "stablehlo.remainder"):

@@ -1,5 +1,6 @@
 """Fused programs compile on XLA CPU with XLA's own fusion off, run, give the
 numbers the unfused program gives, and XLA runs exactly our fusions."""
+import math
 import os
 import re
 import subprocess
@@ -332,6 +333,51 @@ def test_converted_bools_times_inf_are_nan_as_under_jax_jit():
     for got, want in zip(ours, theirs, strict=True):
         assert np.isnan(np.asarray(want)).any()
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+# (lhs shape, rhs shape, dimension numbers): XLA's simplifier makes some of these
+# dots a select of the bool, some a multiply, by shape (under jax.jit, NaN times a
+# false is 0 for the first, NaN for the others)
+_BOOL_DOTS = [
+    ((1,), (1,), (((0,), (0,)), ((), ()))),
+    ((3, 1), (1,), (((1,), (0,)), ((), ()))),
+    ((1, 3), (1,), (((0,), (0,)), ((), ()))),
+    ((1,), (1, 3), (((0,), (0,)), ((), ()))),
+    ((3, 1), (1, 4), (((1,), (0,)), ((), ()))),
+    ((3, 1), (1, 1), (((1,), (0,)), ((), ()))),
+    ((1, 1), (1,), (((1,), (0,)), ((), ()))),
+    ((3, 1, 1), (1, 1), (((1, 2), (0, 1)), ((), ()))),
+    ((2, 1), (2, 1), (((1,), (1,)), ((0,), (0,)))),
+    ((2, 3, 1), (2, 1), (((2,), (1,)), ((0,), (0,)))),
+    ((1, 3, 1), (1, 1), (((2,), (1,)), ((0,), (0,)))),
+    ((3, 5), (5,), (((1,), (0,)), ((), ()))),
+]
+
+
+def test_dots_of_converted_bools_round_as_under_jax_jit():
+    """Every dot above with the bool on either side, the bool from a compare our
+    fusion would take in: equal to jax.jit's, NaN or 0 alike (fuzz jit 10903 and
+    11247, --loop 10237: a one-element NaN vector times a false bool vector is 0
+    under jax.jit, was NaN fused). One program per dot: with several in one
+    module, which XLA makes a select also depends on the order its simplifier
+    visits them in, which the passes do not repeat."""
+    def program(L):
+        def dot(a, x, dims, bool_side):
+            flag = (a + 1.0 < 0).astype(x.dtype)
+            return L.dot_general(*((flag, x) if bool_side == 0 else (x, flag)), dims)
+        return dot
+
+    selects = 0
+    for *shapes, dims in _BOOL_DOTS:
+        for side in (0, 1):
+            a = np.zeros(shapes[side], np.float32)
+            x = np.full(shapes[1 - side], np.nan, np.float32)
+            ours = tracehlo.jit(program(tracehlo.lax), static_argnums=(2, 3))(a, x, dims, side)
+            theirs = jax.jit(program(jax.lax), static_argnums=(2, 3))(a, x, dims, side)
+            selects += not np.isnan(np.asarray(theirs)).any()
+            np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs),
+                                          err_msg=f"{shapes} {dims}, bool side {side}")
+    assert selects  # the case in question arose
 
 
 @pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16, np.float32, np.float64],

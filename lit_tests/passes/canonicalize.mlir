@@ -772,3 +772,18 @@ func.func @guarded_divisors(%x: tensor<4xui32>, %y: tensor<4xui32>, %p: tensor<4
   %r = stablehlo.divide %x, %user : tensor<4xui32>
   return %g, %r : tensor<4xui32>, tensor<4xui32>
 }
+
+// -----
+
+// A dot_general of a converted bool stays a dot, its operands as they are: XLA's
+// simplifier makes some such dots a select of the bool, by shape, and must see
+// them as jax.jit hands them over (fuzz jit seed 10903).
+// CHECK-LABEL: func.func @dot_of_a_converted_bool_stays
+// CHECK-NEXT: %[[C:.*]] = stablehlo.convert %arg0 : (tensor<3x1xi1>) -> tensor<3x1xf32>
+// CHECK-NEXT: %[[D:.*]] = stablehlo.dot_general %[[C]], %arg1, contracting_dims = [1] x [0] : (tensor<3x1xf32>, tensor<1xf32>) -> tensor<3xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @dot_of_a_converted_bool_stays(%p: tensor<3x1xi1>, %x: tensor<1xf32>) -> tensor<3xf32> {
+  %c = stablehlo.convert %p : (tensor<3x1xi1>) -> tensor<3x1xf32>
+  %d = stablehlo.dot_general %c, %x, contracting_dims = [1] x [0] : (tensor<3x1xf32>, tensor<1xf32>) -> tensor<3xf32>
+  return %d : tensor<3xf32>
+}

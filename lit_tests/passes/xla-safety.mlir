@@ -378,3 +378,26 @@ func.func @identical_operands_fold_for_integers_only(%x: tensor<8xf32>, %i: tens
   %m = stablehlo.multiply %z, %i : tensor<8xi32>
   return %s, %m : tensor<8xf32>, tensor<8xi32>
 }
+
+// -----
+
+// XLA's simplifier makes some dots of a converted bool a select of the bool, so
+// a false times a NaN is 0 under jax.jit; which dots depends on their shapes
+// (fuzz jit 10903: a [1] NaN vector times a false [1] vector). The convert and
+// the dot stay as jax.jit hands them to XLA, which then decides alike: no
+// multiply of ours, and the convert in no fusion.
+// CHECK-LABEL: func.func @bool_converted_for_a_dot
+// CHECK:      %[[P:.*]] = "mhlo.fusion"
+// CHECK:        stablehlo.compare
+// CHECK-NEXT:   stablehlo.return
+// CHECK:      %[[C:.*]] = stablehlo.convert %[[P]] : (tensor<3x1xi1>) -> tensor<3x1xf32>
+// CHECK-NEXT: stablehlo.dot_general %[[C]], %arg2, contracting_dims = [1] x [0]
+// CHECK-NOT:  stablehlo.multiply
+// WHY: [fusion-merger] not fused: {{.*}} + stablehlo.convert {{.*}}: a bool converted for a dot_general: XLA's simplifier makes the dot a select of the bool where it sees the convert, as under jax.jit
+func.func @bool_converted_for_a_dot(%x: tensor<3x1xf32>, %y: tensor<3x1xf32>, %v: tensor<1xf32>) -> tensor<3xf32> {
+  %s = stablehlo.add %x, %y : tensor<3x1xf32>
+  %p = stablehlo.compare LT, %s, %y, FLOAT : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xi1>
+  %c = stablehlo.convert %p : (tensor<3x1xi1>) -> tensor<3x1xf32>
+  %d = stablehlo.dot_general %c, %v, contracting_dims = [1] x [0] : (tensor<3x1xf32>, tensor<1xf32>) -> tensor<3xf32>
+  return %d : tensor<3xf32>
+}
