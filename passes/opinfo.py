@@ -241,7 +241,7 @@ def unfusible_reason(op) -> str | None:
         return f"{n} has a zero-element tensor"  # XLA folds it, leaving unused fused parameters
     if n == "stablehlo.convert" and bool_to_float_read_by_dot(op):
         return ("a bool converted for a dot_general: XLA's simplifier makes the dot a "
-                "select of the bool where it sees the convert, as under jax.jit")
+                "select of the bool where it sees the convert, as under JAX's jit")
     if n == REDUCE and not plain_reducer(op):
         return "reduce body uses values from outside or non-StableHLO ops"
     return None
@@ -253,8 +253,10 @@ def bool_to_float_read_by_dot(convert) -> bool:
     multiply(y, convert(p)) into select(p, y, 0): 0 where p is false, even for an
     infinite or nan y. When it does depends on the dot's shapes in ways not
     repeated here (fuzz jit 10903, 11247, loop 10237: a one-element nan vector
-    times a false bool vector is 0 under jax.jit); left unfused, the convert and
-    the dot reach XLA as jax.jit hands them over, so it decides alike."""
+    times a false bool vector is 0 under JAX's jit); left unfused, the convert and
+    the dot reach XLA as JAX hands them over, so it decides alike. (Not always:
+    with several such dots in one module, the order its simplifier visits them in
+    matters too, and other rewrites of ours may change it.)"""
     operation = convert.operation
     if (str(operation.operands[0].type.element_type) != "i1"
             or isinstance(operation.results[0].type.element_type, ir.IntegerType)):

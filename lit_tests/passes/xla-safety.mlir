@@ -393,7 +393,7 @@ func.func @identical_operands_fold_for_integers_only(%x: tensor<8xf32>, %i: tens
 // CHECK:      %[[C:.*]] = stablehlo.convert %[[P]] : (tensor<3x1xi1>) -> tensor<3x1xf32>
 // CHECK-NEXT: stablehlo.dot_general %[[C]], %arg2, contracting_dims = [1] x [0]
 // CHECK-NOT:  stablehlo.multiply
-// WHY: [fusion-merger] not fused: {{.*}} + stablehlo.convert {{.*}}: a bool converted for a dot_general: XLA's simplifier makes the dot a select of the bool where it sees the convert, as under jax.jit
+// WHY: [fusion-merger] not fused: {{.*}} + stablehlo.convert {{.*}}: a bool converted for a dot_general: XLA's simplifier makes the dot a select of the bool where it sees the convert, as under JAX's jit
 func.func @bool_converted_for_a_dot(%x: tensor<3x1xf32>, %y: tensor<3x1xf32>, %v: tensor<1xf32>) -> tensor<3xf32> {
   %s = stablehlo.add %x, %y : tensor<3x1xf32>
   %p = stablehlo.compare LT, %s, %y, FLOAT : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x1xi1>
