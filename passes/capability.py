@@ -307,21 +307,33 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
 
 def _identical_ops(operations: list, makers: list[list], memo: dict) -> list:
     """Each fused op's key after XLA's CSE (shared_value_problem's `operations` and
-    `makers`): ops
-    without regions with the same name, attributes, result types and operand keys
-    share one (a parameter value's key is parameter_key's). Ops with regions keep
-    their own (XLA's CSE also compares their computations; not repeated here)."""
+    `makers`): ops without regions with the same name, attributes, result types and
+    operand keys share one (a parameter value's key is parameter_key's). Ops with
+    regions keep their own (XLA's CSE also compares their computations; not
+    repeated here). Attributes are printed, the cost of a key, only for ops that
+    agree in all else."""
     keys: list = []
-    numbers: dict = {}  # structural key -> a small int, so that keys never nest (a
-    # nested tuple hashes its whole expression tree, exponential on a shared DAG)
+    # (name, result types, operand keys) -> {attributes: a small int}, so that keys
+    # never nest (a nested tuple hashes its whole expression tree, exponential on a
+    # shared DAG); the first op of a kind keeps None for its attributes until a
+    # second one comes
+    numbers: dict = {}
+    firsts: dict = {}
     for k, (operation, made_by) in enumerate(zip(operations, makers)):
         if len(operation.regions):
             keys.append(operation)
             continue
-        keys.append(numbers.setdefault(cse_key(operation, [
+        kind = (operation.name, tuple(operation.results.types), tuple(
             (keys[p] if p < k else operations[p]) if type(p) is int else
-            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by],
-            memo), len(numbers)))
+            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by))
+        same = numbers.get(kind)
+        if same is None:
+            numbers[kind], firsts[kind] = {None: k}, operation
+            keys.append(k)
+            continue
+        if None in same:
+            same[_own_key(firsts[kind], memo)[2]] = same.pop(None)
+        keys.append(same.setdefault(_own_key(operation, memo)[2], k))
     return keys
 
 
@@ -387,9 +399,15 @@ def _identity_attributes(op) -> bool:
 
 def cse_key(operation, operand_keys, memo: dict | None = None) -> tuple:
     """What XLA's CSE compares of an op without regions: two ops with one key (the
-    keys of their operands given) are one op to it. `memo` keeps the op's own part
-    (name, result types, attributes: printing them is the cost) per op. Types are
-    uniqued in their context, so a type is its own key (printing it costs 5x more)."""
+    keys of their operands given) are one op to it."""
+    own = _own_key(operation, memo)
+    return (own[0], own[1], tuple(operand_keys), own[2])
+
+
+def _own_key(operation, memo: dict | None) -> tuple:
+    """An op's name, result types and attributes, kept in `memo` per op (printing
+    the attributes is the cost). Types are uniqued in their context, so a type is
+    its own key (printing it costs 5x more)."""
     own = memo.get(operation) if memo is not None else None
     if own is None:
         own = (operation.name, tuple(operation.results.types),
@@ -399,7 +417,7 @@ def cse_key(operation, operand_keys, memo: dict | None = None) -> tuple:
                             for i in range(len(operation.attributes)))))
         if memo is not None:
             memo[operation] = own
-    return (own[0], own[1], tuple(operand_keys), own[2])
+    return own
 
 
 def in_region(op) -> bool:

@@ -29,16 +29,16 @@ from .framework import Pass, PassContext
 class ChloLegalize(Pass):
     name = "chlo-legalize"
 
-    def run(self, module: ir.Module, ctx: PassContext) -> None:
-        legalize_chlo(module, ctx.backend.chlo_to_mhlo_options)
+    def run(self, module: ir.Module, ctx: PassContext) -> bool:
+        return legalize_chlo(module, ctx.backend.chlo_to_mhlo_options)
 
 
-def legalize_chlo(module: ir.Module, chlo_to_mhlo_options: str = "") -> None:
-    """Expand the CHLO ops of `module` as XLA's import does."""
+def legalize_chlo(module: ir.Module, chlo_to_mhlo_options: str = "") -> bool:
+    """Expand the CHLO ops of `module` as XLA's import does; False if it has none."""
     with module.context:
         own, has_chlo = _constants(module.operation)
         if not has_chlo:
-            return
+            return False
         _register_passes()
         passmanager.PassManager.parse(
             f"builtin.module(func.func(chlo-legalize-to-high-level-mhlo"
@@ -46,6 +46,7 @@ def legalize_chlo(module: ir.Module, chlo_to_mhlo_options: str = "") -> None:
         ).run(module.operation)
         for constant in _constants(module.operation)[0] - own:
             _broadcast_splat(constant)
+    return True
 
 
 @functools.cache

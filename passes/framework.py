@@ -85,7 +85,9 @@ class Pass:
         paragraph = sys.modules[cls.__module__].__doc__.split("\n\n")[0]
         return " ".join(paragraph.split()).split(": ", 1)[-1]
 
-    def run(self, module: ir.Module, ctx: PassContext) -> None:
+    def run(self, module: ir.Module, ctx: PassContext) -> bool | None:
+        """Transform `module`; False when it found nothing to change (None: it may
+        have changed it), so the pass manager keeps what it knows of the module."""
         raise NotImplementedError
 
 

@@ -32,11 +32,13 @@ from .graph import constant_arguments, folds_to_constant
 class InlineCalls(Pass):
     name = "inline-calls"
 
-    def run(self, module: ir.Module, ctx: PassContext) -> None:
+    def run(self, module: ir.Module, ctx: PassContext) -> bool:
         with module.context:
-            if inline_calls(module):
-                # the callees' bodies moved into their callers: the constants changed
-                ctx.constant_args = constant_arguments(module)
+            if not inline_calls(module):
+                return False
+            # the callees' bodies moved into their callers: the constants changed
+            ctx.constant_args = constant_arguments(module)
+        return True
 
 
 def inline_calls(module: ir.Module) -> int:

@@ -97,10 +97,10 @@ class PassManager:
             ctx = PassContext(self.backend, FusionReport(self.backend.name), constant_args,
                               functions(module))
         for p in self.passes:
-            p.run(module, ctx)
-            if not isinstance(p, FusionPass):  # graphs it did not keep up to date
+            changed = p.run(module, ctx) is not False
+            if changed and not isinstance(p, FusionPass):  # graphs it did not keep up to date
                 ctx.graphs.clear()
-            if p.moves_calls:
+            if changed and p.moves_calls:
                 with module.context:
                     ctx.functions = functions(module)
             if self.after_pass:
