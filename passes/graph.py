@@ -66,6 +66,7 @@ class DataflowGraph:
         self._described: dict[int, str] = {}
         self._locations: dict = {}  # report.short_loc's memo
         self._bodies: dict[int, list] = {}
+        self._expensive: dict[int, bool] = {}
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
@@ -92,6 +93,13 @@ class DataflowGraph:
         if body is None:
             body = self._bodies[i] = opinfo.fusion_body(self.nodes[i])
         return body
+
+    def is_expensive(self, i: int) -> bool:
+        """opinfo.is_expensive of node `i`, kept: every group it may join asks."""
+        expensive = self._expensive.get(i)
+        if expensive is None:
+            expensive = self._expensive[i] = opinfo.is_expensive(self.nodes[i])
+        return expensive
 
     def unfusible(self, i: int) -> str | None:
         """Why node `i` may join no fusion (None: it may)."""

@@ -116,7 +116,7 @@ class InstructionFusion(FusionPass):
 
     def _problem(self, graph: DataflowGraph, grown: legality.GrowingGroup, sole: bool, p: int,
                  ctx: PassContext, fusible_everywhere: set[int]) -> str | None:
-        if not sole and opinfo.is_expensive(graph.nodes[p]):
+        if not sole and graph.is_expensive(p):
             return (f"expensive {graph.name(p)} has users outside this fusion: "
                     "fusing would duplicate it")
         if not sole:
@@ -176,7 +176,7 @@ def _fusible_on_all_paths(graph: DataflowGraph, backend) -> set[int]:
 
     def should_fuse(u: int, q: int) -> bool:
         duplicated = graph.is_returned(q) or len(graph.users[q]) > 1
-        return (fusible(q) and not (duplicated and opinfo.is_expensive(graph.nodes[q]))
+        return (fusible(q) and not (duplicated and graph.is_expensive(q))
                 and legality.reuse_problem(graph, q, {u}) is None)
 
     for p in reversed(range(len(graph))):

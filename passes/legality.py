@@ -478,9 +478,9 @@ def _reduce_feeds_group(graph: DataflowGraph, group: set[int]) -> bool:
 def reuse_problem(graph: DataflowGraph, producer: int, consumers: set[int]) -> str | None:
     """An expensive producer must not be recomputed for every read of a consumer
     that reads each of its elements more than once (a broadcast, say)."""
-    op = graph.nodes[producer]
-    if not opinfo.is_expensive(op):
+    if not graph.is_expensive(producer):
         return None
+    op = graph.nodes[producer]
     produced = set(graph.results(producer))
     for c in consumers:
         user = graph.nodes[c].operation

@@ -91,7 +91,7 @@ def _library_moves_less(graph: DataflowGraph, chain: list[int], members: set[int
     end = sum(opinfo.type_bytes(r.type) for r in graph.results(chain[-1]))
     library = inputs + end * (1 + readers)
     reduced = opinfo.type_bytes(graph.nodes[chain[0]].operation.operands[0].type)
-    if any(graph.name(i) == "stablehlo.dot_general" or opinfo.is_expensive(graph.nodes[i])
+    if any(graph.name(i) == "stablehlo.dot_general" or graph.is_expensive(i)
            for i in members - set(chain)):
         ours = inputs + reduced * (2 + readers)
     else:
