@@ -18,7 +18,8 @@ xla-error (XLA rejects what we built), refusal (a user-facing error on a program
 JAX accepts), internal-error (any other exception), mismatch (value, nan
 position, shape or dtype differs from jax.jit beyond the dtype's tolerance), and,
 not counted as ours, jit-differs: values that differ from jax.jit's but equal JAX's
-op-by-op (eager) ones, where XLA folded or fused jax.jit's module its own way.
+op-by-op (eager) ones, where XLA folded or fused jax.jit's module its own way (where
+JAX refuses a program op by op, those of jax.jit's module with XLA's fusion off).
 With --bitwise (kind jit), fusion-bits: our fusion's outputs are not bit for bit those
 of fusion "xla" (NaNs in the same places, any payload). Both run XLA's code generator
 on the same module, so a difference is a place where our passes change what XLA
@@ -430,13 +431,22 @@ def run_program(prog: dict, kind: str, report=lambda stage: None,
         want = jax.jit(f_jax)(*args)
     except Exception as e:  # JAX refuses at run time: not a program to judge us on
         return [_failure("invalid", "jax", f"{type(e).__name__}: {e}")]
-    eager = []  # JAX op by op, asked only when a value differs from jax.jit's
+    eager = {}
 
     def op_by_op():
-        if not eager:
-            with jax.disable_jit():
-                eager.extend(f_jax(*args))
-        return eager
+        """JAX's values op by op, asked only when a value differs from jax.jit's. Where
+        JAX refuses the program op by op (a negative integer power, once it sees the
+        exponent: hlo-opt --loop seed 321), jax.jit's own module compiled with XLA's
+        fusion off stands in: what XLA's fusion alone changes, it does not."""
+        if "values" not in eager:
+            try:
+                with jax.disable_jit():
+                    eager["values"] = list(f_jax(*args))
+            except Exception:  # noqa: BLE001 - any refusal
+                text = jax.jit(f_jax, keep_unused=True).lower(*args).as_text()
+                eager["values"] = runtime.compile(
+                    text, [(w.shape, w.dtype) for w in want], xla_fusion=False)(args)
+        return eager["values"]
     warnings = []
     handler = logging.Handler(logging.WARNING)
     handler.emit = lambda record: warnings.append(record.getMessage())

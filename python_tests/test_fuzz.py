@@ -135,6 +135,16 @@ def test_a_value_jax_jit_folds_differently_is_jit_differs_not_a_mismatch(worker)
         assert [f["class"] for f in worker.run(prog, kind)] == ["jit-differs"]
 
 
+def test_a_program_jax_refuses_op_by_op_is_judged_against_its_unfused_module(worker):
+    """JAX refuses `p ** n` op by op once it sees a negative integer n, which jax.jit
+    compiles; the values of jax.jit's module with XLA's fusion off then tell whether
+    XLA's fusion alone moved a value: here the sign of a NaN that signbit reads
+    (hlo-opt --loop seed 321, an internal error of the harness before)."""
+    prog = fuzz.program(321, loop=True)
+    for kind in fuzz.KINDS:
+        assert {f["class"] for f in worker.run(prog, kind)} == {"jit-differs"}
+
+
 class _FailsOnSin:
     """A stand-in worker: a program fails while it computes a sine."""
 
