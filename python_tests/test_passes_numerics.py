@@ -380,6 +380,24 @@ def test_dots_of_converted_bools_round_as_under_jax_jit():
     assert selects  # the case in question arose
 
 
+def test_matmul_of_a_vector_by_converted_bools_rounds_as_under_jax_jit():
+    """matmul of vectors contracts them as they are, as JAX's does: expanded to a
+    [1, n] by [n, 1] dot, the reshaped bools hid the select XLA's simplifier makes
+    under jax.jit (fuzz jit 5326: NaN times false was NaN, 0 under jax.jit)."""
+    def program(np_):
+        def f(x):
+            y = np_.ravel(x) % np_.log1p(x)  # NaN
+            return np_.matmul(y, np_.greater_equal(x, y)), np_.matmul(x[None] > 0, y)
+        return f
+
+    x = np.float32(-2.75)
+    ours = tracehlo.jit(program(tnp))(x)
+    theirs = jax.jit(program(jnp))(x)
+    assert not np.isnan(np.asarray(theirs[0]))
+    for got, want in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
 @pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16, np.float32, np.float64],
                          ids=lambda d: np.dtype(d).name)
 def test_long_sums_add_up_as_under_jax_jit(x64, dtype):

@@ -12,7 +12,7 @@ from ._util import (
     _broadcast_shapes, _canon_axis, _operand, _promote_no_broadcast, _shape, _t,
     broadcast_to, ndim)
 from ._ufuncs import multiply
-from ._shapes import diagonal, expand_dims, ravel, reshape, squeeze
+from ._shapes import diagonal, ravel, reshape, squeeze
 from ._reductions import sum
 
 
@@ -49,16 +49,16 @@ def matmul(a, b):
     if ndim(a) == 0 or ndim(b) == 0:
         raise ValueError(at_user_line("matmul: input operand does not have enough "
                                       "dimensions (use * for scalars)"))
-    a_vec, b_vec = ndim(a) == 1, ndim(b) == 1
-    if a_vec:
-        a = expand_dims(a, 0)
-    if b_vec:
-        b = expand_dims(b, 1)
-    if _shape(a)[-1] != _shape(b)[-2]:
+    if _shape(a)[-1] != _shape(b)[-2 if ndim(b) > 1 else 0]:
         raise ValueError(at_user_line(
             f"matmul: shapes {_shape(a)} and {_shape(b)} are not aligned: "
-            f"{_shape(a)[-1]} (last axis of the first) != {_shape(b)[-2]} "
-            "(second-to-last axis of the second)"))
+            f"{_shape(a)[-1]} (last axis of the first) != {_shape(b)[-2 if ndim(b) > 1 else 0]} "
+            f"({'second-to-last' if ndim(b) > 1 else 'only'} axis of the second)"))
+    if ndim(a) == 1 or ndim(b) == 1:
+        # a vector contracts as it is, as under JAX: a bool one converted for the
+        # dot then reaches XLA's simplifier as JAX hands it over (fuzz jit 5326)
+        return _dot_general(a, b, (((ndim(a) - 1,), (builtins.max(ndim(b) - 2, 0),)),
+                                   ((), ())), "matmul")
     if ndim(b) == 2:  # a batch of rows times one matrix: no batch axes, no broadcast
         out = _dot_general(a, b, (((ndim(a) - 1,), (0,)), ((), ())), "matmul")
     elif ndim(a) == 2:  # one matrix times a batch: contract, then move the batch first
@@ -72,10 +72,6 @@ def matmul(a, b):
         nb = len(batch)
         out = _dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
                            "matmul")
-    if a_vec:
-        out = squeeze(out, -2)
-    if b_vec:
-        out = squeeze(out, -1)
     return out
 
 

@@ -1,7 +1,8 @@
 # RUN: %python %s | FileCheck %s
 # RUN: hlo-dump %s -f batched_affine --stage stablehlo --no-locations | FileCheck %s --check-prefix=DUMP
 # make_ir of vmap(f): the batched graph. A batched 1-D operand of a matmul keeps its
-# batch axis leading, one more free axis of the dot; a shared argument of full rank is
+# batch axis leading, a free axis of the dot (a vector contracts as it is, as in
+# JAX's matmul, with no unit axis added); a shared argument of full rank is
 # broadcast, a scalar stays an inline literal; batch axes stay where the arguments have
 # them (in_axes=1 and out_axes=1 add no transpose); a nested jit is a call of the
 # batched callee; a per-example index is a gather with batching dimensions. Every
@@ -21,7 +22,7 @@ batched_affine = tracehlo.vmap(affine, in_axes=(0, None, None))
 HLO_DUMP = {"batched_affine": ["f32[8,4]", "f32[4,5]", "f32[5]"]}
 # DUMP-LABEL: module @jit_affine
 # DUMP:         func.func public @main(%arg0: tensor<8x4xf32>, %arg1: tensor<4x5xf32>, %arg2: tensor<5xf32>) -> tensor<8x5xf32>
-# DUMP:         stablehlo.dot_general %{{[0-9]+}}, %arg1, contracting_dims = [2] x [0] : (tensor<8x1x4xf32>, tensor<4x5xf32>) -> tensor<8x1x5xf32>
+# DUMP:         stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
 # DUMP:         stablehlo.tanh %{{.*}} : tensor<8x5xf32>
 
 
@@ -47,14 +48,12 @@ def main():
         np.zeros((8, 4), np.float32), np.zeros((4, 5), np.float32), np.zeros(5, np.float32))
     print(g1)
     # CHECK-LABEL: func @affine(%0: f32[8,4], %1: f32[4,5], %2: f32[5]) -> (f32[8,5]) {
-    # CHECK-NEXT:    %3: f32[8,1,4] = expand_dims[dimensions=(1,)] %0
-    # CHECK-NEXT:    %4: f32[8,1,5] = dot_general[dimension_numbers=(((2,), (0,)), ((), ()))] %3, %1
-    # CHECK-NEXT:    %5: f32[8,5] = squeeze[dimensions=(1,)] %4
-    # CHECK-NEXT:    %6: f32[8,5] = broadcast_in_dim[shape=(8, 5), broadcast_dimensions=(1,)] %2
-    # CHECK-NEXT:    %7: f32[8,5] = add %5, %6
-    # CHECK-NEXT:    %8: f32[8,5] = tanh %7
-    # CHECK-NEXT:    %9: f32[8,5] = mul %8, 2.0:f32[]
-    # CHECK-NEXT:    return %9
+    # CHECK-NEXT:    %3: f32[8,5] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] %0, %1
+    # CHECK-NEXT:    %4: f32[8,5] = broadcast_in_dim[shape=(8, 5), broadcast_dimensions=(1,)] %2
+    # CHECK-NEXT:    %5: f32[8,5] = add %3, %4
+    # CHECK-NEXT:    %6: f32[8,5] = tanh %5
+    # CHECK-NEXT:    %7: f32[8,5] = mul %6, 2.0:f32[]
+    # CHECK-NEXT:    return %7
     # CHECK-NEXT:  }
 
     g2 = tracehlo.make_ir(tracehlo.vmap(row_sums, in_axes=1, out_axes=1))(
