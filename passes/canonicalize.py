@@ -63,8 +63,7 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
         if opinfo.name(op) == "stablehlo.multiply":
             _bool_multiply_to_select(op, lambda v: folds_to_constant(v, constant_args, folded))
         elif opinfo.name(op) == "stablehlo.dot_general" and not any(
-                _producer(v, "convert") and opinfo.bool_to_float_read_by_dot(v.owner)
-                for v in op.operation.operands):
+                map(opinfo.bool_for_a_dot, op.operation.operands)):
             _outer_product_to_multiply(op) or _squeeze_unit_free_dims(op)
     for op in list(block.operations)[:-1]:
         if opinfo.name(op) in ("stablehlo.divide", "stablehlo.remainder"):

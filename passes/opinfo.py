@@ -248,20 +248,40 @@ def unfusible_reason(op) -> str | None:
 
 
 def bool_to_float_read_by_dot(convert) -> bool:
-    """Whether `convert` makes floats of bools for a dot_general. XLA's simplifier
-    turns a dot with an operand free of free dimensions into a multiply, and
-    multiply(y, convert(p)) into select(p, y, 0): 0 where p is false, even for an
-    infinite or nan y. When it does depends on the dot's shapes in ways not
-    repeated here (fuzz jit 10903, 11247, loop 10237: a one-element nan vector
-    times a false bool vector is 0 under JAX's jit); left unfused, the convert and
-    the dot reach XLA as JAX hands them over, so it decides alike. (Not always:
-    with several such dots in one module, the order its simplifier visits them in
-    matters too, and other rewrites of ours may change it.)"""
+    """Whether `convert` makes floats of bools for a dot_general, directly or through
+    reshapes (a matmul of vectors, lowered as one of [1, n] by [n, 1]: fuzz jit
+    5326). XLA's simplifier turns a dot with an operand free of free dimensions
+    into a multiply, and multiply(y, convert(p)) into select(p, y, 0): 0 where p
+    is false, even for an infinite or nan y. When it does depends on the dot's
+    shapes in ways not repeated here (fuzz jit 10903, 11247, loop 10237: a
+    one-element nan vector times a false bool vector is 0 under JAX's jit); left
+    unfused, the convert and the dot reach XLA as JAX hands them over, so it
+    decides alike. (Not always: with several such dots in one module, the order
+    its simplifier visits them in matters too, and other rewrites of ours may
+    change it.)"""
     operation = convert.operation
     if (str(operation.operands[0].type.element_type) != "i1"
             or isinstance(operation.results[0].type.element_type, ir.IntegerType)):
         return False
-    return any(name(use.owner) == "stablehlo.dot_general" for use in operation.results[0].uses)
+    values = [operation.results[0]]
+    while values:
+        for use in values.pop().uses:
+            user = name(use.owner)
+            if user == "stablehlo.dot_general":
+                return True
+            if user == "stablehlo.reshape":
+                values.append(use.owner.operation.results[0])
+    return False
+
+
+def bool_for_a_dot(value) -> bool:
+    """Whether `value`, a dot_general's operand, is a convert of bools
+    (bool_to_float_read_by_dot), or a reshape of one."""
+    while not isinstance(value.owner, ir.Block) and name(value.owner) == "stablehlo.reshape":
+        value = value.owner.operation.operands[0]
+    owner = value.owner
+    return (not isinstance(owner, ir.Block) and name(owner) == "stablehlo.convert"
+            and bool_to_float_read_by_dot(owner))
 
 
 def plain_reducer(op) -> bool:
