@@ -787,3 +787,19 @@ func.func @dot_of_a_converted_bool_stays(%p: tensor<3x1xi1>, %x: tensor<1xf32>) 
   %d = stablehlo.dot_general %c, %x, contracting_dims = [1] x [0] : (tensor<3x1xf32>, tensor<1xf32>) -> tensor<3xf32>
   return %d : tensor<3xf32>
 }
+
+// -----
+
+// The same through the reshapes between them (a vector matmul of bools written
+// with explicit axes): the dot stays, for XLA's simplifier to see the convert.
+// CHECK-LABEL: func.func @dot_of_a_reshaped_converted_bool_stays
+// CHECK-NEXT: %[[C:.*]] = stablehlo.convert %arg0 : (tensor<1xi1>) -> tensor<1xf32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.reshape %[[C]] : (tensor<1xf32>) -> tensor<1x1xf32>
+// CHECK-NEXT: %[[D:.*]] = stablehlo.dot_general %arg1, %[[R]], contracting_dims = [1] x [0] : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>
+// CHECK-NEXT: return %[[D]]
+func.func @dot_of_a_reshaped_converted_bool_stays(%p: tensor<1xi1>, %x: tensor<1x1xf32>) -> tensor<1x1xf32> {
+  %c = stablehlo.convert %p : (tensor<1xi1>) -> tensor<1xf32>
+  %r = stablehlo.reshape %c : (tensor<1xf32>) -> tensor<1x1xf32>
+  %d = stablehlo.dot_general %x, %r, contracting_dims = [1] x [0] : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>
+  return %d : tensor<1x1xf32>
+}
