@@ -186,12 +186,17 @@ def shared_value_problem(operations: list, makers: list[list],
     repeats the emitter's partitioning, users before producers. `memo` keeps what
     XLA's CSE compares per op between calls on an unchanged module."""
     memo = {} if memo is None else memo
-    keys = _identical_ops(operations, makers, memo)
+    keys, implicit = _identical_ops(operations, makers, memo)
     readers: dict = {}  # node key -> {reader's key: reader}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
-    for op, key, made_by in zip(operations, keys, makers):
-        for p in made_by:
-            if type(p) is int:
+    for k, (op, key, made_by) in enumerate(zip(operations, keys, makers)):
+        for j, p in enumerate(made_by):
+            if j == 0 and k in implicit:  # the select reads the broadcast, which reads p
+                if type(p) is int:
+                    readers.setdefault(keys[p], {})[implicit[k]] = _ImplicitBroadcast(
+                        op.operands[0])
+                p = implicit[k]
+            elif type(p) is int:
                 p = keys[p]
             elif isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
@@ -200,7 +205,9 @@ def shared_value_problem(operations: list, makers: list[list],
                 nodes[p] = p
             readers.setdefault(p, {})[key] = op
     # identical ops are one, where the first of them is (users come before producers)
-    for op, key in zip(operations, keys):
+    for k, (op, key) in enumerate(zip(operations, keys)):
+        if k in implicit:
+            nodes.setdefault(implicit[k], _ImplicitBroadcast(op.operands[0]))
         nodes[key] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
@@ -305,27 +312,45 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
     return memo[key]
 
 
-def _identical_ops(operations: list, makers: list[list], memo: dict) -> list:
+def _identical_ops(operations: list, makers: list[list], memo: dict) -> tuple[list, dict]:
     """Each fused op's key after XLA's CSE (shared_value_problem's `operations` and
     `makers`): ops without regions with the same name, attributes, result types and
     operand keys share one (a parameter value's key is parameter_key's). Ops with
     regions keep their own (XLA's CSE also compares their computations; not
     repeated here). Attributes are printed, the cost of a key, only for ops that
-    agree in all else."""
+    agree in all else. Also the key of the broadcast XLA's import puts under each
+    select of a scalar predicate (HLO's select takes a predicate of its shape), by
+    the select's index: it is one op with a broadcast of the same bool there
+    (hlo-opt seed 10325: two such, read in different emitter functions, aborted)."""
     keys: list = []
+    implicit: dict = {}
     # (name, result types, operand keys) -> {attributes: a small int}, so that keys
     # never nest (a nested tuple hashes its whole expression tree, exponential on a
     # shared DAG); the first op of a kind keeps None for its attributes until a
     # second one comes
     numbers: dict = {}
     firsts: dict = {}
-    for k, (operation, made_by) in enumerate(zip(operations, makers)):
+    # the broadcasts of scalar bools matter only beside a select of a scalar predicate
+    names = [o.name for o in operations]
+    broadcasts = ("stablehlo.select", "stablehlo.broadcast_in_dim") if any(
+        name == "stablehlo.select" and _predicate_broadcast_shape(o, memo) is not None
+        for name, o in zip(names, operations)) else ()
+    for k, (operation, made_by, name) in enumerate(zip(operations, makers, names)):
         if len(operation.regions):
             keys.append(operation)
             continue
-        kind = (operation.name, tuple(operation.results.types), tuple(
+        operand_keys = tuple(
             (keys[p] if p < k else operations[p]) if type(p) is int else
-            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by))
+            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by)
+        shape = _predicate_broadcast_shape(operation, memo) if name in broadcasts else None
+        if shape is not None:
+            kind = (_PREDICATE_BROADCAST, shape, operand_keys[0])
+            if name == "stablehlo.select":
+                implicit[k] = numbers.setdefault(kind, {None: -1 - k})[None]
+            else:
+                keys.append(numbers.setdefault(kind, {None: k})[None])
+                continue
+        kind = (name, tuple(operation.results.types), operand_keys)
         same = numbers.get(kind)
         if same is None:
             numbers[kind], firsts[kind] = {None: k}, operation
@@ -334,7 +359,38 @@ def _identical_ops(operations: list, makers: list[list], memo: dict) -> list:
         if None in same:
             same[_own_key(firsts[kind], memo)[2]] = same.pop(None)
         keys.append(same.setdefault(_own_key(operation, memo)[2], k))
-    return keys
+    return keys, implicit
+
+
+# a broadcast of a scalar bool: its one attribute, no dimensions, says nothing more
+_PREDICATE_BROADCAST = "broadcast of a scalar bool"
+
+
+def _predicate_broadcast_shape(operation, memo: dict):
+    """The shape a select of a scalar predicate has XLA's import broadcast its
+    predicate to, or a broadcast of a scalar bool makes; None for other selects and
+    broadcasts. Kept in `memo` per op."""
+    key = (_PREDICATE_BROADCAST, operation)
+    if key not in memo:
+        operand, result = operation.operands[0].type, operation.results[0].type
+        memo[key] = (tuple(result.shape) if not operand.rank and result.rank and (
+            operation.name == "stablehlo.select" or opinfo.element_type(operand) == "i1")
+            else None)
+    return memo[key]
+
+
+class _ImplicitBroadcast:
+    """shared_value_problem's node for the broadcast XLA's import puts under a select
+    of a scalar predicate, as an op of it: no op of ours holds it."""
+    name = "the broadcast XLA's import makes of a select's scalar predicate,"
+    results = (None,)
+
+    def __init__(self, predicate: ir.Value):
+        self.operands = (predicate,)
+
+    @property
+    def operation(self):
+        return self
 
 
 def parameter_key(value: ir.Value, memo: dict | None = None):

@@ -12,7 +12,7 @@ import fuzz
 
 # eight seeds of each kind, and the long runs' aborts, internal errors and refusals since fixed
 SLICE = {"jit": [*range(1000, 1008), 647, 677, 1902],
-         "hlo-opt": [*range(1000, 1008), 917, 1160, 1321, 1665]}
+         "hlo-opt": [*range(1000, 1008), 917, 1160, 1321, 1665, 10325]}
 # Seeds that fail today, each with its class and owner, so a fix flips the mark (1003,
 # a subnormal XLA flushes in jax.jit's fused kernel only, is jit-differs since ours
 # equals JAX op by op)

@@ -509,3 +509,50 @@ def test_a_fusion_check_backend_refuses_is_undone_not_raised():
 def test_a_refused_fusion_the_module_came_with_is_still_refused():
     with pytest.raises(passes.UnsupportedFusionError, match="narrowing signed integer convert"):
         passes.fuse_with_report(FUSED_OR_OF_A_NARROWING_CONVERT)
+
+
+# XLA's import puts a broadcast under a select of a scalar predicate; its CSE makes
+# that one op with a broadcast of the same bool in the fusion, read there by ops in
+# two emitter functions (the select's, and a reduce's operand), and XLA CPU aborted
+# ("has_layout() pred[4]"; fuzzer, hlo-opt seed 10325).
+SCALAR_PREDICATE_AND_ITS_BROADCAST = textwrap.dedent('''
+    import numpy as np, jax
+    from tracehlo import passes, runtime
+    text = """
+    func.func public @main(%p: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>, %i: tensor<4xi8>) -> tensor<4xi1> {
+      %s = stablehlo.select %p, %x, %y : tensor<i1>, tensor<4xf32>
+      %z = stablehlo.constant dense<0.0> : tensor<4xf32>
+      %sz = stablehlo.compare NE, %s, %z, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+      %b = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<i1>) -> tensor<4xi1>
+      %zi = stablehlo.constant dense<0> : tensor<4xi8>
+      %n = stablehlo.compare LT, %i, %zi, SIGNED : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi1>
+      %c = stablehlo.compare NE, %n, %b, UNSIGNED : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+      %m = stablehlo.select %c, %i, %zi : tensor<4xi1>, tensor<4xi8>
+      %init = stablehlo.constant dense<127> : tensor<i8>
+      %r = stablehlo.reduce(%m init: %init) applies stablehlo.minimum across dimensions = [0] : (tensor<4xi8>, tensor<i8>) -> tensor<i8>
+      %zr = stablehlo.constant dense<0> : tensor<i8>
+      %rc = stablehlo.compare NE, %r, %zr, SIGNED : (tensor<i8>, tensor<i8>) -> tensor<i1>
+      %rb = stablehlo.broadcast_in_dim %rc, dims = [] : (tensor<i1>) -> tensor<4xi1>
+      %o = stablehlo.xor %sz, %rb : tensor<4xi1>
+      return %o : tensor<4xi1>
+    }"""
+    result = passes.fuse_with_report(text)
+    passes.check_backend(result.text)
+    assert "mhlo.fusion" in result.text
+    exe = runtime.compile(result.text, [((4,), np.bool_)], xla_fusion=False,
+                          passes_off=result.xla_passes_off)
+    p, x, y = np.bool_(True), np.array([1, 0, 2, -1], np.float32), np.zeros(4, np.float32)
+    i = np.array([3, -2, 5, 1], np.int8)
+    m = np.where((i < 0) != p, i, 0).min()
+    want = (np.where(p, x, y) != 0) ^ (m != 0)
+    got = np.asarray(exe([jax.device_put(a) for a in (p, x, y, i)])[0])
+    np.testing.assert_array_equal(got, want)
+    print(got.tolist())
+''')
+
+
+def test_a_scalar_predicate_and_a_broadcast_of_it_compile_fused():
+    proc = subprocess.run([sys.executable, "-c", SCALAR_PREDICATE_AND_ITS_BROADCAST],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "[True, False, True, True]", proc.stdout

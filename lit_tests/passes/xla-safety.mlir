@@ -401,3 +401,35 @@ func.func @bool_converted_for_a_dot(%x: tensor<3x1xf32>, %y: tensor<3x1xf32>, %v
   %d = stablehlo.dot_general %c, %v, contracting_dims = [1] x [0] : (tensor<3x1xf32>, tensor<1xf32>) -> tensor<3xf32>
   return %d : tensor<3xf32>
 }
+
+// -----
+
+// XLA's import puts a broadcast under a select of a scalar predicate, which its CSE
+// makes one op with a broadcast of the same bool: here read by the select's
+// function and by a reduce operand's, so it ends a function of XLA CPU's loop
+// emitter, which aborted for its layout (fuzzer, hlo-opt seed 10325). The select
+// stays out of the fusion.
+// CHECK-LABEL: func.func @scalar_predicate_and_its_broadcast
+// CHECK:      %[[S:.*]] = stablehlo.select %arg0, %arg1, %arg2 : tensor<i1>, tensor<4xf32>
+// CHECK:      "mhlo.fusion"(%[[S]],
+// CHECK:        stablehlo.broadcast_in_dim
+// CHECK-NOT:    stablehlo.select %{{.*}} : tensor<i1>, tensor<4xf32>
+// CHECK:        stablehlo.reduce
+// WHY: [instruction-fusion] not fused: stablehlo.select {{.*}}: stablehlo.broadcast_in_dim read by 2 fused ops (stablehlo.compare, stablehlo.select) ends a function of XLA CPU's loop emitter
+func.func @scalar_predicate_and_its_broadcast(%p: tensor<i1>, %x: tensor<4xf32>, %y: tensor<4xf32>, %i: tensor<4xi8>) -> tensor<4xi1> {
+  %s = stablehlo.select %p, %x, %y : tensor<i1>, tensor<4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<4xf32>
+  %sz = stablehlo.compare NE, %s, %z, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %b = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<i1>) -> tensor<4xi1>
+  %zi = stablehlo.constant dense<0> : tensor<4xi8>
+  %n = stablehlo.compare LT, %i, %zi, SIGNED : (tensor<4xi8>, tensor<4xi8>) -> tensor<4xi1>
+  %c = stablehlo.compare NE, %n, %b, UNSIGNED : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  %m = stablehlo.select %c, %i, %zi : tensor<4xi1>, tensor<4xi8>
+  %init = stablehlo.constant dense<127> : tensor<i8>
+  %r = stablehlo.reduce(%m init: %init) applies stablehlo.minimum across dimensions = [0] : (tensor<4xi8>, tensor<i8>) -> tensor<i8>
+  %zr = stablehlo.constant dense<0> : tensor<i8>
+  %rc = stablehlo.compare NE, %r, %zr, SIGNED : (tensor<i8>, tensor<i8>) -> tensor<i1>
+  %rb = stablehlo.broadcast_in_dim %rc, dims = [] : (tensor<i1>) -> tensor<4xi1>
+  %o = stablehlo.xor %sz, %rb : tensor<4xi1>
+  return %o : tensor<4xi1>
+}
