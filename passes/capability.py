@@ -190,13 +190,11 @@ def shared_value_problem(operations: list, makers: list[list],
     readers: dict = {}  # node key -> {reader's key: reader}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
     for k, (op, key, made_by) in enumerate(zip(operations, keys, makers)):
-        for j, p in enumerate(made_by):
-            if j == 0 and k in implicit:  # the select reads the broadcast, which reads p
-                if type(p) is int:
-                    readers.setdefault(keys[p], {})[implicit[k]] = _ImplicitBroadcast(
-                        op.operands[0])
-                p = implicit[k]
-            elif type(p) is int:
+        if k in implicit:  # the select reads the broadcast too (a scalar p's function
+            # stays the select's, as measured: seeds that compiled before stay fused)
+            readers.setdefault(implicit[k], {})[key] = op
+        for p in made_by:
+            if type(p) is int:
                 p = keys[p]
             elif isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
@@ -207,7 +205,7 @@ def shared_value_problem(operations: list, makers: list[list],
     # identical ops are one, where the first of them is (users come before producers)
     for k, (op, key) in enumerate(zip(operations, keys)):
         if k in implicit:
-            nodes.setdefault(implicit[k], _ImplicitBroadcast(op.operands[0]))
+            nodes.setdefault(implicit[k], _ImplicitBroadcast())
         nodes[key] = op
     ids: dict = {}  # op -> (function, index map), as the emitter numbers them
     fresh = itertools.count()
@@ -384,9 +382,6 @@ class _ImplicitBroadcast:
     of a scalar predicate, as an op of it: no op of ours holds it."""
     name = "the broadcast XLA's import makes of a select's scalar predicate,"
     results = (None,)
-
-    def __init__(self, predicate: ir.Value):
-        self.operands = (predicate,)
 
     @property
     def operation(self):
