@@ -190,8 +190,10 @@ def shared_value_problem(operations: list, makers: list[list],
     readers: dict = {}  # node key -> {reader's key: reader}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
     for k, (op, key, made_by) in enumerate(zip(operations, keys, makers)):
-        if k in implicit:  # the select reads the broadcast too (a scalar p's function
-            # stays the select's, as measured: seeds that compiled before stay fused)
+        if k in implicit:  # the select reads its predicate's broadcast, and the
+            # predicate itself as before (made the broadcast's operand instead, a scalar
+            # computed in the fusion got a function of its own, and groups XLA
+            # compiles were refused: hlo-opt seed 10528)
             readers.setdefault(implicit[k], {})[key] = op
         for p in made_by:
             if type(p) is int:
