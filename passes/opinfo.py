@@ -249,14 +249,15 @@ def unfusible_reason(op) -> str | None:
 
 def bool_to_float_read_by_dot(convert) -> bool:
     """Whether `convert` makes floats of bools for a dot_general, directly or through
-    reshapes (a matmul of vectors, lowered as one of [1, n] by [n, 1]: fuzz jit
-    5326). XLA's simplifier turns a dot with an operand free of free dimensions
-    into a multiply, and multiply(y, convert(p)) into select(p, y, 0): 0 where p
-    is false, even for an infinite or nan y. When it does depends on the dot's
-    shapes in ways not repeated here (fuzz jit 10903, 11247, loop 10237: a
-    one-element nan vector times a false bool vector is 0 under JAX's jit); left
-    unfused, the convert and the dot reach XLA as JAX hands them over, so it
-    decides alike. (Not always: with several such dots in one module, the order
+    reshapes (fuzz jit 5326 reshaped the bools of a vector matmul, as our numpy
+    once lowered it, to a [1, n] by [n, 1] dot). XLA's simplifier turns a dot with
+    an operand free of free dimensions into a multiply, and multiply(y, convert(p))
+    into select(p, y, 0): 0 where p is false, even for an infinite or nan y (not in
+    f16 and bf16, which it multiplies in f32 between converts). When it does
+    depends on the dot's shapes in ways not repeated here (fuzz jit 10903, 11247,
+    loop 10237: a one-element nan vector times a false bool vector is 0 under
+    JAX's jit); left unfused, the convert and the dot reach XLA as JAX hands them
+    over, so it decides alike. (Not always: with several such dots in one module, the order
     its simplifier visits them in matters too, and other rewrites of ours may
     change it.)"""
     operation = convert.operation

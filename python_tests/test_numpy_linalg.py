@@ -153,6 +153,11 @@ def test_product_errors():
                  match="matmul: shapes")
     check_raises(lambda m, a, b: m.matmul(a, b), f32(2, 3), np.float32(2), exc=ValueError,
                  match="not have enough dimensions")
+    check_raises(lambda m, a, b: m.matmul(a, b), f32(3), f32(4), exc=ValueError,
+                 match=r"matmul: shapes \(3,\) and \(4,\) are not aligned: 3 \(last axis "
+                       r"of the first\) != 4 \(only axis of the second\)")
+    check_raises(lambda m, a, b: m.matmul(a, b), f32(3), f32(4, 2), exc=ValueError,
+                 match=r"4 \(second-to-last axis of the second\)")
     check_raises(lambda m, a, b: m.dot(a, b), f32(2, 3), f32(2, 3), exc=ValueError,
                  match=r"dot: shapes \(2, 3\) and \(2, 3\) not aligned")
     check_raises(lambda m, a, b: m.tensordot(a, b, 1), f32(2, 3), f32(2, 3), exc=ValueError,

@@ -49,16 +49,16 @@ def matmul(a, b):
     if ndim(a) == 0 or ndim(b) == 0:
         raise ValueError(at_user_line("matmul: input operand does not have enough "
                                       "dimensions (use * for scalars)"))
-    if _shape(a)[-1] != _shape(b)[-2 if ndim(b) > 1 else 0]:
+    contracted = builtins.max(ndim(b) - 2, 0)  # b's axis that meets a's last
+    if _shape(a)[-1] != _shape(b)[contracted]:
         raise ValueError(at_user_line(
             f"matmul: shapes {_shape(a)} and {_shape(b)} are not aligned: "
-            f"{_shape(a)[-1]} (last axis of the first) != {_shape(b)[-2 if ndim(b) > 1 else 0]} "
+            f"{_shape(a)[-1]} (last axis of the first) != {_shape(b)[contracted]} "
             f"({'second-to-last' if ndim(b) > 1 else 'only'} axis of the second)"))
     if ndim(a) == 1 or ndim(b) == 1:
         # a vector contracts as it is, as under JAX: a bool one converted for the
         # dot then reaches XLA's simplifier as JAX hands it over (fuzz jit 5326)
-        return _dot_general(a, b, (((ndim(a) - 1,), (builtins.max(ndim(b) - 2, 0),)),
-                                   ((), ())), "matmul")
+        return _dot_general(a, b, (((ndim(a) - 1,), (contracted,)), ((), ())), "matmul")
     if ndim(b) == 2:  # a batch of rows times one matrix: no batch axes, no broadcast
         out = _dot_general(a, b, (((ndim(a) - 1,), (0,)), ((), ())), "matmul")
     elif ndim(a) == 2:  # one matrix times a batch: contract, then move the batch first
