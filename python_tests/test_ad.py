@@ -16,6 +16,8 @@ import tracehlo.numpy as tnp
 from tracehlo import ad, core, lax, verify
 from tracehlo.primitives.linalg import triangular_solve
 
+from numpy_helpers import JAX_RELEASE
+
 # ---------------------------------------------------------------- check_grads
 
 rng = np.random.default_rng(0)
@@ -693,7 +695,11 @@ def test_gradients_round_as_jax(name, fs):
                                           grads(_JAX, jax.grad)), 1):
         for got, w, fname in zip(tracehlo.vmap(d)(*[x] * len(fs)),
                                  jax.vmap(want)(*[x] * len(fs)), name.split()[-len(fs):]):
-            np.testing.assert_array_equal(got, w, err_msg=f"{fname}: order {order}")
+            if JAX_RELEASE >= (0, 11):  # its log2, atanh and asin rules, at least, changed
+                np.testing.assert_allclose(got, w, rtol=1e-6, atol=0,
+                                           err_msg=f"{fname}: order {order}")
+            else:
+                np.testing.assert_array_equal(got, w, err_msg=f"{fname}: order {order}")
 
 
 @pytest.mark.parametrize("name,f,points", KINKS, ids=[r[0] for r in KINKS])
@@ -1063,6 +1069,9 @@ def _same_error(ours, theirs, line=None):
     with pytest.raises(kind) as got:
         ours()
     message = str(want.value).split("\nSee https://docs.jax.dev")[0]
+    # JAX 0.11 names the rule's function and line ("Custom VJP bwd rule attached to
+    # <lambda> at f.py:12 must ..."); ours names the line first, as 0.10.2 does
+    message = re.sub(r"(Custom VJP \w+ rule) attached to \S+ at \S+:\d+ ", r"\1 ", message)
     if "JitTracer(" in message:  # a traced value printed: ours as Tracer<f32[3]>
         message = message[:message.index("JitTracer(")]
         assert message in str(got.value) and "Tracer<" in str(got.value), str(got.value)

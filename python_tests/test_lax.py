@@ -11,7 +11,7 @@ import pytest
 
 import tracehlo
 import tracehlo.lax as tlax
-from numpy_helpers import bools, check, check_raises, f32, i32
+from numpy_helpers import JAX_RELEASE, bools, check, check_raises, f32, i32
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 
@@ -139,6 +139,10 @@ def test_select_clamp_round():
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int8, np.uint8, bool, np.float16])
 def test_convert_element_type(dtype):
     x = np.array([-1.5, 0.0, 0.4, 2.6, 200.0], np.float32)
+    if dtype == np.int8 and JAX_RELEASE >= (0, 11):
+        # 200 is out of int8's range, where the conversion is the implementation's:
+        # XLA's convert saturates (127: ours, and 0.10.2's); JAX 0.11 wraps (-56)
+        x = x[:-1]
     lax_check(lambda lax, x: lax.convert_element_type(x, dtype), x if dtype != np.uint8
               else np.abs(x), rtol=1e-3)
     lax_check(lambda lax, x: lax.convert_element_type(x, dtype), np.array([True, False]))

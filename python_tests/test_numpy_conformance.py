@@ -26,7 +26,7 @@ from jax._src.numpy.util import promote_args_inexact  # the oracle of tnp.rsqrt
 
 import tracehlo
 import tracehlo.numpy as tnp
-from numpy_helpers import check_raises
+from numpy_helpers import JAX_RELEASE, check_raises
 
 X64 = tracehlo.config.enable_x64
 DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16",
@@ -1123,6 +1123,19 @@ JAX_INCONSISTENT.update(_by_case({
 NOT_YET_FIXED = _by_case({  # disagreements not fixed yet (issue 8); a listed case that passes fails
 })
 
+# what JAX 0.11 changed: tracehlo keeps 0.10.2's answers (numpy_helpers.JAX_RELEASE)
+CHANGED_IN_JAX_0_11 = _by_case({
+    "meshgrid and broadcast_arrays return a tuple, not a list, as NumPy 2's do": [
+        f'composite[{dtype}] {case}' for dtype in FAMILY_DTYPES["composite"] for case in (
+            "meshgrid(v, row[0])", "meshgrid(v, v[:2], v, ij, sparse)",
+            "broadcast_arrays(x, v, 1.5)")],
+    "permute_dims with a repeated axis raises ValueError (0.10.2: TypeError)": [
+        f'composite[{dtype}] permute_dims(x, (0, 0))' for dtype in FAMILY_DTYPES["composite"]],
+    "log2 of a Python scalar is weakly typed": [
+        f'scalars log2({x})' for x in ("3", "-2.5", "(1+2j)")],
+    "sinc(inf) is 0 (0.10.2, like NumPy: nan)": ['composite[float32] sinc(sp)'],
+}) if JAX_RELEASE >= (0, 11) else {}
+
 JAX_INCONSISTENT_X64 = _by_case({  # as JAX_INCONSISTENT, for the --x64 subset
     'jnp.var(x, dtype=int32) returns a weak float32: var ignores an integer dtype that sum and mean honour': [
         'reductions[int64] var(x, dtype=int32)',
@@ -1148,7 +1161,7 @@ def test_conformance(family, dtype):
 def _unlisted(family, dtype, failures):
     """(failures not listed, listed cases of this family and dtype that agree now)."""
     listed = {**JAX_INCONSISTENT_X64, **NOT_YET_FIXED_X64} if X64 else \
-        {**JAX_INCONSISTENT, **NOT_YET_FIXED}
+        {**JAX_INCONSISTENT, **NOT_YET_FIXED, **CHANGED_IN_JAX_0_11}
     prefix = f"{family}[{dtype}] " if dtype else f"{family} "
     listed = {k for k in listed if k.startswith(prefix)}
     unexpected = [f"{cid} ({mode}): {why}" for cid, mode, why in failures if cid not in listed]

@@ -13,7 +13,7 @@ import pytest
 import tracehlo
 import tracehlo.numpy as tnp
 
-from numpy_helpers import check, check_raises, f32, i32
+from numpy_helpers import JAX_RELEASE, check, check_raises, f32, i32
 
 PRODUCTS = [
     ("dot mm", lambda m, a, b: m.dot(a, b), (2, 3), (3, 4)),
@@ -187,10 +187,12 @@ def test_cholesky_gradients_equal_jax():
         def loss(np_):
             return lambda c: np_.sum(np_.sin(np_.linalg.cholesky(c, **kwargs)) * weights)
         want = jax.grad(loss(jnp))(cov)
-        np.testing.assert_allclose(tracehlo.grad(loss(tnp))(cov), want, rtol=1e-4, atol=1e-5,
-                                   err_msg=str(kwargs))
-    np.testing.assert_allclose(tracehlo.jit(tracehlo.grad(loss(tnp)))(cov), want, rtol=1e-4,
-                               atol=1e-5)
+        for got in (tracehlo.grad(loss(tnp))(cov), tracehlo.jit(tracehlo.grad(loss(tnp)))(cov)):
+            if kwargs == {"symmetrize_input": False} and JAX_RELEASE >= (0, 11):
+                # JAX 0.11 gives the upper triangle, which cholesky does not read, no
+                # gradient: it adds that part of 0.10.2's (and ours) to the lower one
+                got = np.tril(got) + np.swapaxes(np.triu(got, 1), -1, -2)
+            np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=str(kwargs))
 
 
 def test_cholesky_runs_before_jax_loads_lapack():

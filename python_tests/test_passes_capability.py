@@ -10,6 +10,9 @@ import numpy as np
 import pytest
 
 from tracehlo import passes
+from tracehlo.passes.backends import get_backend
+
+from numpy_helpers import JAX_RELEASE
 
 FUSION = """
 module {{
@@ -476,6 +479,9 @@ EXPECTED = {
     **{f"{name}_in_a_larger_loop": ("runs", True) for name in LARGER_LOOPS},
     "while_body_reduce_in_a_512_byte_loop": ("runs", False),
 }
+if JAX_RELEASE >= (0, 11):  # its XLA CPU compiles these; our guards stay as 0.10.2 needs
+    EXPECTED.update({name: ("runs", False) for name in (
+        "while_body_broadcast_of_bf16_parameter", "bf16_constant_read_by_two_pads")})
 
 RUNNER = textwrap.dedent("""
     import re, sys, numpy as np
@@ -607,6 +613,8 @@ def test_a_fusion_elementwise_to_xla_is_compiled_without_reshape_mover(case):
     shape, an iota along a unit dim) is elementwise to XLA once it has."""
     from tracehlo import runtime
     program, hidden_by, out_type, args, expected = ELEMENTWISE_TO_XLA[case]
+    if hidden_by in get_backend("cpu").ops_reading_layouts:
+        pytest.skip(f"{hidden_by} joins no fusion on this jaxlib (Backend.ops_reading_layouts)")
     fused = passes.fuse_with_report(program)
     assert hidden_by in fused.text.split('"mhlo.fusion"')[1]
     assert fused.xla_passes_off == ("reshape-mover",)

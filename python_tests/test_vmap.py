@@ -24,6 +24,8 @@ from tracehlo import core, lax
 from tracehlo.batching import batch_rules
 from tracehlo.primitives.linalg import triangular_solve
 
+from numpy_helpers import JAX_RELEASE
+
 B = 3  # the batch size; example shapes avoid 3, so a wrong axis cannot pass unseen
 
 
@@ -463,7 +465,11 @@ def test_errors_say_what_jax_says(case):
         jax.vmap(fn, **kwargs)(*args)
     with pytest.raises(ValueError) as ours:
         tracehlo.vmap(fn, **kwargs)(*args)
-    assert re.sub(r"^\S+test_vmap.py:\d+: ", "", str(ours.value)) == str(theirs.value)
+    ours_text = re.sub(r"^\S+test_vmap.py:\d+: ", "", str(ours.value))
+    theirs_text = str(theirs.value)
+    if JAX_RELEASE >= (0, 11):  # which ends the in_axes-too-long message with a period
+        ours_text, theirs_text = ours_text.rstrip("."), theirs_text.rstrip(".")
+    assert ours_text == theirs_text
     assert "test_vmap.py" in str(ours.value)
 
 
