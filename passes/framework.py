@@ -109,7 +109,7 @@ class FusionPass(Pass):
                 # a function's own arguments may be constants at every call
                 constants = (ctx.constant_args[name] if block.owner.operation.name == "func.func"
                              else frozenset())
-                for _ in range(len(list(block.operations))):
+                for _ in range(len(block.operations)):
                     graph = ctx.graphs.get(block)
                     if graph is None:
                         graph = DataflowGraph(block, constants, lacks_layouts=(
