@@ -169,8 +169,20 @@ def static_tensor(t: ir.Type) -> bool:
 
 
 def element_type(t: ir.Type) -> str:
-    """A tensor type's element type as text ("bf16"), or "" for other types."""
-    return str(t.element_type) if isinstance(t, ir.RankedTensorType) else ""
+    """A tensor type's element type as text ("bf16"), or "" for other types. The
+    common ones are named without printing them (a microsecond a type)."""
+    if not isinstance(t, ir.RankedTensorType):
+        return ""
+    element = t.element_type
+    text = _FLOAT_NAMES.get(type(element))
+    if text is not None:
+        return text
+    if isinstance(element, ir.IntegerType) and element.is_signless:
+        return f"i{element.width}"
+    return str(element)
+
+
+_FLOAT_NAMES = {ir.F16Type: "f16", ir.BF16Type: "bf16", ir.F32Type: "f32", ir.F64Type: "f64"}
 
 
 def element_bytes(element_type: ir.Type) -> int:
