@@ -450,11 +450,35 @@ def _identity_attributes(op) -> bool:
     return True
 
 
-def cse_key(operation, operand_keys, memo: dict | None = None) -> tuple:
-    """What XLA's CSE compares of an op without regions: two ops with one key (the
-    keys of their operands given) are one op to it."""
-    own = _own_key(operation, memo)
-    return (own[0], own[1], tuple(operand_keys), own[2])
+def cse_id(operation, operand_keys, memo: dict) -> int:
+    """What XLA's CSE compares of an op without regions, as a number kept in
+    `memo`: two ops get one number (the keys of their operands given) when they
+    are one op to it. An op's attributes are printed (the cost of a key) only once
+    a second op agrees with it in all else, and a number hashes faster than the
+    key it stands for."""
+    table = memo.get(_CSE_IDS)
+    if table is None:
+        table = memo[_CSE_IDS] = ({}, itertools.count())
+    numbers, fresh = table
+    kind = (operation.name, tuple(operation.results.types), tuple(operand_keys))
+    same = numbers.get(kind)
+    if same is None:  # the first op of its kind keeps None for its attributes
+        number = next(fresh)
+        numbers[kind] = {None: (number, operation)}
+        return number
+    if None in same:
+        number, first = same[None]
+        if first == operation:
+            return number
+        same[_own_key(first, memo)[2]] = same.pop(None)[0]
+    attributes = _own_key(operation, memo)[2]
+    number = same.get(attributes)
+    if number is None:
+        number = same[attributes] = next(fresh)
+    return number
+
+
+_CSE_IDS = "numbered XLA-CSE keys"
 
 
 def _own_key(operation, memo: dict | None) -> tuple:

@@ -60,7 +60,7 @@ class DataflowGraph:
         self.fused_reads: dict[int, list] = {}
         self.numbered: dict[int, tuple] = {}  # legality._numbered_member
         # what XLA's CSE compares of an op or a fusion parameter, by op or value
-        # (capability.cse_key, parameter_key): the fusion checks ask again for every
+        # (capability.cse_id, parameter_key): the fusion checks ask again for every
         # candidate group; the IR does not change while a pass plans
         self.cse_memo: dict = {}
         self._described: dict[int, str] = {}

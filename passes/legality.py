@@ -10,7 +10,7 @@ import collections
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (HLO_ELEMENTWISE, Backend, bitwise_of_narrowing_problem, cse_key,
+from .capability import (HLO_ELEMENTWISE, Backend, bitwise_of_narrowing_problem, cse_id,
                          parameter_key, parameter_source, reduce_root, region_read_problem,
                          select_problem, shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
@@ -347,15 +347,15 @@ def _fused_reads(graph: DataflowGraph, i: int) -> list:
 
 
 def _outside_entries(graph: DataflowGraph, i: int) -> list[tuple]:
-    """(XLA-CSE key, operands) of the ops member `i` fuses that read only values
+    """(XLA-CSE key number, operands) of the ops member `i` fuses that read only values
     from outside it. Two identical ops join a fusion one at a time, their identical
     producers too, the last ones reading the same values: comparing these keys
     finds them. Kept per node: every group node `i` may join asks again."""
     entries = graph.outside_entries.get(i)
     if entries is None:
         entries = graph.outside_entries[i] = [
-            (cse_key(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
-                     graph.cse_memo), tuple(outer))
+            (cse_id(op.operation, [parameter_key(v, graph.cse_memo) for v in outer],
+                    graph.cse_memo), tuple(outer))
             for op, outer in _fused_reads(graph, i)
             if all(v is not None for v in outer) and not len(op.operation.regions)]
     return entries
