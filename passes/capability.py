@@ -514,11 +514,12 @@ def unread_outputs_problem(n_outputs: int, n_unread: int) -> str | None:
     return None
 
 
-def body_producers(fusion) -> tuple[list, list[list]]:
-    """shared_value_problem's view of an mhlo.fusion's body: a parameter is the value
-    the fusion reads from outside (what XLA's CSE compares)."""
+def body_producers(fusion, fused: list) -> tuple[list, list[list]]:
+    """shared_value_problem's view of an mhlo.fusion's body, `fused` its ops
+    (opinfo.fusion_body): a parameter is the value the fusion reads from outside
+    (what XLA's CSE compares)."""
     outer = dict(zip(fusion.operation.regions[0].blocks[0].arguments, fusion.operation.operands))
-    operations = [op.operation for op in opinfo.fusion_body(fusion)]
+    operations = [op.operation for op in fused]
     index = {o: k for k, o in enumerate(operations)}
     return operations, [[outer[v] if v in outer else index.get(o := v.owner.operation, o)
                          for v in operation.operands] for operation in operations]
@@ -750,7 +751,7 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
     if backend.max_fused_ops is not None and size > backend.max_fused_ops:
         return f"{size} fused ops exceed XLA {backend.name}'s bound of {backend.max_fused_ops}"
     if not backend.layout_sensitive_ops:
-        reason = shared_value_problem(*body_producers(fusion), memo)
+        reason = shared_value_problem(*body_producers(fusion, fused), memo)
         if reason:
             return reason
     region = False
