@@ -51,7 +51,7 @@ class XlaCpu(Backend):
         shape = op.operation.operands[0].type.shape
         if 0 in shape:  # nothing to add up
             return None
-        if any(shape[d] > TREE_WINDOW for d in op.attributes["dimensions"]):
+        if any(shape[d] > TREE_WINDOW for d in opinfo.int_array(op.attributes["dimensions"])):
             return TREE_WINDOW
         return None
 

@@ -121,7 +121,7 @@ def _unit_source(value) -> ir.Value | None:
                                                    "stablehlo.broadcast_in_dim"):
         return None
     if op.name == "stablehlo.broadcast_in_dim":
-        dims = list(op.attributes["broadcast_dimensions"])
+        dims = opinfo.int_array(op.attributes["broadcast_dimensions"])
         if dims != sorted(dims):
             return None
     source = op.operands[0]
@@ -186,7 +186,7 @@ def _unit_reduce(op) -> bool:
         return False
     x = operation.operands[0]
     return (opinfo.static_tensor(x.type) and opinfo.num_elements(x.type) > 0
-            and all(x.type.shape[d] == 1 for d in operation.attributes["dimensions"]))
+            and all(x.type.shape[d] == 1 for d in opinfo.int_array(operation.attributes["dimensions"])))
 
 
 def _fold_reshape_of_reshape(reshape) -> None:
@@ -817,7 +817,7 @@ def _elide_unit_reshape(broadcast, _is_constant=None) -> ir.Value | None:
             return None
     if k != len(source):
         return None
-    dims = [d for j, d in enumerate(broadcast.attributes["broadcast_dimensions"])
+    dims = [d for j, d in enumerate(opinfo.int_array(broadcast.attributes["broadcast_dimensions"]))
             if j not in inserted]
     with broadcast.location, ir.InsertionPoint(broadcast):
         return ir.Operation.create(

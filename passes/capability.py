@@ -46,11 +46,11 @@ def layout_problem(op) -> str | None:
         return f"{n} acts as a reshape to XLA, which needs layouts"
     if n == "stablehlo.pad" and any(
             v < 0 for key in ("edge_padding_low", "edge_padding_high")
-            for v in operation.attributes[key]):
+            for v in opinfo.int_array(operation.attributes[key])):
         # XLA makes it a slice of a pad (found by the fuzzer: bf16, aborts XLA CPU)
         return "a pad with negative padding is a slice to XLA, which needs layouts"
     if n == "stablehlo.broadcast_in_dim":
-        dims = list(operation.attributes["broadcast_dimensions"])
+        dims = opinfo.int_array(operation.attributes["broadcast_dimensions"])
         if dims != sorted(dims):
             return "a transposing broadcast_in_dim needs layouts XLA assigns after fusion"
     return None
@@ -419,7 +419,7 @@ def _identity_source(value: ir.Value) -> ir.Value:
         if name == "stablehlo.reverse":
             operand = op.operands[0]
             shape = operand.type.shape
-            identity = all(shape[d] == 1 for d in op.attributes["dimensions"])
+            identity = all(shape[d] == 1 for d in opinfo.int_array(op.attributes["dimensions"]))
         elif name in _IDENTITY_AT_SAME_TYPE:
             operand = op.operands[0]
             identity = operand.type == value.type and _identity_attributes(op)
@@ -440,13 +440,14 @@ def _identity_attributes(op) -> bool:
     """Whether `op`, whose result has its operand's type, returns the operand as it is
     (a slice of equal shape is whole; a pad of equal shape may shift)."""
     if op.name == "stablehlo.transpose":
-        return list(op.attributes["permutation"]) == sorted(op.attributes["permutation"])
+        permutation = opinfo.int_array(op.attributes["permutation"])
+        return permutation == sorted(permutation)
     if op.name == "stablehlo.broadcast_in_dim":
-        dims = list(op.attributes["broadcast_dimensions"])
+        dims = opinfo.int_array(op.attributes["broadcast_dimensions"])
         return dims == sorted(dims)
     if op.name == "stablehlo.pad":
         return not any(v for key in ("edge_padding_low", "edge_padding_high",
-                                     "interior_padding") for v in op.attributes[key])
+                                     "interior_padding") for v in opinfo.int_array(op.attributes[key]))
     return True
 
 
@@ -535,7 +536,7 @@ def reshape_like(op) -> bool:
                 and (n == "stablehlo.reshape" or before != after))
     if n == opinfo.REDUCE:
         shape = operation.operands[0].type.shape
-        return all(shape[d] == 1 for d in operation.attributes["dimensions"])
+        return all(shape[d] == 1 for d in opinfo.int_array(operation.attributes["dimensions"]))
     return False
 
 

@@ -78,7 +78,7 @@ def _and_producers(n: int) -> str:
 def _keeps_minor_dim(op) -> bool:
     """A column reduction: the last dimension is not reduced."""
     rank = ir.RankedTensorType(op.operation.operands[0].type).rank
-    return rank - 1 not in list(op.attributes["dimensions"])
+    return rank - 1 not in opinfo.int_array(op.attributes["dimensions"])
 
 
 def _library_moves_less(graph: DataflowGraph, chain: list[int], members: set[int]) -> bool:

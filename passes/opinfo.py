@@ -96,7 +96,13 @@ def widens_unit_dim(broadcast) -> bool:
     before = ir.RankedTensorType(operation.operands[0].type).shape
     after = ir.RankedTensorType(operation.results[0].type).shape
     return any(before[k] == 1 and after[d] != 1
-               for k, d in enumerate(operation.attributes["broadcast_dimensions"]))
+               for k, d in enumerate(int_array(operation.attributes["broadcast_dimensions"])))
+
+
+def int_array(attr) -> list[int]:
+    """The ints of a dense array attribute (broadcast_dimensions, a reduce's
+    dimensions, ...), read by index: its iterator costs 50x more (1.5 us for one)."""
+    return [attr[k] for k in range(len(attr))]
 
 
 def name(op) -> str:

@@ -46,7 +46,7 @@ def split_reduce(reduce, window: int):
     operation = reduce.operation
     operand, init = operation.operands
     shape = ir.RankedTensorType(operand.type).shape
-    dims = set(operation.attributes["dimensions"])
+    dims = set(opinfo.int_array(operation.attributes["dimensions"]))
     sizes, padding, partials = [], [], []
     for d, n in enumerate(shape):
         size = 1 if d not in dims else min(n, window)
