@@ -406,14 +406,15 @@ def parameter_key(value: ir.Value, memo: dict | None = None):
             memo[value] = parameter_key(value)
         return memo[value]
     source = _identity_source(value)
-    return source if isinstance(source.owner, ir.Block) else value.type
+    return source if isinstance(source, ir.BlockArgument) else value.type
 
 
 def _identity_source(value: ir.Value) -> ir.Value:
     """What `value` is after XLA's simplifier drops the ops that return their operand
     unchanged: a reverse of unit dims, and a reshape, convert, transpose, broadcast,
-    slice or zero pad to the operand's own type."""
-    while not isinstance(value.owner, ir.Block):
+    slice or zero pad to the operand's own type. (A value is an OpResult or a
+    BlockArgument: asking its class costs a twentieth of asking its owner.)"""
+    while isinstance(value, ir.OpResult):
         op = value.owner.operation
         name = op.name  # asked first: most producers are none of these
         if name == "stablehlo.reverse":

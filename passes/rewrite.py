@@ -137,12 +137,12 @@ def topological_sort(block: ir.Block) -> None:
     the original order allows (ties go to the earlier op)."""
     ops = list(block.operations)
     terminator, ops = ops[-1], ops[:-1]
-    position = {op.operation: k for k, op in enumerate(ops)}
+    # by result: asking a value for its owner costs more than hashing it
+    position = {r: k for k, op in enumerate(ops) for r in op.operation.results}
     waiting = [0] * len(ops)
     users = [[] for _ in ops]
     for k, op in enumerate(ops):
-        producers = {position.get(v.owner.operation) for v in reads_of(op)
-                     if not isinstance(v.owner, ir.Block)} - {None}
+        producers = {position.get(v) for v in reads_of(op)} - {None}
         waiting[k] = len(producers)
         for p in producers:
             users[p].append(k)
