@@ -522,8 +522,9 @@ def body_producers(fusion, fused: list) -> tuple[list, list[list]]:
     (what XLA's CSE compares)."""
     outer = dict(zip(fusion.operation.regions[0].blocks[0].arguments, fusion.operation.operands))
     operations = [op.operation for op in fused]
-    index = {o: k for k, o in enumerate(operations)}
-    return operations, [[outer[v] if v in outer else index.get(o := v.owner.operation, o)
+    # by result: asking a value for its owner costs more than hashing it
+    made = {r: k for k, o in enumerate(operations) for r in o.results}
+    return operations, [[outer[v] if v in outer else made[v] if v in made else v.owner.operation
                          for v in operation.operands] for operation in operations]
 
 
