@@ -95,10 +95,13 @@ class DataflowGraph:
         return body
 
     def is_expensive(self, i: int) -> bool:
-        """opinfo.is_expensive of node `i`, kept: every group it may join asks."""
+        """opinfo.is_expensive of node `i`, kept: every group it may join asks (of a
+        fusion, through the body kept by fusion_body)."""
         expensive = self._expensive.get(i)
         if expensive is None:
-            expensive = self._expensive[i] = opinfo.is_expensive(self.nodes[i])
+            expensive = self._expensive[i] = (
+                any(map(opinfo.is_expensive, self.fusion_body(i)))
+                if self.names[i] == opinfo.FUSION else opinfo.is_expensive(self.nodes[i]))
         return expensive
 
     def unfusible(self, i: int) -> str | None:
