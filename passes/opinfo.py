@@ -251,7 +251,8 @@ def unfusible_reason(op) -> str | None:
         if not static_tensor(t):
             return f"{n} has a non-static or non-tensor type"
         empty |= 0 in t.shape
-    if n in IDEMPOTENT and len(set(operands[-2:])) == 1 or folds_identical_integers(op):
+    if n in IDEMPOTENT and len(set(operands[-2:])) == 1 or (
+            n in FOLDS_IDENTICAL_INTEGERS and folds_identical_integers(op)):
         # XLA folds select(p, x, x), max(x, x), integer x - x, ...: fused, the values
         # only that op read become unread fusion parameters, which XLA's verifier refuses
         return f"XLA folds {n} of identical operands"
