@@ -221,8 +221,9 @@ def fusion_body(op) -> list:
 
 
 def fusion_roots(op) -> list[ir.Value]:
-    """The values an mhlo.fusion returns."""
-    return list(list(op.operation.regions[0].blocks[0].operations)[-1].operands)
+    """The values an mhlo.fusion returns (its terminator's, found without listing
+    the body)."""
+    return list(op.operation.regions[0].blocks[0].operations[-1].operands)
 
 
 def folds_identical_integers(op) -> bool:
