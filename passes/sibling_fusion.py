@@ -35,6 +35,7 @@ class SiblingFusion(FusionPass):
 
     def plan(self, graph: DataflowGraph, ctx: PassContext) -> list[Group]:
         groups, claimed = [], set()
+        signatures: dict[int, tuple | None] = {}  # reduce_signature per node: each pair asks
         for value, readers in graph.value_users.items():
             kernels = [u for u in dict.fromkeys(readers) if u not in claimed
                        and graph.name(u) != "stablehlo.constant"]
@@ -43,7 +44,7 @@ class SiblingFusion(FusionPass):
             group = {kernels[0]}
             for b in kernels[1:]:
                 reason = self._problem(graph, group, b, value, ctx,
-                                       [g.members for g in groups])
+                                       [g.members for g in groups], signatures)
                 if self.record(ctx, graph, [*sorted(group), b], reason,
                                f"shared operand read once ({opinfo.type_bytes(value.type)} bytes)"):
                     group.add(b)
@@ -53,14 +54,17 @@ class SiblingFusion(FusionPass):
         return groups
 
     def _problem(self, graph: DataflowGraph, group: set[int], b: int, value: ir.Value,
-                 ctx: PassContext, planned: list[set[int]]) -> str | None:
+                 ctx: PassContext, planned: list[set[int]], signatures: dict) -> str | None:
         reason = legality.node_problem(graph, b, ctx.backend)
         if reason:
             return reason
         a = min(group)
         if any(u in group for u in graph.users[b]) or any(b in graph.users[i] for i in group):
             return "one reads the other's result: producer and consumer, not siblings"
-        sig_a, sig_b = reduce_signature(graph.nodes[a]), reduce_signature(graph.nodes[b])
+        for i in (a, b):
+            if i not in signatures:
+                signatures[i] = reduce_signature(graph.nodes[i])
+        sig_a, sig_b = signatures[a], signatures[b]
         if (sig_a is None) != (sig_b is None):
             return "a reduction and a loop do not share a loop"
         if sig_a is not None and sig_a != sig_b:
