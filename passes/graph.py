@@ -205,7 +205,7 @@ def _walk_regions(operation, defined: set, read: list) -> None:
                 inner = inner.operation
                 read.extend(inner.operands)
                 defined.update(inner.results)
-                if inner.name != opinfo.FUSION:
+                if len(inner.regions) and inner.name != opinfo.FUSION:
                     _walk_regions(inner, defined, read)
 
 
