@@ -216,7 +216,8 @@ def _reachable(graph: DataflowGraph, p: int, last: int) -> set[int]:
 
 
 def _elements(v: ir.Value) -> int:
-    return opinfo.num_elements(v.type) if opinfo.static_tensor(v.type) else 0
+    t = v.type
+    return opinfo.num_elements(t) if opinfo.static_tensor(t) else 0
 
 
 def _effectively_unary(graph: DataflowGraph, p: int) -> bool:
