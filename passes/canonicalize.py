@@ -161,9 +161,13 @@ def _sink_unit_reshapes(op) -> None:
     modules): the op then fuses with the producers of a and b, and the two
     reshapes fold."""
     operation = op.operation
-    sources = [_unit_source(v) for v in operation.operands]
+    sources = []
+    for v in operation.operands:  # most ops read no reshape: the first says so
+        sources.append(_unit_source(v))
+        if sources[-1] is None:
+            return
     result = operation.results[0]
-    if (any(s is None for s in sources) or len({str(s.type.shape) for s in sources}) != 1
+    if (len({str(s.type.shape) for s in sources}) != 1
             or not all(u.owner.name == "stablehlo.reshape" or _unit_reduce(u.owner)
                        for u in result.uses)):
         return
@@ -558,7 +562,7 @@ def _simplified(op, is_constant) -> bool:
     and a result XLA does not fold to a constant (it computes that in its evaluator)."""
     result = op.operation.results[0]
     return (opinfo.static_tensor(result.type)
-            and str(ir.RankedTensorType(result.type).element_type) in _SIMPLIFIED_TYPES
+            and opinfo.element_type(result.type) in _SIMPLIFIED_TYPES
             and not is_constant(result))
 
 
