@@ -431,7 +431,7 @@ def _simplify_constant_arithmetic(op, _is_constant=None) -> ir.Value | None:
         replacement = lhs
     elif left and left[0] == identity and name != "stablehlo.subtract":
         replacement = rhs
-    elif str(element) == "bf16":
+    elif isinstance(element, ir.BF16Type):
         return None
     elif left and right and left[1] == right[1] == "scalar":
         replacement = _folded(element, CONSTANT_ARITHMETIC[name](left[0], right[0]),
