@@ -105,7 +105,7 @@ class FusionPass(Pass):
 
     def run(self, module: ir.Module, ctx: PassContext) -> None:
         with module.context:
-            for name, block in blocks(module, ctx.functions):
+            for name, block in blocks(module, ctx.functions, ctx.graphs):
                 # a function's own arguments may be constants at every call
                 constants = (ctx.constant_args[name] if block.owner.operation.name == "func.func"
                              else frozenset())

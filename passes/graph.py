@@ -230,26 +230,34 @@ def functions(module: ir.Module) -> list:
             if name not in in_region and len(op.regions[0].blocks) == 1]
 
 
-def blocks(module: ir.Module, funcs: list | None = None):
+def blocks(module: ir.Module, funcs: list | None = None, graphs: dict | None = None):
     """(function name, block) for each block the passes fuse: the body of each of
     `funcs` (default: functions(module)), then the blocks of the while, case and if
     regions inside it, at any depth (measured: XLA CPU compiles a fusion inside a while body).
-    Lazy: a block's nested blocks are found after the caller has rewritten it."""
+    Lazy: a block's nested blocks are found after the caller has rewritten it, from
+    its DataflowGraph in `graphs` if one is kept there up to date (PassContext.graphs:
+    listing a block's ops costs about as much as a small pass's planning)."""
     for func in functions(module) if funcs is None else funcs:
         name = func.attributes["sym_name"].value
         body = func.regions[0].blocks[0]
         yield name, body
-        for block in _region_blocks(body):
+        for block in _region_blocks(body, graphs or {}):
             yield name, block
 
 
-def _region_blocks(block: ir.Block):
-    for op in list(block.operations):
-        if op.operation.name in opinfo.CONTROL_FLOW:
+def _region_blocks(block: ir.Block, graphs: dict):
+    graph = graphs.get(block)
+    if graph is None:
+        ops = list(block.operations)
+        names = [op.operation.name for op in ops]
+    else:
+        ops, names = graph.nodes, graph.names
+    for op, name in zip(ops, names):
+        if name in opinfo.CONTROL_FLOW:
             for region in op.operation.regions:
                 for inner in region.blocks:
                     yield inner
-                    yield from _region_blocks(inner)
+                    yield from _region_blocks(inner, graphs)
 
 
 def folds_to_constant(value: ir.Value, constant_args, memo: dict,
