@@ -189,8 +189,9 @@ def _unit_reduce(op) -> bool:
     if operation.name != opinfo.REDUCE or len(operation.operands) != 2:
         return False
     x = operation.operands[0]
+    dims = opinfo.int_array(operation.attributes["dimensions"])
     return (opinfo.static_tensor(x.type) and opinfo.num_elements(x.type) > 0
-            and all(x.type.shape[d] == 1 for d in opinfo.int_array(operation.attributes["dimensions"])))
+            and all(x.type.shape[d] == 1 for d in dims))
 
 
 def _fold_reshape_of_reshape(reshape) -> None:

@@ -447,8 +447,8 @@ def _identity_attributes(op) -> bool:
         dims = opinfo.int_array(op.attributes["broadcast_dimensions"])
         return dims == sorted(dims)
     if op.name == "stablehlo.pad":
-        return not any(v for key in ("edge_padding_low", "edge_padding_high",
-                                     "interior_padding") for v in opinfo.int_array(op.attributes[key]))
+        return not any(v for key in ("edge_padding_low", "edge_padding_high", "interior_padding")
+                       for v in opinfo.int_array(op.attributes[key]))
     return True
 
 
