@@ -113,11 +113,18 @@ class LoweringContext:
         return [f"{name}#{i}" for i in range(num_results)]
 
     def constant(self, value, dtype, shape=()) -> str:
-        """A splat or dense constant; scalars are shared within the function."""
+        """A constant; scalars are shared within the function. One value repeated is a
+        broadcast of its scalar, as JAX lowers it: XLA's simplifier makes a splat
+        constant that broadcast anyway, which fusion then copies into each reader
+        (left a literal buffer, a kernel of its own wrote it: a bf16 x != 0 then
+        lost a subnormal x, read back from memory; fuzz jit --loop 10450)."""
         value = np.asarray(value, dtype)
         t = ArrayType(tuple(shape), np.dtype(dtype))
         if value.shape != t.shape:
             value = np.broadcast_to(value, t.shape)
+        if value.size > 1 and value.reshape(-1)[:1].tobytes() * value.size == value.tobytes():
+            scalar = ArrayType((), t.dtype)
+            return self.broadcast(self.constant(value.flat[0], dtype), scalar, t)
         # only function-level constants are shared: one made inside a region (a
         # reduce body) is not visible outside it
         key = (t, value.tobytes()) if value.size <= 1 and not self._region_depth else None
