@@ -47,8 +47,10 @@ print_stablehlo(elementwise, np.zeros(4, np.float32), np.zeros(4, np.float32),
 # CHECK:       stablehlo.shift_left %arg2
 # CHECK:       stablehlo.constant dense<0.6931471824645996> : tensor<f32>
 # CHECK:       stablehlo.round_nearest_even %arg0
-# float -> bool means x != 0, not truncation:
-# CHECK:       stablehlo.compare NE, %arg0, {{.*}}, FLOAT
+# float -> bool means x != 0, not truncation; the zero is a broadcast of a scalar, as
+# JAX lowers it, which fusion copies into the compare's kernel:
+# CHECK:       %[[ZEROS:.*]] = stablehlo.broadcast_in_dim %{{.*}}, dims = [] : (tensor<f32>) -> tensor<4xf32>
+# CHECK-NEXT:  stablehlo.compare NE, %arg0, %[[ZEROS]], FLOAT
 
 
 def exponents(x):  # float64 constants whose repr has no point (2e-06, 1e+20)
