@@ -36,8 +36,12 @@ def interleaved(samplers: dict, reps: int, warmup: int = 2) -> dict:
     so per-round ratios (see `paired_ratio`) cancel slow drift in machine load.
     The garbage collector is off inside each round; the young generations are
     collected between rounds (a full collection costs ~50 ms in a process that
-    has jax and MLIR loaded, more than many samples)."""
+    has jax and MLIR loaded, more than many samples). `reps` is rounded up to a
+    multiple of the samplers, so each runs first equally often: of two compiling
+    first calls, the second of a round measured ~3% slower (issue 10's train step),
+    which an odd count tilted towards one library."""
     names = list(samplers)
+    reps = -(-reps // len(names)) * len(names)
     out = {n: [] for n in names}
     gc.collect()
     for r in range(warmup + reps):

@@ -178,7 +178,7 @@ def main():
     parser.add_argument("--only", default="train,per_example,eager_grad")
     opts = parser.parse_args()
     reps = {"frontend": 5, "first_call": 3, "stages": 3, "steady": 20} if opts.quick else \
-        {"frontend": 15, "first_call": 15, "stages": 5, "steady": 100}
+        {"frontend": 15, "first_call": 30, "stages": 5, "steady": 100}
     workloads = {"train": (make_train, 128), "per_example": (make_per_example, 64)}
     for name in opts.only.split(","):
         if name == "eager_grad":
