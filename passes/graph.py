@@ -14,7 +14,7 @@ from collections import deque
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .report import describe
+from .report import where
 
 
 class DataflowGraph:
@@ -63,8 +63,7 @@ class DataflowGraph:
         # (capability.cse_id, parameter_key): the fusion checks ask again for every
         # candidate group; the IR does not change while a pass plans
         self.cse_memo: dict = {}
-        self._described: dict[int, str] = {}
-        self._locations: dict = {}  # report.short_loc's memo
+        self._where: dict[int, tuple] = {}
         self._bodies: dict[int, list] = {}
         self._expensive: dict[int, bool] = {}
         # constants and ops computed from constants only: XLA folds these
@@ -112,12 +111,12 @@ class DataflowGraph:
             self._unfusible[i] = why or (opinfo.region_problem(op) if self.lacks_layouts else None)
         return self._unfusible[i]
 
-    def describe(self, i: int) -> str:
-        """report.describe of node `i`, kept: every decision of a growing fusion
-        names its root."""
-        if i not in self._described:
-            self._described[i] = describe(self.nodes[i], self._locations)
-        return self._described[i]
+    def where(self, i: int) -> tuple:
+        """report.where of node `i`, kept: every decision of a growing fusion names
+        its root."""
+        if i not in self._where:
+            self._where[i] = where(self.nodes[i])
+        return self._where[i]
 
     def __len__(self) -> int:
         return len(self.nodes)

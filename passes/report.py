@@ -9,23 +9,22 @@ from typing import Callable
 _FILE_LOC = re.compile(r'^loc\("([^"]*)":(\d+):(\d+)\)$')
 
 
-def short_loc(op, memo: dict | None = None) -> str:
-    """`file:line:col` for a file location, else MLIR's own spelling. `memo` keeps
-    it per location: ops share few (one per source line), and a location is an
-    attribute, uniqued while its context lives, where printing it costs 3 us."""
-    if memo is not None:
-        key = op.location.attr
-        if key not in memo:
-            memo[key] = short_loc(op)
-        return memo[key]
-    text = str(op.location)
+def short_loc(op) -> str:
+    """`file:line:col` for a file location, else MLIR's own spelling."""
+    return _short(op.location)
+
+
+def _short(location) -> str:
+    text = str(location)
     match = _FILE_LOC.match(text)
     return ":".join(match.groups()) if match else text
 
 
-def describe(op, memo: dict | None = None) -> str:
-    """`op` as a decision names it; `memo` as short_loc's."""
-    return f"{op.operation.name} @ {short_loc(op, memo)}"
+def where(op) -> tuple:
+    """`op` as a decision names it, before it is said (FusionReport.decisions): its
+    name and its location's attribute (uniqued while the context lives, so it
+    outlives an erased op)."""
+    return op.operation.name, op.location.attr
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class Decision:
     """One candidate a pass looked at."""
     pass_name: str
     fused: bool
-    ops: tuple[str, ...]   # `describe`d ops: producer first, or the siblings
+    ops: tuple[str, ...]   # `op_name @ file:line:col`: producer first, or the siblings
     reason: str
 
     def __str__(self) -> str:
@@ -59,7 +58,6 @@ class FusionInfo:
 @dataclass
 class FusionReport:
     backend: str
-    decisions: list[Decision] = field(default_factory=list)
     # why the fused module did not run (tracehlo.jit then compiles with XLA's fusion)
     fallback: str | None = None
     # what `fusions` is made by, when first read: describing every fusion costs as much
@@ -74,18 +72,38 @@ class FusionReport:
         return self._fusions
 
     def record(self, pass_name: str, fused: bool, ops, reason: str) -> None:
-        self.add(pass_name, fused, tuple(describe(op) for op in ops), reason)
+        self.add(pass_name, fused, tuple(where(op) for op in ops), reason)
 
-    def add(self, pass_name: str, fused: bool, ops: tuple[str, ...], reason: str) -> None:
-        """A Decision on `describe`d ops, said once: passes iterate to a fixed point
-        (compared as fields, so a repeated one costs no Decision)."""
+    def add(self, pass_name: str, fused: bool, ops: tuple[tuple, ...], reason: str) -> None:
+        """A Decision on ops given by `where`, said once: passes iterate to a fixed
+        point (compared as fields, so a repeated one costs no Decision). The ops are
+        described when `decisions` is read: most compiles never read it, and
+        describing cost 4% of the passes (train step)."""
         fields = (pass_name, fused, ops, reason)
         if fields not in self._seen:
             self._seen.add(fields)
-            self.decisions.append(Decision(*fields))
+            self._added.append(fields)
+
+    @property
+    def decisions(self) -> list[Decision]:
+        """Every decision so far, in the order the passes made them."""
+        for pass_name, fused, ops, reason in self._added[len(self._decisions):]:
+            described = tuple(f"{name} @ {self._short_loc(loc)}" for name, loc in ops)
+            self._decisions.append(Decision(pass_name, fused, described, reason))
+        return self._decisions
+
+    def _short_loc(self, location) -> str:
+        """short_loc of a location, kept: ops share few (one per source line), and
+        printing one costs 3 us."""
+        if location not in self._locations:
+            self._locations[location] = _short(location)
+        return self._locations[location]
 
     def __post_init__(self):
         self._seen: set[tuple] = set()
+        self._added: list[tuple] = []
+        self._decisions: list[Decision] = []
+        self._locations: dict = {}  # location attribute -> short_loc's text
         self._fusions: list[FusionInfo] | None = None
 
     @property
