@@ -114,10 +114,11 @@ class LoweringContext:
 
     def constant(self, value, dtype, shape=()) -> str:
         """A constant; scalars are shared within the function. One value repeated is a
-        broadcast of its scalar, as JAX lowers it: XLA's simplifier makes a splat
-        constant that broadcast anyway, which fusion then copies into each reader
-        (left a literal buffer, a kernel of its own wrote it: a bf16 x != 0 then
-        lost a subnormal x, read back from memory; fuzz jit --loop 10450)."""
+        broadcast of its scalar, as JAX lowers it, which fusion copies into each
+        reader. XLA's simplifier makes a splat constant such a broadcast before it
+        fuses, but our passes keep non-scalar constants out of fusions, so it was a
+        kernel of its own (a bf16 x != 0 then read its zero back from memory and
+        took a subnormal x for 0; fuzz jit --loop 10450)."""
         value = np.asarray(value, dtype)
         t = ArrayType(tuple(shape), np.dtype(dtype))
         if value.shape != t.shape:
