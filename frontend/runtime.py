@@ -39,17 +39,37 @@ XLA_FUSION_PASSES = {
 _UNFUSED_TRANSPOSE_HAZARD = re.compile(r"tensor<(?:\d+x){2,}(?:ui\d+|complex<)")
 _CPU_SIMPLIFICATION_AFTER_LAYOUT = "simplification after layout assignment"
 # XLA CPU's own fusion crashes the process (SIGSEGV, jaxlib 0.10.2; JAX's jit of
-# x.astype(int8) & y too) on an and or an or of a convert from a signed integer type
-# to a narrower one (passes.capability.bitwise_of_narrowing_problem keeps such ops out
-# of our fusions). A module with both compiles with XLA's fusion off.
-_SIGNED_CONVERT = re.compile(r"stablehlo\.convert [^\n]*?: \(tensor<(?:\d+x)*i(\d+)>\) -> "
-                             r"tensor<(?:\d+x)*i(\d+)>")
-_BITWISE_AND_OR = re.compile(r"stablehlo\.(?:and|or) ")
+# x.astype(int8) & y too) on an and or an or that reads a convert from a signed integer
+# type to a narrower one (passes.capability.bitwise_of_narrowing_problem keeps such ops
+# out of our fusions; read through another op, it compiles). A module with one
+# compiles with XLA's fusion off. Only where calls or control flow could bring the two
+# together once XLA has inlined them does any and or or beside such a convert count:
+# that turned XLA's fusion off for every argmin (its reducer ands bools) of a program
+# that also narrowed an integer, so fusion="xla" was not jax.jit's program (fuzz jit
+# --bitwise 5450).
+_SIGNED_CONVERT = re.compile(r"(%[\w.\-]+) = stablehlo\.convert [^\n]*?: "
+                             r"\(tensor<(?:\d+x)*i(\d+)>\) -> tensor<(?:\d+x)*i(\d+)>")
+_BITWISE_AND_OR = re.compile(r"= stablehlo\.(?:and|or) ([^:\n]*)")
+_SSA_NAME = re.compile(r"%[\w.\-]+")
+_INLINED_BY_XLA = re.compile(r"\bcall @|stablehlo\.(?:while|case|if)\b")
+# data movement XLA's simplifier may drop (a reshape, broadcast or transpose to the
+# operand's own shape, ...): a convert read through one may be read directly
+_MOVED = re.compile(r"(%[\w.\-]+) = stablehlo\.(?:reshape|broadcast_in_dim|transpose|reverse|"
+                    r"slice) (%[\w.\-]+)")
 
 
 def _narrowing_bitwise_hazard(stablehlo_text: str) -> bool:
-    return bool(_BITWISE_AND_OR.search(stablehlo_text)) and any(
-        1 < int(to) < int(src) for src, to in _SIGNED_CONVERT.findall(stablehlo_text))
+    narrowed = {name for name, src, to in _SIGNED_CONVERT.findall(stablehlo_text)
+                if 1 < int(to) < int(src)}
+    if not narrowed:
+        return False
+    for moved, operand in _MOVED.findall(stablehlo_text):  # in program order
+        if operand in narrowed:
+            narrowed.add(moved)
+    bitwise = _BITWISE_AND_OR.findall(stablehlo_text)
+    if _INLINED_BY_XLA.search(stablehlo_text):
+        return bool(bitwise)
+    return any(not narrowed.isdisjoint(_SSA_NAME.findall(operands)) for operands in bitwise)
 
 
 class XlaCompileError(RuntimeError):

@@ -46,3 +46,46 @@ def test_unsigned_bits_transposed_by_a_traced_program(fusion):
     bits = (np.arange(40, dtype=np.uint32) * np.uint32(2654435761)).reshape(4, 10)
     out = tracehlo.compile(f, (bits,), fusion=fusion)(bits)
     np.testing.assert_array_equal(out, ((bits >> 3) & 0xFFFF).T.reshape(-1).astype(np.uint16) | 1)
+
+
+NARROWED = "  %n = stablehlo.convert %a : (tensor<4xi32>) -> tensor<4xi8>\n"
+AND_OF_IT = "  %r = stablehlo.and %n, %b : tensor<4xi8>\n"
+AND_OF_BOOLS = "  %r = stablehlo.and %p, %q : tensor<4xi1>\n"
+
+
+def test_xla_fusion_is_off_only_where_a_bitwise_op_may_read_a_narrowing_convert():
+    """XLA CPU's own fusion crashes on an and or an or of a narrowing signed convert
+    (test_passes_xla_safety runs it): compile_options switches it off for a module
+    where one reads the other, or where a call or a loop XLA inlines may bring them
+    together, and only there."""
+    hazard = runtime._narrowing_bitwise_hazard
+    assert hazard(NARROWED + AND_OF_IT)
+    assert not hazard(NARROWED + AND_OF_BOOLS)
+    assert not hazard(AND_OF_IT.replace("%n", "%m"))
+    reshaped = "  %m = stablehlo.reshape %n : (tensor<4xi8>) -> tensor<4xi8>\n"
+    assert hazard(NARROWED + reshaped + AND_OF_IT.replace("%n", "%m"))
+    call = "  %c = func.call @f(%n) : (tensor<4xi8>) -> tensor<4xi8>\n"
+    assert hazard(NARROWED + AND_OF_BOOLS + call)
+    assert hazard(NARROWED + AND_OF_BOOLS + "  %w:2 = stablehlo.while(%i = %c0, %j = %n)\n")
+    widened = NARROWED.replace("-> tensor<4xi8>", "-> tensor<4xi64>")
+    assert not hazard(widened + AND_OF_IT)
+
+
+def test_an_argmin_beside_a_narrowing_convert_keeps_xlas_fusion():
+    """An argmin's reducer ands bools: any and beside any narrowing convert switched
+    XLA's fusion off, so fusion="xla" compiled another program than jax.jit's, and
+    an arctan rounded an ulp apart (fuzz jit --bitwise 5450)."""
+    import jax
+    import jax.numpy as jnp
+    a = np.arange(-3, 5, dtype=np.int32)
+    x = np.linspace(-3, 3, 8).astype(np.float32)
+
+    def program(np_, lax):
+        return lambda a, x: (np_.arctan(x * 2.0), lax.argmin(a + 1, 0, np_.int32),
+                             (a + 3).astype(np_.int8))
+    ours = tracehlo.compile(program(tnp, tracehlo.lax), (a, x), fusion="xla")
+    theirs = jax.jit(program(jnp, jax.lax)).lower(a, x).compile()
+    assert len(ours.kernels()) == len(runtime.entry_kernels(theirs.as_text()))
+    for got, want in zip(ours(a, x), theirs(a, x)):
+        np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
+                                      np.atleast_1d(want).view(np.uint8))
