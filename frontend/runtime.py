@@ -45,7 +45,7 @@ _CPU_SIMPLIFICATION_AFTER_LAYOUT = "simplification after layout assignment"
 # compiles with XLA's fusion off. Only where calls or control flow could bring the two
 # together once XLA has inlined them does any and or or beside such a convert count:
 # that turned XLA's fusion off for every argmin (its reducer ands bools) of a program
-# that also narrowed an integer, so fusion="xla" was not jax.jit's program (fuzz jit
+# that also narrowed an integer, so fusion="xla" was not JAX's jit's program (fuzz jit
 # --bitwise 5450).
 _SIGNED_CONVERT = re.compile(r"(%[\w.\-]+) = stablehlo\.convert [^\n]*?: "
                              r"\(tensor<(?:\d+x)*i(\d+)>\) -> tensor<(?:\d+x)*i(\d+)>")

@@ -101,7 +101,8 @@ def widens_unit_dim(broadcast) -> bool:
 
 def int_array(attr) -> list[int]:
     """The ints of a dense array attribute (broadcast_dimensions, a reduce's
-    dimensions, ...), read by index: its iterator costs 50x more (1.5 us for one)."""
+    dimensions, ...), read by index: listing it through its iterator costs 5x
+    more (1.5 us for one element, measured on jaxlib 0.10.2)."""
     return [attr[k] for k in range(len(attr))]
 
 
