@@ -40,6 +40,7 @@ class DataflowGraph:
             for v in values:
                 self.value_users.setdefault(v, []).append(i)
         self.returned = set(self.terminator.operation.operands)
+        self._returned_nodes = {self._producer.get(v) for v in self.returned}
         self.operands = [sorted({p for v in vs if (p := self.producer(v)) is not None})
                          for vs in self.reads]
         self.users: list[list[int]] = [[] for _ in self.nodes]
@@ -66,6 +67,7 @@ class DataflowGraph:
         self._where: dict[int, tuple] = {}
         self._bodies: dict[int, list] = {}
         self._expensive: dict[int, bool] = {}
+        self.effectively_unary: dict[int, bool] = {}  # instruction_fusion's, per node
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
@@ -153,7 +155,7 @@ class DataflowGraph:
         return list(seen)
 
     def is_returned(self, i: int) -> bool:
-        return any(r in self.returned for r in self.results(i))
+        return i in self._returned_nodes
 
     def creates_cycle(self, group: set[int], planned: list[set[int]] = ()) -> bool:
         """Whether a path leaves `group` and comes back: one kernel for the group

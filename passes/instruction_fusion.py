@@ -225,7 +225,16 @@ def _effectively_unary(graph: DataflowGraph, p: int) -> bool:
     result (not counting broadcasts, iotas, scalar constants and operands of lower
     rank, unit dims aside). XLA duplicates such a producer into every consumer that
     wants it, whatever the bytes (a compare of logits with their broadcast max makes
-    a mask of a quarter of their bytes, which XLA recomputes in each reader)."""
+    a mask of a quarter of their bytes, which XLA recomputes in each reader). Kept
+    per node: _fusible_on_all_paths asks of every node, and _problem of candidates."""
+    unary = graph.effectively_unary.get(p)
+    if unary is None:
+        unary = graph.effectively_unary[p] = _count_large_reads(graph, p) <= 1
+    return unary
+
+
+def _count_large_reads(graph: DataflowGraph, p: int) -> int:
+    """The operands `p` reads that count against _effectively_unary."""
     rank = max((_true_rank(r.type) for r in graph.results(p)), default=0)
     large = 0
     for v in graph.reads[p]:
@@ -234,7 +243,7 @@ def _effectively_unary(graph: DataflowGraph, p: int) -> bool:
         if name in _SMALL_READS or (name == "stablehlo.constant" and _true_rank(v.type) == 0):
             continue
         large += _true_rank(v.type) >= rank
-    return large <= 1
+    return large
 
 
 _SMALL_READS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stablehlo.iota"})
