@@ -30,6 +30,8 @@ class ChloLegalize(Pass):
     name = "chlo-legalize"
 
     def run(self, module: ir.Module, ctx: PassContext) -> bool:
+        if ctx.op_names is not None and not any(n.startswith("chlo.") for n in ctx.op_names):
+            return False
         return legalize_chlo(module, ctx.backend.chlo_to_mhlo_options)
 
 

@@ -23,6 +23,9 @@ class PassContext:
     constant_args: dict[str, frozenset[int]]
     # graph.functions(module): found again only after a pass that moves_calls
     functions: list | None = None  # None: found by each pass
+    # graph.op_names(module), found again with `functions`: inline-calls and
+    # chlo-legalize skip a module without a call or a CHLO op (None: not known)
+    op_names: frozenset[str] | None = None
     # block -> the DataflowGraph a fusion round planned on and left unchanged: the next
     # round or pass plans on it again (and on what it keeps) until a pass changes the
     # module; a fusion in one block can change another's (a value a region captures)
@@ -61,9 +64,9 @@ class Pass:
     summary for `hlo-opt --help` is the first paragraph of its module's docstring."""
     name = ""
     OPTIONS: tuple[Option, ...] = ()
-    # whether it may add, erase or move a call, a function or a region holding one:
-    # the pass manager then finds the functions to fuse again (graph.functions walks
-    # every op, 0.3 ms on a 116-op module)
+    # whether it may add, erase or move a call, a function or a region holding one,
+    # or add a CHLO op: the pass manager then finds the functions to fuse and the op
+    # names again (graph.functions walks every op, 0.3 ms on a 116-op module)
     moves_calls = True
 
     def __init__(self, **options):

@@ -210,18 +210,32 @@ def _walk_regions(operation, defined: set, read: list) -> None:
                     _walk_regions(inner, defined, read)
 
 
-def functions(module: ir.Module) -> list:
+def op_names(module: ir.Module) -> frozenset[str]:
+    """The names of the ops in `module`, nested ones included: one walk, after which
+    a pass with nothing of its kind to do (no call, no CHLO op) skips its own."""
+    names = set()
+
+    def visit(op):
+        names.add(op.name)
+        return ir.WalkResult.ADVANCE
+    module.operation.walk(visit)
+    return frozenset(names)
+
+
+def functions(module: ir.Module, names: frozenset[str] | None = None) -> list:
     """The functions whose body the passes fuse: func.func with one block, except
     those called (directly or not) from inside a region, such as a while body.
     XLA's loop analysis inlines such calls and trips over fusions in them
     (measured on the corpus with XLA CPU: "Fused computation shape ... is not
     equal to the fusion shape", or an abort in hlo_extractor; both are HLO passes
-    every XLA backend runs, so it holds for every Backend)."""
+    every XLA backend runs, so it holds for every Backend). `names`: op_names of
+    the module, if known (without a call in it, no op is looked at)."""
     funcs = {op.attributes["sym_name"].value: op for op in module.body.operations
              if op.operation.name == "func.func"}
     in_region = set()
-    todo = [callee for f in funcs.values() for block in f.regions[0].blocks
-            for op in block.operations for callee in _calls_in(op)]
+    todo = [] if names is not None and "func.call" not in names else [
+        callee for f in funcs.values() for block in f.regions[0].blocks
+        for op in block.operations for callee in _calls_in(op)]
     while todo:
         name = todo.pop()
         if name in funcs and name not in in_region:
@@ -287,15 +301,17 @@ def folds_to_constant(value: ir.Value, constant_args, memo: dict,
     return memo[value]
 
 
-def constant_arguments(module: ir.Module) -> dict[str, frozenset[int]]:
+def constant_arguments(module: ir.Module,
+                       names: frozenset[str] | None = None) -> dict[str, frozenset[int]]:
     """For each function, the arguments every call passes a constant. XLA inlines
     calls before it folds constants, so what a function computes from these alone
     is folded too, and (with excess precision allowed) rounded differently from
-    the same math in a fusion."""
+    the same math in a fusion. `names`: as for functions."""
     funcs = {op.attributes["sym_name"].value: op for op in module.body.operations
              if op.operation.name == "func.func" and len(op.regions[0].blocks) == 1}
     known = {name: frozenset() for name in funcs}
-    if not any(_calls_in(f) for f in funcs.values()):
+    if names is not None and "func.call" not in names or not any(
+            _calls_in(f) for f in funcs.values()):
         return known
     while True:
         passed: dict[str, frozenset[int]] = {}

@@ -33,6 +33,8 @@ class InlineCalls(Pass):
     name = "inline-calls"
 
     def run(self, module: ir.Module, ctx: PassContext) -> bool:
+        if ctx.op_names is not None and "func.call" not in ctx.op_names:
+            return False
         with module.context:
             if not inline_calls(module):
                 return False

@@ -13,7 +13,7 @@ from .capability import Backend, UnsupportedFusionError, all_fusions
 from .chlo_legalize import ChloLegalize
 from .fusion_merger import FusionMerger
 from .framework import FusionPass, Pass, PassContext
-from .graph import blocks, constant_arguments, functions
+from .graph import blocks, constant_arguments, functions, op_names
 from .instruction_fusion import InstructionFusion
 from .mlir_io import parse, to_text, verify
 from .producer_consumer_fusion import ProducerConsumerFusion
@@ -93,16 +93,18 @@ class PassManager:
 
     def run(self, module: ir.Module) -> FusionReport:
         with module.context:
-            constant_args = constant_arguments(module)
-            ctx = PassContext(self.backend, FusionReport(self.backend.name), constant_args,
-                              functions(module))
+            names = op_names(module)
+            ctx = PassContext(self.backend, FusionReport(self.backend.name),
+                              constant_arguments(module, names), functions(module, names),
+                              names)
         for p in self.passes:
             changed = p.run(module, ctx) is not False
             if changed and not isinstance(p, FusionPass):  # graphs it did not keep up to date
                 ctx.graphs.clear()
             if changed and p.moves_calls:
                 with module.context:
-                    ctx.functions = functions(module)
+                    ctx.op_names = op_names(module)
+                    ctx.functions = functions(module, ctx.op_names)
             if self.after_pass:
                 verify(module, f"<after {p.name}>")
                 self.after_pass(p.name, module)
