@@ -186,15 +186,16 @@ def shared_value_problem(operations: list, makers: list[list],
     repeats the emitter's partitioning, users before producers. `memo` keeps what
     XLA's CSE compares per op between calls on an unchanged module."""
     memo = {} if memo is None else memo
-    keys, implicit = _identical_ops(operations, makers, memo)
-    readers: dict = {}  # node key -> {reader's key: reader}
+    names = [o.name for o in operations]
+    keys, implicit = _identical_ops(operations, makers, memo, names)
+    readers: dict = {}  # node key -> {reader's key: reader's index}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
-    for k, (op, key, made_by) in enumerate(zip(operations, keys, makers)):
+    for k, (key, made_by) in enumerate(zip(keys, makers)):
         if k in implicit:  # the select reads its predicate's broadcast, and the
             # predicate itself as before (made the broadcast's operand instead, a scalar
             # computed in the fusion got a function of its own, and groups XLA
             # compiles were refused: hlo-opt seed 10528)
-            readers.setdefault(implicit[k], {})[key] = op
+            readers.setdefault(implicit[k], {})[key] = k
         for p in made_by:
             if type(p) is int:
                 p = keys[p]
@@ -203,7 +204,7 @@ def shared_value_problem(operations: list, makers: list[list],
                     continue
                 p = parameter_source(p, memo)  # two parameters XLA makes one are one
                 nodes[p] = p
-            readers.setdefault(p, {})[key] = op
+            readers.setdefault(p, {})[key] = k
     # identical ops are one, where the first of them is (users come before producers)
     for k, (op, key) in enumerate(zip(operations, keys)):
         if k in implicit:
@@ -222,13 +223,13 @@ def shared_value_problem(operations: list, makers: list[list],
         results = (node,) if isinstance(node, ir.Value) else node.operation.results
         if len(results) == 1:
             n_users = len(users)
-            if len(user_ids) == 1 and all(u.operation.name in HLO_ELEMENTWISE for u in users):
+            if len(user_ids) == 1 and all(names[u] in HLO_ELEMENTWISE for u in users):
                 ids[key] = user_ids.pop()
                 continue
         else:
             results = list(results)
             n_users = len({k for u in users for k, r in enumerate(results)
-                           if r in list(u.operation.operands)})
+                           if r in list(operations[u].operands)})
         if n_users > 1:
             ids[key] = (next(fresh), next(fresh))
             what = ("a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion)"
@@ -238,15 +239,16 @@ def shared_value_problem(operations: list, makers: list[list],
             if what != "stablehlo.constant" or opinfo.element_type(
                     node.operation.results[0].type) == "bf16":
                 return (f"{what} read by {len(users)} fused ops "
-                        f"({', '.join(sorted({opinfo.name(u) for u in users}))}) ends a "
+                        f"({', '.join(sorted({names[u] for u in users}))}) ends a "
                         "function of XLA CPU's loop emitter, which needs a layout it "
                         "lacks inside our fusions (aborts)")
         else:
             ids[key] = (ids[next(iter(read_by))][0], next(fresh))
-    return reduce_cone_problem(operations, makers)
+    return reduce_cone_problem(operations, makers, names)
 
 
-def reduce_cone_problem(operations: list, makers: list[list]) -> str | None:
+def reduce_cone_problem(operations: list, makers: list[list],
+                        names: list[str] | None = None) -> str | None:
     """A reduce read inside the fusion (not only its root) whose operand is computed
     through a broadcast or other data movement of a value computed in the fusion,
     while a parameter read in that computation is also read elsewhere in the
@@ -255,8 +257,8 @@ def reduce_cone_problem(operations: list, makers: list[list]) -> str | None:
     broadcast(x) + broadcast(convert(y)), then sum - broadcast(x)). Measured with
     subprocess probes: without the shared parameter, or with the reduce as the
     root, XLA compiles it. Conservative beyond that: it can refuse a fusion XLA
-    would have compiled."""
-    names = [o.name for o in operations]
+    would have compiled. `names`: the operations' names, if known."""
+    names = [o.name for o in operations] if names is None else names
     if opinfo.REDUCE not in names:
         return None
     fused: list[list[int]] = []  # per op, the fused ops making its operands
@@ -312,7 +314,8 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
     return memo[key]
 
 
-def _identical_ops(operations: list, makers: list[list], memo: dict) -> tuple[list, dict]:
+def _identical_ops(operations: list, makers: list[list], memo: dict,
+                   names: list[str]) -> tuple[list, dict]:
     """Each fused op's key after XLA's CSE (shared_value_problem's `operations` and
     `makers`): ops without regions with the same name, attributes, result types and
     operand keys share one (a parameter value's key is parameter_key's). Ops with
@@ -331,7 +334,6 @@ def _identical_ops(operations: list, makers: list[list], memo: dict) -> tuple[li
     numbers: dict = {}
     firsts: dict = {}
     # the broadcasts of scalar bools matter only beside a select of a scalar predicate
-    names = [o.name for o in operations]
     broadcasts = ("stablehlo.select", "stablehlo.broadcast_in_dim") if any(
         name == "stablehlo.select" and _predicate_broadcast_shape(o, memo) is not None
         for name, o in zip(names, operations)) else ()
@@ -339,9 +341,10 @@ def _identical_ops(operations: list, makers: list[list], memo: dict) -> tuple[li
         if len(operation.regions):
             keys.append(operation)
             continue
-        operand_keys = tuple(
+        operand_keys = tuple(  # parameter_key's memo looked up here: asked most
             (keys[p] if p < k else operations[p]) if type(p) is int else
-            parameter_key(p, memo) if isinstance(p, ir.Value) else p for p in made_by)
+            (memo.get(p) or parameter_key(p, memo)) if isinstance(p, ir.Value) else p
+            for p in made_by)
         shape = _predicate_broadcast_shape(operation, memo) if name in broadcasts else None
         if shape is not None:
             kind = (_PREDICATE_BROADCAST, shape, operand_keys[0])
