@@ -672,6 +672,22 @@ def _reassociate_divides(divide, is_constant) -> ir.Value | None:
     return None
 
 
+def _multiply_exps(multiply, is_constant) -> ir.Value | None:
+    """exp(a) * exp(b) -> exp(a + b), whatever else reads either exp (XLA's fast-math
+    HandleMultiply): as written, exp(90) * exp(-80) overflowed to inf where JAX's jit
+    gives exp(10), and 59% of 4096 f32 products of random normals rounded otherwise.
+    Not where an exp is of a constant: XLA has folded it by then."""
+    lhs, rhs = multiply.operation.operands
+    left, right = _producer(lhs, "exponential"), _producer(rhs, "exponential")
+    if (left is None or right is None or not _simplified(multiply, is_constant)
+            or is_constant(lhs) or is_constant(rhs)):
+        return None
+    t = multiply.result.type
+    with multiply.location, ir.InsertionPoint(multiply):
+        exponent = _create("add", [left.operands[0], right.operands[0]], t)
+        return _create("exponential", [exponent], t)
+
+
 def _multiply_roots(multiply, is_constant) -> ir.Value | None:
     """sqrt(x) * sqrt(x) -> x and rsqrt(x) * rsqrt(x) -> 1 / x for an x XLA knows
     non-negative (_non_negative)."""
@@ -740,6 +756,28 @@ def _fold_constant_minus(add, is_constant) -> ir.Value | None:
         return None
     with add.location, ir.InsertionPoint(add):
         return _create("subtract", [combined, a], add.result.type)
+
+
+def _log_of_exp(log, is_constant) -> ir.Value | None:
+    """log(exp(a)) -> a, whatever else reads the exp (XLA's fast-math HandleLog, its
+    first rule): fused as written, the exp of an f32 a above 88.7 overflowed, and the
+    log gave inf where JAX's jit gives a (fuzz --bitwise, jit seed 5611)."""
+    exp = _producer(log.operation.operands[0], "exponential")
+    if exp is None or not _simplified(log, is_constant):
+        return None
+    return exp.operands[0]
+
+
+def _sqrt_of_square(sqrt, is_constant) -> ir.Value | None:
+    """sqrt(a * a) -> |a| (XLA's fast-math HandleSqrt): as written, a square that
+    overflows (|a| above 1.8e19 in f32) or underflows gave inf or 0 where JAX's jit
+    gives |a|."""
+    square = _producer(sqrt.operation.operands[0], "multiply")
+    if (square is None or square.operands[0] != square.operands[1]
+            or not _simplified(sqrt, is_constant)):
+        return None
+    with sqrt.location, ir.InsertionPoint(sqrt):
+        return _create("abs", [square.operands[0]], sqrt.result.type)
 
 
 def _log_of_power_or_root(log, is_constant) -> ir.Value | None:
@@ -850,10 +888,11 @@ ARITHMETIC_RULES = {
     "stablehlo.divide": (_divide_by_one, _divide_by_exp, _divide_by_power, _divide_by_root,
                          _multiply_by_reciprocal, _reassociate_divides),
     "stablehlo.multiply": (_simplify_constant_arithmetic, _scale_broadcast_factor,
-                           _multiply_roots),
+                           _multiply_exps, _multiply_roots),
     "stablehlo.add": (_simplify_constant_arithmetic, _fold_constant_minus),
     "stablehlo.subtract": (_simplify_constant_arithmetic,),
-    "stablehlo.log": (_log_of_power_or_root,),
+    "stablehlo.log": (_log_of_exp, _log_of_power_or_root),
+    "stablehlo.sqrt": (_sqrt_of_square,),
     "stablehlo.power": (_expand_power,),
     "stablehlo.broadcast_in_dim": (_elide_unit_reshape, _undo_unit_reshapes),
 }

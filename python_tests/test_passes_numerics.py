@@ -234,7 +234,8 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
                 a.reshape(-1, 4) / L.pow(b[:a.size // 4], L.div(k(1), s))[:, None],  # ball
                 L.pow(L.exp(L.mul(a, k(0.1))), c), L.pow(L.exp(c), k(2.0)),
                 L.div(a, L.exp(c)), L.div(L.exp(c), L.exp(L.mul(a, k(0.1)))),
-                L.log(L.reduce_max(L.pow(k(1.5), c), ())))  # a max over no dims: a reshape
+                L.log(L.reduce_max(L.pow(k(1.5), c), ())),  # a max over no dims: a reshape
+                L.log(L.exp(a)), L.mul(L.exp(a), L.exp(c)), L.sqrt(L.mul(a, a)))
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64):
@@ -254,6 +255,26 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
             np.testing.assert_array_equal(np.asarray(got).view(bits),
                                           np.asarray(want).view(bits),
                                           err_msg=f"{np.dtype(dtype).name} output {k}")
+
+
+def test_logs_of_exps_products_of_exps_and_roots_of_squares_overflow_as_under_jax_jit():
+    """Under JAX's jit, XLA's simplifier makes log(exp(x)) x, exp(x) * exp(y) exp(x + y)
+    and sqrt(x * x) |x| before its fusion, so where the exp or the square overflows as
+    written the result is finite: f32 exp(89) and 1e20 * 1e20 are inf. Fused as
+    written, ours were inf (fuzz --bitwise, jit seed 5611)."""
+    x = np.array([89.0, 100.0, -3.0, 1e20], np.float32)
+    y = np.array([-80.0, -95.0, 2.0, -1e20], np.float32)
+
+    def program(np_, x, y):
+        return np_.log(np_.exp(x)), np_.exp(x) * np_.exp(y), np_.sqrt(x * x)
+    ours = tracehlo.jit(lambda x, y: program(tnp, x, y))(x, y)
+    theirs = jax.jit(lambda x, y: program(jnp, x, y))(x, y)
+    for k, (got, want) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {k}")
+    np.testing.assert_array_equal(np.asarray(ours[0]), x)
+    np.testing.assert_allclose(np.asarray(ours[1])[:3], np.exp(np.float64(x[:3]) + y[:3]),
+                               rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(ours[2]), np.abs(x))
 
 
 def test_reduces_keeping_their_element_count_match_jax_jit():

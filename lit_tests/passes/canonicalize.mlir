@@ -527,6 +527,34 @@ func.func @roots_times_roots(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4x
 
 // -----
 
+// XLA's fast-math rules, whatever else reads the exp or the square: log(exp(a)) is
+// a, exp(a) * exp(b) is exp(a + b) and sqrt(a * a) is |a| (as written, exp(90) and
+// a square of 1e20 overflow in f32; fuzz --bitwise, jit seed 5611); an exp nothing
+// reads any more goes. Not in bf16, which XLA CPU computes between converts its
+// patterns do not see through.
+// CHECK-LABEL: func.func @exp_log_and_square_root
+// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %arg0
+// CHECK-NEXT: %[[S:.*]] = stablehlo.add %arg0, %arg1
+// CHECK-NEXT: %[[ES:.*]] = stablehlo.exponential %[[S]]
+// CHECK-NEXT: %[[SQ:.*]] = stablehlo.multiply %arg0, %arg0
+// CHECK-NEXT: %[[A:.*]] = stablehlo.abs %arg0
+// CHECK-NEXT: %[[H:.*]] = stablehlo.exponential %arg2
+// CHECK-NEXT: %[[HL:.*]] = stablehlo.log %[[H]]
+// CHECK-NEXT: return %arg0, %[[ES]], %[[A]], %[[E]], %[[SQ]], %[[HL]]
+func.func @exp_log_and_square_root(%a: tensor<4xf32>, %b: tensor<4xf32>, %h: tensor<4xbf16>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>) {
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %l = stablehlo.log %e : tensor<4xf32>
+  %eb = stablehlo.exponential %b : tensor<4xf32>
+  %m = stablehlo.multiply %e, %eb : tensor<4xf32>
+  %sq = stablehlo.multiply %a, %a : tensor<4xf32>
+  %r = stablehlo.sqrt %sq : tensor<4xf32>
+  %he = stablehlo.exponential %h : tensor<4xbf16>
+  %hl = stablehlo.log %he : tensor<4xbf16>
+  return %l, %m, %r, %e, %sq, %hl : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>
+}
+
+// -----
+
 // (a * c) * broadcast(s) is a * broadcast(s * c): the constant scales the small
 // operand (x * 0.1 * scale).
 // CHECK-LABEL: func.func @scale_broadcast_factor
