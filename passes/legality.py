@@ -11,9 +11,8 @@ from jaxlib.mlir import ir
 
 from . import opinfo
 from .capability import (HLO_ELEMENTWISE, Backend, bitwise_of_narrowing_problem, cse_id,
-                         parameter_key, parameter_source, reduce_cone_problem, reduce_root,
-                         region_read_problem, select_problem, shared_value_problem,
-                         unread_outputs_problem)
+                         parameter_key, parameter_source, reduce_root, region_read_problem,
+                         select_problem, shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -201,20 +200,20 @@ class GrowingGroup:
             # a chain needs no look at the whole group: only a node read twice in it
             # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
             # a bf16 input, can end an emitter function; a node read twice only by
-            # elementwise members of the root's function joins that function. A reduce
-            # read in the group asks for the reduce cone check alone.
+            # elementwise members of the root's function joins that function. (A
+            # reduce read in the group, which ends functions, asks for the whole check
+            # too: the broadcast XLA's import puts under a select of a scalar predicate,
+            # which no leaf key tracks, can be made one with a member across it.)
             look = ((len(readers) > 1 and not self._in_root_function(p, readers))
-                    or self.has_fusion
+                    or self.has_fusion or self.read_reduce
                     or reduces_in(graph, p)
                     or graph.name(p) == opinfo.FUSION
                     or self._merge_problem(p, readers)
                     or self._rereads_bf16(p))
             self.members.add(p)  # as a member, for a moment
-            reason = _layout_problem(graph, self.members, [p, *readers])
-            if not reason and (look or self.read_reduce):
-                operations, makers = _fused_producers(graph, self.members)
-                reason = (shared_value_problem(operations, makers, graph.cse_memo) if look
-                          else reduce_cone_problem(operations, makers))
+            reason = _layout_problem(graph, self.members, [p, *readers]) or (
+                look and shared_value_problem(*_fused_producers(graph, self.members),
+                                              graph.cse_memo))
             self.members.discard(p)
             if reason:
                 return reason
