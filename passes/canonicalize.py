@@ -371,15 +371,29 @@ def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
     else:
         return None
     element = ir.RankedTensorType(b.type).element_type
+    number = None if isinstance(element, ir.ComplexType) else _constant_number(b)
     with divide.location, ir.InsertionPoint(divide):
-        ones = _splat_value(element, 1.0, b.type)
-        reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
-                                         operands=[ones, b]).results[0]
+        if number is not None:  # folded here, as XLA folds it: see _reciprocal
+            reciprocal = _splat_value(element, _reciprocal(number[0]), b.type)
+        else:
+            ones = _splat_value(element, 1.0, b.type)
+            reciprocal = ir.Operation.create("stablehlo.divide", results=[b.type],
+                                             operands=[ones, b]).results[0]
         if spread is not None:
             spread_back = spread.clone(ip=ir.InsertionPoint(divide))
             spread_back.operands[0] = reciprocal
             reciprocal = spread_back.results[0]
         return _create("multiply", [x, reciprocal], divide.result.type)
+
+
+def _reciprocal(number: float) -> float:
+    """1 / `number` as XLA's constant folder makes it, before the multiply reads it
+    (computed in double, then rounded to the element type: exact as one rounding for
+    f16, f32 and f64). Made here, the constant is in the multiply's kernel, as in JAX's
+    jit, where LLVM turns x * -1 into a sign flip; left as a divide for XLA to fold,
+    it reached our fusion as a parameter, and a runtime multiply flushed a subnormal
+    x to -0 (x / -1 of the smallest f32 subnormal)."""
+    return math.copysign(math.inf, number) if number == 0 else 1.0 / number
 
 
 def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Value:

@@ -340,6 +340,26 @@ def test_divide_by_a_broadcast_vector_read_twice_is_a_reciprocal_as_under_jax_ji
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
+def test_a_divide_by_a_constant_multiplies_by_its_folded_reciprocal_as_under_jax_jit():
+    """x / c is x * (1 / c) under JAX's jit with the reciprocal folded into the kernel
+    as a constant, where LLVM makes x * -1 a sign flip: the smallest f32 subnormal
+    divided by -1 is -1e-45 there. Left as a divide for XLA to fold, the reciprocal
+    reached our kernel as a parameter, and the runtime multiply flushed the subnormal
+    to -0. Bit for bit, NaNs and zeros too, for reciprocals that are powers of two,
+    inexact, infinite, zero and overflowing."""
+    x = np.array([1e-45, -1e-45, 0.0, -0.0, np.inf, 3.0, np.nan, 1e-40, 3e38], np.float32)
+
+    def program(x):
+        return (x / -1, x / 4, x / np.float32(0.1), x / np.float32(0.0), x / np.float32(3e38),
+                x / np.float32(1e-45))
+    ours = tracehlo.jit(program)(x)
+    theirs = jax.jit(program)(x)
+    assert np.asarray(ours[0]).view(np.uint32)[0] == np.float32(-1e-45).view(np.uint32)
+    for k, (got, want) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint32),
+                                      np.asarray(want).view(np.uint32), err_msg=f"output {k}")
+
+
 def test_converted_bools_times_inf_are_nan_as_under_jax_jit():
     """XLA's simplifier makes convert(p) * y a select, so false * inf is 0, but only
     where the multiply reads the convert itself: a broadcast bool's convert reads as

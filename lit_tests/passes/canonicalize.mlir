@@ -14,12 +14,11 @@ func.func @idempotent(%p: tensor<4xi1>, %x: tensor<4xf32>, %y: tensor<4xf32>) ->
 // -----
 
 // An f32 divide by a broadcast is a multiply by the broadcast reciprocal, computed
-// once on the small operand. In bf16 the rounded reciprocal would change quotients,
-// and a divisor as large as the quotient gains nothing: both stay divides.
+// once on the small operand; of a constant, the reciprocal is the constant XLA folds
+// it to. In bf16 the rounded reciprocal would change quotients, and a divisor as large
+// as the quotient gains nothing: both stay divides.
 // CHECK-LABEL: func.func @divide
-// CHECK:      %[[EIGHT:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[ONE:.*]] = stablehlo.constant dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[R:.*]] = stablehlo.divide %[[ONE]], %[[EIGHT]] : tensor<f32>
+// CHECK:      %[[R:.*]] = stablehlo.constant dense<1.250000e-01> : tensor<f32>
 // CHECK-NEXT: %[[RB:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = []
 // CHECK-NEXT: %[[Q:.*]] = stablehlo.multiply %arg0, %[[RB]] : tensor<16xf32>
 // CHECK:      %[[QH:.*]] = stablehlo.divide %arg1, %{{.*}} : tensor<16xbf16>
