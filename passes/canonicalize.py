@@ -897,7 +897,54 @@ def _undo_unit_reshapes(broadcast, _is_constant=None) -> ir.Value | None:
     return source
 
 
-# per op, XLA's rules in the order its simplifier tries them
+def _sink_broadcasts(op, is_constant) -> ir.Value | None:
+    """op(broadcast(x), broadcast(y), ...) -> broadcast(op(x, y, ...)) for an elementwise
+    op whose operands are all broadcasts, of scalars or of values of one type with the
+    same dimensions (XLA's TryToSinkBroadcastAfterElementwiseOps, which runs when its
+    simplifier visits the broadcast, before the op's own rules): the op then computes
+    on the small shape. Not sunk, x / x of a broadcast x became x * (1 / x), whose
+    rounding made log of it -6e-8 where JAX's jit gives 0 (fuzz jit seed 7091). A
+    broadcast of as many elements as its operand XLA makes a reshape or transpose
+    first, and an op XLA folds to a constant is left to it."""
+    spreads = []
+    for v in op.operation.operands:  # most ops read some operand that is no broadcast
+        spread = _producer(v, "broadcast_in_dim")
+        if spread is None:
+            return None
+        spreads.append(spread)
+    if not spreads:
+        return None
+    sources = [spread.operands[0] for spread in spreads]
+    big = [k for k, x in enumerate(sources) if x.type.rank]
+    reference = spreads[big[0] if big else 0]
+    source_type = reference.operands[0].type
+    result_type = op.operation.results[0].type
+    if (not result_type.rank or not opinfo.static_tensor(result_type)
+            or opinfo.num_elements(result_type) == opinfo.num_elements(source_type)
+            or is_constant(op.operation.results[0])):
+        return None
+    dims = reference.attributes["broadcast_dimensions"]
+    if any(sources[k].type != source_type or spreads[k].attributes["broadcast_dimensions"] != dims
+           for k in big):
+        return None
+    attributes = op.operation.attributes
+    with op.location, ir.InsertionPoint(op):
+        small = ir.RankedTensorType.get(source_type.shape, result_type.element_type)
+        operands = [x if x.type.rank or not source_type.rank else ir.Operation.create(
+            "stablehlo.broadcast_in_dim", operands=[x],
+            results=[ir.RankedTensorType.get(source_type.shape, x.type.element_type)],
+            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
+            for x in sources]
+        sunk = ir.Operation.create(op.operation.name, operands=operands, results=[small],
+                                   attributes={attributes[i].name: attributes[i].attr
+                                               for i in range(len(attributes))})
+        return ir.Operation.create("stablehlo.broadcast_in_dim", operands=[sunk.results[0]],
+                                   results=[result_type],
+                                   attributes={"broadcast_dimensions": dims}).results[0]
+
+
+# per op, XLA's rules in the order its simplifier tries them; every elementwise op
+# first has its broadcast operands sunk (_sink_broadcasts), as XLA visits them first
 ARITHMETIC_RULES = {
     "stablehlo.divide": (_divide_by_one, _divide_by_exp, _divide_by_power, _divide_by_root,
                          _multiply_by_reciprocal, _reassociate_divides),
@@ -910,6 +957,8 @@ ARITHMETIC_RULES = {
     "stablehlo.power": (_expand_power,),
     "stablehlo.broadcast_in_dim": (_elide_unit_reshape, _undo_unit_reshapes),
 }
+ARITHMETIC_RULES.update({name: (_sink_broadcasts, *ARITHMETIC_RULES.get(name, ()))
+                         for name in ELEMENTWISE})
 
 
 def _bool_multiply_to_select(multiply, is_constant) -> None:

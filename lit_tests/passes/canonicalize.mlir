@@ -123,12 +123,13 @@ func.func @bf16_bool_multiply_stays(%p: tensor<4xi1>, %y: tensor<4xbf16>) -> ten
 // -----
 
 // A converted broadcast bool times y stays a multiply: XLA sinks the broadcast past
-// the convert first, so its multiply reads broadcast(convert(p)), not a convert, and
-// a broadcast false times inf is nan under jax.jit (fuzzer, jit seed 8048).
+// the convert first (as _sink_broadcasts does), so its multiply reads
+// broadcast(convert(p)), not a convert, and a broadcast false times inf is nan under
+// jax.jit (fuzzer, jit seed 8048).
 // CHECK-LABEL: func.func @broadcast_bool_multiply_stays
-// CHECK:      %[[B:.*]] = stablehlo.broadcast_in_dim %arg0, dims = [] : (tensor<i1>) -> tensor<3xi1>
-// CHECK-NEXT: %[[C:.*]] = stablehlo.convert %[[B]] : (tensor<3xi1>) -> tensor<3xf32>
-// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[C]], %arg1 : tensor<3xf32>
+// CHECK:      %[[C:.*]] = stablehlo.convert %arg0 : (tensor<i1>) -> tensor<f32>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[C]], dims = [] : (tensor<f32>) -> tensor<3xf32>
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[B]], %arg1 : tensor<3xf32>
 // CHECK-NEXT: return %[[M]]
 func.func @broadcast_bool_multiply_stays(%p: tensor<i1>, %y: tensor<3xf32>) -> tensor<3xf32> {
   %b = stablehlo.broadcast_in_dim %p, dims = [] : (tensor<i1>) -> tensor<3xi1>

@@ -247,15 +247,14 @@ func.func @a_select_on_a_fused_not(%x: tensor<4xi1>) -> tensor<4xi1> {
 // CHECK-COUNT-1: stablehlo.convert
 // CHECK: stablehlo.return
 // WHY: [instruction-fusion] not fused: stablehlo.convert @ {{.*}} + stablehlo.and @ {{.*}}: stablehlo.convert read by 2 fused ops (stablehlo.broadcast_in_dim, stablehlo.compare) ends a function of XLA CPU's loop emitter
-func.func @copies_of_a_convert_are_one_to_xla(%x: tensor<ui8>) -> tensor<2xi1> {
+func.func @copies_of_a_convert_are_one_to_xla(%x: tensor<ui8>, %y: tensor<2xf16>) -> tensor<2xi1> {
   %c = stablehlo.convert %x : (tensor<ui8>) -> tensor<f16>
   %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f16>) -> tensor<2xf16>
   %c2 = stablehlo.convert %x : (tensor<ui8>) -> tensor<f16>
   %z = stablehlo.constant dense<0.0> : tensor<f16>
   %e = stablehlo.compare NE, %c2, %z, FLOAT : (tensor<f16>, tensor<f16>) -> tensor<i1>
   %eb = stablehlo.broadcast_in_dim %e, dims = [] : (tensor<i1>) -> tensor<2xi1>
-  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f16>) -> tensor<2xf16>
-  %n = stablehlo.compare NE, %b, %zb, FLOAT : (tensor<2xf16>, tensor<2xf16>) -> tensor<2xi1>
+  %n = stablehlo.compare NE, %b, %y, FLOAT : (tensor<2xf16>, tensor<2xf16>) -> tensor<2xi1>
   %r = stablehlo.and %n, %eb : tensor<2xi1>
   return %r : tensor<2xi1>
 }
