@@ -235,7 +235,8 @@ def test_simplifier_rewrites_round_as_under_jax_jit(x64):
                 L.pow(L.exp(L.mul(a, k(0.1))), c), L.pow(L.exp(c), k(2.0)),
                 L.div(a, L.exp(c)), L.div(L.exp(c), L.exp(L.mul(a, k(0.1)))),
                 L.log(L.reduce_max(L.pow(k(1.5), c), ())),  # a max over no dims: a reshape
-                L.log(L.exp(a)), L.mul(L.exp(a), L.exp(c)), L.sqrt(L.mul(a, a)))
+                L.log(L.exp(a)), L.mul(L.exp(a), L.exp(c)), L.sqrt(L.mul(a, a)),
+                L.rsqrt(L.pow(L.abs(a), k(-2.0))), L.rsqrt(L.div(k(1.0), L.abs(a))))
 
     rng = np.random.default_rng(0)
     for dtype in (np.float32, np.float64):
@@ -275,6 +276,23 @@ def test_logs_of_exps_products_of_exps_and_roots_of_squares_overflow_as_under_ja
     np.testing.assert_allclose(np.asarray(ours[1])[:3], np.exp(np.float64(x[:3]) + y[:3]),
                                rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(ours[2]), np.abs(x))
+
+
+def test_comparisons_of_values_known_not_negative_with_zero_fold_as_under_jax_jit():
+    """XLA's simplifier folds x >= 0 and 0 <= x to true, x < 0 and 0 > x to false, for an
+    x it knows is not negative (exp, abs, a square, ...), so under JAX's jit
+    exp(nan) >= 0 is true; computed as written it was false."""
+    x = np.array([np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0, -2.0, 3.0], np.float32)
+
+    def program(np_, x):
+        return (np_.exp(x) >= 0, 0 <= np_.abs(x), x * x < 0, 0 > np_.exp(x),
+                np_.abs(x) > 0)  # not folded: 0 > 0 is false
+    ours = tracehlo.jit(lambda x: program(tnp, x))(x)
+    theirs = jax.jit(lambda x: program(jnp, x))(x)
+    assert np.asarray(ours[0]).all() and np.asarray(ours[1]).all()
+    assert not np.asarray(ours[2]).any() and not np.asarray(ours[3]).any()
+    for k, (got, want) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {k}")
 
 
 def test_ops_on_broadcasts_compute_on_the_small_shape_as_under_jax_jit():

@@ -555,6 +555,45 @@ func.func @exp_log_and_square_root(%a: tensor<4xf32>, %b: tensor<4xf32>, %h: ten
 
 // -----
 
+// For an x XLA knows is not negative (here |a|, exp(a)): rsqrt(pow(x, -2)) is x,
+// rsqrt(1 / x) is sqrt(x), x >= 0 is true and 0 > x false, NaN or not, and abs(x)
+// is x (XLA's HandleRsqrt, HandleCompare and HandleAbs). Of an a it knows nothing
+// about, all stay.
+// CHECK-LABEL: func.func @known_not_negative
+// CHECK-DAG:  %[[E:.*]] = stablehlo.exponential %arg0
+// CHECK-DAG:  %[[T:.*]] = stablehlo.constant dense<true> : tensor<i1>
+// CHECK-DAG:  %[[F:.*]] = stablehlo.constant dense<false> : tensor<i1>
+// CHECK-DAG:  %[[A:.*]] = stablehlo.abs %arg0
+// CHECK-DAG:  %[[S:.*]] = stablehlo.sqrt %[[A]]
+// CHECK-DAG:  %[[TB:.*]] = stablehlo.broadcast_in_dim %[[T]], dims = []
+// CHECK-DAG:  %[[FB:.*]] = stablehlo.broadcast_in_dim %[[F]], dims = []
+// CHECK-DAG:  %[[R:.*]] = stablehlo.rsqrt %{{.*}} : tensor<4xf32>
+// CHECK-DAG:  %[[G:.*]] = stablehlo.compare GE, %arg0, %{{.*}}
+// CHECK:      return %[[A]], %[[S]], %[[TB]], %[[FB]], %[[R]], %[[G]], %[[E]]
+func.func @known_not_negative(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>) {
+  %x = stablehlo.abs %a : tensor<4xf32>
+  %m2 = stablehlo.constant dense<-2.0> : tensor<f32>
+  %m2b = stablehlo.broadcast_in_dim %m2, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %p = stablehlo.power %x, %m2b : tensor<4xf32>
+  %r0 = stablehlo.rsqrt %p : tensor<4xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %oneb = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %q = stablehlo.divide %oneb, %x : tensor<4xf32>
+  %r1 = stablehlo.rsqrt %q : tensor<4xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<f32>
+  %zb = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f32>) -> tensor<4xf32>
+  %ge = stablehlo.compare GE, %x, %zb, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %gt = stablehlo.compare GT, %zb, %x, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %pa = stablehlo.power %a, %m2b : tensor<4xf32>
+  %r2 = stablehlo.rsqrt %pa : tensor<4xf32>
+  %ga = stablehlo.compare GE, %a, %zb, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %ae = stablehlo.abs %e : tensor<4xf32>
+  return %r0, %r1, %ge, %gt, %r2, %ga, %ae : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xi1>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>
+}
+
+// -----
+
 // (a * c) * broadcast(s) is a * broadcast(s * c): the constant scales the small
 // operand (x * 0.1 * scale).
 // CHECK-LABEL: func.func @scale_broadcast_factor
