@@ -594,6 +594,45 @@ func.func @known_not_negative(%a: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32
 
 // -----
 
+// An elementwise op whose operands are all broadcasts, of one type with the same
+// dimensions or of scalars, computes on the small shape and is broadcast after
+// (XLA's TryToSinkBroadcastAfterElementwiseOps; x / x of a broadcast stays exactly
+// 1: fuzz jit seed 7091); sunk ops sink again. Not past an operand that is no
+// broadcast, broadcasts along other dimensions, or broadcasts that only add unit
+// dimensions (XLA makes those reshapes first).
+// CHECK-LABEL: func.func @sink_broadcasts
+// CHECK:      %[[BS:.*]] = stablehlo.broadcast_in_dim %arg2, dims = [] : (tensor<f32>) -> tensor<3xf32>
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg0, %[[BS]] : tensor<3xf32>
+// CHECK-NEXT: %[[A:.*]] = stablehlo.add %[[M]], %arg1 : tensor<3xf32>
+// CHECK-NEXT: %[[AB:.*]] = stablehlo.broadcast_in_dim %[[A]], dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+// CHECK-NEXT: %[[C:.*]] = stablehlo.compare LT, %arg0, %arg1, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+// CHECK-NEXT: %[[CB:.*]] = stablehlo.broadcast_in_dim %[[C]], dims = [1] : (tensor<3xi1>) -> tensor<2x3xi1>
+// CHECK-NEXT: %[[I:.*]] = stablehlo.convert %arg0 : (tensor<3xf32>) -> tensor<3xi32>
+// CHECK-NEXT: %[[IB:.*]] = stablehlo.broadcast_in_dim %[[I]], dims = [1]
+// CHECK-NEXT: %[[N:.*]] = stablehlo.add %{{.*}}, %arg3 : tensor<2x3xf32>
+// CHECK:      %[[T:.*]] = stablehlo.subtract %{{.*}}, %{{.*}} : tensor<3x3xf32>
+// CHECK:      %[[E:.*]] = stablehlo.add %{{.*}}, %{{.*}} : tensor<1x3xf32>
+// CHECK-NEXT: return %[[AB]], %[[CB]], %[[IB]], %[[N]], %[[T]], %[[E]]
+func.func @sink_broadcasts(%x: tensor<3xf32>, %y: tensor<3xf32>, %s: tensor<f32>, %v: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<3x3xf32>, tensor<1x3xf32>) {
+  %bx = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %by = stablehlo.broadcast_in_dim %y, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %bs = stablehlo.broadcast_in_dim %s, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+  %m = stablehlo.multiply %bx, %bs : tensor<2x3xf32>
+  %a = stablehlo.add %m, %by : tensor<2x3xf32>
+  %c = stablehlo.compare LT, %bx, %by, FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %i = stablehlo.convert %bx : (tensor<2x3xf32>) -> tensor<2x3xi32>
+  %n = stablehlo.add %bx, %v : tensor<2x3xf32>
+  %tx = stablehlo.broadcast_in_dim %x, dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
+  %ty = stablehlo.broadcast_in_dim %y, dims = [1] : (tensor<3xf32>) -> tensor<3x3xf32>
+  %t = stablehlo.subtract %tx, %ty : tensor<3x3xf32>
+  %rx = stablehlo.broadcast_in_dim %x, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %ry = stablehlo.broadcast_in_dim %y, dims = [1] : (tensor<3xf32>) -> tensor<1x3xf32>
+  %e = stablehlo.add %rx, %ry : tensor<1x3xf32>
+  return %a, %c, %i, %n, %t, %e : tensor<2x3xf32>, tensor<2x3xi1>, tensor<2x3xi32>, tensor<2x3xf32>, tensor<3x3xf32>, tensor<1x3xf32>
+}
+
+// -----
+
 // (a * c) * broadcast(s) is a * broadcast(s * c): the constant scales the small
 // operand (x * 0.1 * scale).
 // CHECK-LABEL: func.func @scale_broadcast_factor
