@@ -25,6 +25,7 @@ from jaxlib.mlir.dialects import stablehlo
 from . import opinfo
 from .framework import Pass, PassContext
 from .graph import blocks, folds_to_constant
+from .rewrite import copy_reducer
 
 
 class Canonicalize(Pass):
@@ -1004,6 +1005,159 @@ def _sink_broadcasts(op, is_constant) -> ir.Value | None:
                                    attributes={"broadcast_dimensions": dims}).results[0]
 
 
+def _reducer(reduce) -> str | None:
+    """The op a one-result reduce combines its two arguments with, in either order
+    (stablehlo.add, ...), or None for any other body."""
+    operation = reduce.operation
+    if len(operation.results) != 1:
+        return None
+    body = operation.regions[0].blocks[0]
+    inner = list(body.operations)
+    if len(inner) != 2 or inner[1].operation.operands[0] != inner[0].operation.results[0]:
+        return None
+    operands = list(inner[0].operation.operands)
+    arguments = list(body.arguments)
+    return (inner[0].operation.name if len(operands) == 2 and operands[0] != operands[1]
+            and set(operands) == set(arguments) else None)
+
+
+# reducers XLA's ReductionComputationsEquivalent matches by their root alone
+_ASSOCIATIVE_REDUCERS = frozenset({"stablehlo.add", "stablehlo.multiply", "stablehlo.and",
+                                   "stablehlo.or"})
+
+
+def _same_init(a, b) -> bool:
+    """XLA's Identical for two reduces' init values: one value, or equal constants."""
+    if a == b:
+        return True
+    x, y = _producer(a, "constant"), _producer(b, "constant")
+    return x is not None and y is not None and x.attributes["value"] == y.attributes["value"]
+
+
+def _new_reduce(operand, init, dims: list[int], result_type, reducer, anchor) -> ir.Value:
+    """A reduce of `operand` over `dims` with `reducer`'s body, before `anchor`."""
+    with anchor.location:
+        with ir.InsertionPoint(anchor):
+            reduce = ir.Operation.create(
+                "stablehlo.reduce", results=[result_type], operands=[operand, init],
+                regions=1, attributes={"dimensions": ir.DenseI64ArrayAttr.get(sorted(dims))})
+        copy_reducer(reducer.operation, reduce)
+    return reduce.results[0]
+
+
+def _reduce_of_reduce(reduce, is_constant) -> ir.Value | None:
+    """reduce(reduce(x, A), B) -> reduce(x, A + B) for the same add, multiply, and or
+    or reducer and init (XLA's HandleReduce, MergeReduces): a sum of sums is one sum
+    there, which adds in another order (5 of 8 f32 sums of 16 differed)."""
+    operation = reduce.operation
+    inner = _producer(operation.operands[0], "reduce")
+    kind = _reducer(reduce)
+    if (inner is None or kind not in _ASSOCIATIVE_REDUCERS or _reducer(inner) != kind
+            or not _same_init(operation.operands[1], inner.operation.operands[1])
+            or not opinfo.plain_reducer(reduce)):
+        return None
+    inner_dims = sorted(opinfo.int_array(inner.attributes["dimensions"]))
+    outer_dims = sorted(opinfo.int_array(operation.attributes["dimensions"]))
+    for inner_dim in inner_dims:  # outer dims, numbered as x's
+        outer_dims = [d + 1 if d >= inner_dim else d for d in outer_dims]
+    return _new_reduce(inner.operation.operands[0], operation.operands[1],
+                       inner_dims + outer_dims, operation.results[0].type, reduce, reduce)
+
+
+def _reduce_of_reshape(reduce, is_constant) -> ir.Value | None:
+    """XLA's HandleReduce of a reshape: where the dims the reduce keeps pass the
+    reshape unmodified, it reduces the reshape's operand instead (a sum over a 16
+    split 4 x 4 is one sum over the 16: 5 of 8 sums differed as written); where only
+    the dims it keeps are reshaped, and the reduce is the reshape's one reader, it
+    reduces first and reshapes after. Shapes with dims of size 0 or 1 are left: XLA
+    pairs those with other dims its own way (CommonFactors)."""
+    operation = reduce.operation
+    reshape = _producer(operation.operands[0], "reshape")
+    if reshape is None or len(operation.results) != 1 or not opinfo.plain_reducer(reduce):
+        return None
+    x = reshape.operands[0]
+    before, after = list(x.type.shape), list(reshape.result.type.shape)
+    if any(d <= 1 for d in before + after):
+        return None
+    # dims the reshape leaves as they are: XLA's DimensionsUnmodifiedByReshape
+    ends = [(i, j) for i in range(len(before) + 1) for j in range(len(after) + 1)
+            if math.prod(before[:i]) == math.prod(after[:j])]
+    unmodified = {j: i for (i, j), (i2, j2) in zip(ends, ends[1:]) if i2 - i == j2 - j == 1}
+    dims = opinfo.int_array(operation.attributes["dimensions"])
+    kept = [d for d in range(len(after)) if d not in dims]
+    if all(d in unmodified for d in kept):
+        kept_before = {unmodified[d] for d in kept}
+        return _new_reduce(x, operation.operands[1],
+                           [i for i in range(len(before)) if i not in kept_before],
+                           operation.results[0].type, reduce, reduce)
+    if not (all(d in unmodified for d in dims) and _one_use(reshape.result)):
+        return None
+    reduced_dims = [unmodified[d] for d in dims]
+    with reduce.location:
+        reduced_type = ir.RankedTensorType.get(
+            [n for i, n in enumerate(before) if i not in reduced_dims],
+            ir.RankedTensorType(x.type).element_type)
+    reduced = _new_reduce(x, operation.operands[1], reduced_dims, reduced_type, reduce, reduce)
+    with reduce.location, ir.InsertionPoint(reduce):
+        return ir.Operation.create("stablehlo.reshape", results=[operation.results[0].type],
+                                   operands=[reduced]).results[0]
+
+
+def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
+    """XLA's HandleReduce of a broadcast: over dims the broadcast's operand has, the
+    reduce moves before the broadcast (any reducer); a sum over dims the broadcast
+    added only is the operand times their size, plus the init (summed as written, a
+    broadcast row added up 8 times rounded otherwise in 6 of 16 columns)."""
+    operation = reduce.operation
+    spread = _producer(operation.operands[0], "broadcast_in_dim")
+    if (spread is None or len(operation.results) != 1 or not opinfo.plain_reducer(reduce)
+            or not opinfo.static_tensor(spread.result.type)):
+        return None
+    x, init = spread.operands[0], operation.operands[1]
+    spread_dims = opinfo.int_array(spread.attributes["broadcast_dimensions"])
+    dims = opinfo.int_array(operation.attributes["dimensions"])
+    kept = [i for i, d in enumerate(spread_dims) if d not in dims]
+    # where x's kept dims land in the reduce's result
+    landing = [spread_dims[i] - sum(d < spread_dims[i] for d in dims) for i in kept]
+    result_type = operation.results[0].type
+    t = x.type
+    if all(d in spread_dims for d in dims):  # every reduced dim is one of x's
+        with reduce.location:
+            reduced_type = ir.RankedTensorType.get([t.shape[i] for i in kept], t.element_type)
+        reduced = _new_reduce(x, init, [spread_dims.index(d) for d in dims], reduced_type,
+                              reduce, reduce)
+    elif (any(d in spread_dims for d in dims) or _reducer(reduce) != "stablehlo.add"
+          or spread_dims != sorted(spread_dims)):
+        return None
+    else:  # every reduced dim comes from the broadcast
+        count = math.prod(spread.result.type.shape[d] for d in dims)
+        element = ir.RankedTensorType(t).element_type
+        with reduce.location, ir.InsertionPoint(reduce):
+            if isinstance(element, ir.FloatType):
+                factor = _splat_value(element, float(count), t)
+            else:
+                scalar = ir.RankedTensorType.get([], element)
+                factor = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+                    "value": ir.DenseElementsAttr.get_splat(
+                        scalar, ir.IntegerAttr.get(element, count))}).results[0]
+                if t.rank:
+                    factor = ir.Operation.create(
+                        "stablehlo.broadcast_in_dim", results=[t], operands=[factor],
+                        attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}
+                    ).results[0]
+            start = init if not t.rank else ir.Operation.create(
+                "stablehlo.broadcast_in_dim", results=[t], operands=[init],
+                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
+            reduced = _create("add", [start, _create("multiply", [x, factor], t)], t)
+    if reduced.type == result_type:
+        return reduced
+    with reduce.location, ir.InsertionPoint(reduce):
+        return ir.Operation.create("stablehlo.broadcast_in_dim", results=[result_type],
+                                   operands=[reduced], attributes={
+                                       "broadcast_dimensions": ir.DenseI64ArrayAttr.get(landing)}
+                                   ).results[0]
+
+
 # per op, XLA's rules in the order its simplifier tries them; every elementwise op
 # first has its broadcast operands sunk (_sink_broadcasts), as XLA visits them first
 ARITHMETIC_RULES = {
@@ -1018,6 +1172,7 @@ ARITHMETIC_RULES = {
     "stablehlo.rsqrt": (_rsqrt_of_power_or_reciprocal,),
     "stablehlo.compare": (_compare_non_negative_with_zero,),
     "stablehlo.abs": (_abs_of_non_negative,),
+    "stablehlo.reduce": (_reduce_of_reduce, _reduce_of_reshape, _reduce_of_broadcast),
     "stablehlo.power": (_expand_power,),
     "stablehlo.broadcast_in_dim": (_elide_unit_reshape, _undo_unit_reshapes),
 }

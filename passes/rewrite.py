@@ -97,6 +97,17 @@ def _flat(op) -> list:
     return opinfo.fusion_body(op) if opinfo.name(op) == opinfo.FUSION else [op]
 
 
+def copy_reducer(source, target) -> None:
+    """Give `target` a copy of the reducer body of `source` (a plain one: it reads
+    its own arguments only)."""
+    body = source.regions[0].blocks[0]
+    block = target.regions[0].blocks.append(*[a.type for a in body.arguments])
+    mapping = dict(zip(body.arguments, block.arguments))
+    ip = ir.InsertionPoint(block)
+    for op in body.operations:
+        clone_into(op, mapping, ip)
+
+
 def clone_into(op, mapping: dict, ip: ir.InsertionPoint) -> None:
     """Clone `op` (a fusion: its body) at `ip`, reading `mapping`'s values and
     adding its results to `mapping`."""

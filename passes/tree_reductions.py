@@ -21,7 +21,7 @@ import numpy as np
 from . import opinfo
 from .framework import Pass, PassContext
 from .graph import blocks
-from .rewrite import clone_into
+from .rewrite import copy_reducer
 
 
 class TreeReductions(Pass):
@@ -63,26 +63,15 @@ def split_reduce(reduce, window: int):
                 "window_dimensions": ir.DenseI64ArrayAttr.get(sizes),
                 "window_strides": ir.DenseI64ArrayAttr.get(sizes),
                 "padding": ir.DenseElementsAttr.get(np.array(padding, np.int64))})
-        _copy_reducer(operation, windowed)
+        copy_reducer(operation, windowed)
         final = ir.Operation.create(
             "stablehlo.reduce", results=[operation.results[0].type],
             operands=[windowed.results[0], init], regions=1, ip=ip,
             attributes={"dimensions": operation.attributes["dimensions"]})
-        _copy_reducer(operation, final)
+        copy_reducer(operation, final)
     operation.results[0].replace_all_uses_with(final.results[0])
     operation.erase()
     return final
-
-
-def _copy_reducer(source, target) -> None:
-    """Give `target` a copy of the reducer body of `source` (a plain one: it reads
-    its own arguments only)."""
-    body = source.regions[0].blocks[0]
-    block = target.regions[0].blocks.append(*[a.type for a in body.arguments])
-    mapping = dict(zip(body.arguments, block.arguments))
-    ip = ir.InsertionPoint(block)
-    for op in body.operations:
-        clone_into(op, mapping, ip)
 
 
 def order_dependent(reduce) -> bool:

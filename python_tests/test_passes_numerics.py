@@ -295,6 +295,29 @@ def test_comparisons_of_values_known_not_negative_with_zero_fold_as_under_jax_ji
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {k}")
 
 
+def test_reductions_of_broadcasts_reshapes_and_reductions_add_up_as_under_jax_jit():
+    """XLA's simplifier reduces a broadcast's operand instead of the broadcast (a sum
+    over the added dims is the operand times their size), the operand of a reshape
+    that leaves the kept dims alone, and a reduce of a reduce as one: under JAX's
+    jit these sums add in that order. As written, 6 of 16, 5 of 8 and 5 of 8 f32
+    sums here came out otherwise. Bit for bit, ints and bools too."""
+    a = np.random.default_rng(6).normal(0, 3, (8, 16)).astype(np.float32)
+
+    def program(np_, a):
+        row = np_.broadcast_to(a[0], (8, 16))
+        cube = np_.broadcast_to(a[:, None, :], (8, 5, 16))
+        return (np_.sum(row, axis=0), np_.sum(cube, axis=(1, 2)), np_.max(cube, axis=(0, 2)),
+                np_.sum(a.reshape(8, 4, 4), axis=(1, 2)),
+                np_.sum(np_.sum(a.reshape(8, 4, 4), axis=2), axis=1),
+                np_.sum(np_.sum(a.reshape(2, 4, 4, 4), axis=1), axis=2),
+                np_.sum(np_.broadcast_to((a * 10).astype(np_.int32)[0], (8, 16)), axis=0),
+                np_.any(np_.broadcast_to(a[0] > 0, (8, 16)), axis=0))
+    ours = tracehlo.jit(lambda a: program(tnp, a))(a)
+    theirs = jax.jit(lambda a: program(jnp, a))(a)
+    for k, (got, want) in enumerate(zip(ours, theirs, strict=True)):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want), err_msg=f"output {k}")
+
+
 def test_ops_on_broadcasts_compute_on_the_small_shape_as_under_jax_jit():
     """XLA's simplifier sinks a broadcast past an elementwise op whose operands are all
     broadcasts (of one shape, or of scalars), so under JAX's jit b / b of a broadcast b

@@ -633,6 +633,38 @@ func.func @sink_broadcasts(%x: tensor<3xf32>, %y: tensor<3xf32>, %s: tensor<f32>
 
 // -----
 
+// XLA's HandleReduce: a sum over the dims a broadcast added is the operand times
+// their size plus the init; over dims of the broadcast's operand, any reducer reduces
+// the operand and broadcasts after; a reduce of a reshape that leaves the kept dims
+// alone reduces the reshape's operand; a sum of a sum is one sum (each adds in
+// another order than as written). A plain reduce stays.
+// CHECK-LABEL: func.func @reduce_rules
+// CHECK:      %[[N:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[NB:.*]] = stablehlo.broadcast_in_dim %[[N]], dims = []
+// CHECK-NEXT: %[[IB:.*]] = stablehlo.broadcast_in_dim %arg2, dims = []
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %arg1, %[[NB]] : tensor<16xf32>
+// CHECK-NEXT: %[[S0:.*]] = stablehlo.add %[[IB]], %[[M]] : tensor<16xf32>
+// CHECK-NEXT: %[[S1:.*]] = stablehlo.reduce(%arg0 init: %arg2) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+// CHECK-NEXT: %[[S2:.*]] = stablehlo.reduce(%arg0 init: %arg2) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+// CHECK-NEXT: %[[X:.*]] = stablehlo.reduce(%arg0 init: %arg2) applies stablehlo.maximum across dimensions = [0, 1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<f32>
+// CHECK-NEXT: %[[XB:.*]] = stablehlo.broadcast_in_dim %[[X]], dims = [] : (tensor<f32>) -> tensor<5xf32>
+// CHECK-NEXT: %[[MI:.*]] = stablehlo.reduce(%arg0 init: %arg2) applies stablehlo.maximum across dimensions = [1]
+// CHECK-NEXT: return %[[S0]], %[[S1]], %[[S2]], %[[XB]], %[[MI]]
+func.func @reduce_rules(%a: tensor<8x16xf32>, %v: tensor<16xf32>, %z: tensor<f32>) -> (tensor<16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<5xf32>, tensor<8xf32>) {
+  %row = stablehlo.broadcast_in_dim %v, dims = [1] : (tensor<16xf32>) -> tensor<8x16xf32>
+  %s0 = stablehlo.reduce(%row init: %z) applies stablehlo.add across dimensions = [0] : (tensor<8x16xf32>, tensor<f32>) -> tensor<16xf32>
+  %r = stablehlo.reshape %a : (tensor<8x16xf32>) -> tensor<8x4x4xf32>
+  %s1 = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [1, 2] : (tensor<8x4x4xf32>, tensor<f32>) -> tensor<8xf32>
+  %i = stablehlo.reduce(%r init: %z) applies stablehlo.add across dimensions = [2] : (tensor<8x4x4xf32>, tensor<f32>) -> tensor<8x4xf32>
+  %s2 = stablehlo.reduce(%i init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+  %cube = stablehlo.broadcast_in_dim %a, dims = [0, 2] : (tensor<8x16xf32>) -> tensor<8x5x16xf32>
+  %m = stablehlo.reduce(%cube init: %z) applies stablehlo.maximum across dimensions = [0, 2] : (tensor<8x5x16xf32>, tensor<f32>) -> tensor<5xf32>
+  %mi = stablehlo.reduce(%a init: %z) applies stablehlo.maximum across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  return %s0, %s1, %s2, %m, %mi : tensor<16xf32>, tensor<8xf32>, tensor<8xf32>, tensor<5xf32>, tensor<8xf32>
+}
+
+// -----
+
 // (a * c) * broadcast(s) is a * broadcast(s * c): the constant scales the small
 // operand (x * 0.1 * scale).
 // CHECK-LABEL: func.func @scale_broadcast_factor
