@@ -1051,8 +1051,10 @@ def _reduce_of_reduce(reduce, is_constant) -> ir.Value | None:
     there, which adds in another order (5 of 8 f32 sums of 16 differed)."""
     operation = reduce.operation
     inner = _producer(operation.operands[0], "reduce")
+    if inner is None:
+        return None
     kind = _reducer(reduce)
-    if (inner is None or kind not in _ASSOCIATIVE_REDUCERS or _reducer(inner) != kind
+    if (kind not in _ASSOCIATIVE_REDUCERS or _reducer(inner) != kind
             or not _same_init(operation.operands[1], inner.operation.operands[1])
             or not opinfo.plain_reducer(reduce)):
         return None
