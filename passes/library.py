@@ -54,8 +54,12 @@ def library_chains(graph: DataflowGraph) -> dict[int, str]:
         end = graph.nodes[chain[-1]]
         members = _with_producers(graph, set(chain))
         # an expensive end we would not recompute, so our plan reads the input twice;
-        # a cheap one if writing it once moves fewer bytes than each reader recomputing
-        if _broadcasts(graph, chain) and len(graph.users[chain[-1]]) > 1 and (
+        # a cheap one if writing it once moves fewer bytes than each reader recomputing.
+        # A function result counts as a reader: it is written anyway (XLA's simplifier
+        # drops abs(exp(...)), leaving the exp returned and read: its library kernel
+        # stays, as measured)
+        readers = len(graph.users[chain[-1]]) + graph.is_returned(chain[-1])
+        if _broadcasts(graph, chain) and readers > 1 and (
                 opinfo.is_expensive(end) or _library_moves_less(graph, chain, members)):
             reason = (f"left to XLA CPU's library: it computes the reduce at "
                       f"{short_loc(op)}, the {len(chain) - 1} ops after it up to "
