@@ -1105,6 +1105,14 @@ def _reduce_of_reshape(reduce, is_constant) -> ir.Value | None:
                                    operands=[reduced]).results[0]
 
 
+def _countable(t) -> bool:
+    """A float, complex or wider-than-bool integer element type: one a constant count
+    is made in (IntegerAttr of another type crashed the process)."""
+    element = ir.RankedTensorType(t).element_type
+    return isinstance(element, (ir.FloatType, ir.ComplexType)) or (
+        isinstance(element, ir.IntegerType) and element.width > 1)
+
+
 def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
     """XLA's HandleReduce of a broadcast: over dims the broadcast's operand has, the
     reduce moves before the broadcast (any reducer); a sum over dims the broadcast
@@ -1129,13 +1137,13 @@ def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
         reduced = _new_reduce(x, init, [spread_dims.index(d) for d in dims], reduced_type,
                               reduce, reduce)
     elif (any(d in spread_dims for d in dims) or _reducer(reduce) != "stablehlo.add"
-          or spread_dims != sorted(spread_dims)):
+          or spread_dims != sorted(spread_dims) or not _countable(t)):
         return None
     else:  # every reduced dim comes from the broadcast
         count = math.prod(spread.result.type.shape[d] for d in dims)
         element = ir.RankedTensorType(t).element_type
         with reduce.location, ir.InsertionPoint(reduce):
-            if isinstance(element, ir.FloatType):
+            if isinstance(element, (ir.FloatType, ir.ComplexType)):
                 factor = _splat_value(element, float(count), t)
             else:
                 scalar = ir.RankedTensorType.get([], element)

@@ -300,7 +300,7 @@ def test_reductions_of_broadcasts_reshapes_and_reductions_add_up_as_under_jax_ji
     over the added dims is the operand times their size), the operand of a reshape
     that leaves the kept dims alone, and a reduce of a reduce as one: under JAX's
     jit these sums add in that order. As written, 6 of 16, 5 of 8 and 5 of 8 f32
-    sums here came out otherwise. Bit for bit, ints and bools too."""
+    sums here came out otherwise. Bit for bit, ints, bools and complex too."""
     a = np.random.default_rng(6).normal(0, 3, (8, 16)).astype(np.float32)
 
     def program(np_, a):
@@ -311,7 +311,9 @@ def test_reductions_of_broadcasts_reshapes_and_reductions_add_up_as_under_jax_ji
                 np_.sum(np_.sum(a.reshape(8, 4, 4), axis=2), axis=1),
                 np_.sum(np_.sum(a.reshape(2, 4, 4, 4), axis=1), axis=2),
                 np_.sum(np_.broadcast_to((a * 10).astype(np_.int32)[0], (8, 16)), axis=0),
-                np_.any(np_.broadcast_to(a[0] > 0, (8, 16)), axis=0))
+                np_.any(np_.broadcast_to(a[0] > 0, (8, 16)), axis=0),
+                # complex: its count is a complex constant (an integer one crashed)
+                np_.sum(np_.broadcast_to(a[0].astype(np_.complex64), (8, 16)), axis=0))
     ours = tracehlo.jit(lambda a: program(tnp, a))(a)
     theirs = jax.jit(lambda a: program(jnp, a))(a)
     for k, (got, want) in enumerate(zip(ours, theirs, strict=True)):
