@@ -397,25 +397,35 @@ def _reciprocal(number: float) -> float:
     return math.copysign(math.inf, number) if number == 0 else 1.0 / number
 
 
-def _splat_value(element: ir.Type, number: float, result_type: ir.Type) -> ir.Value:
-    """A float (or complex, real part `number`) scalar constant broadcast to
-    `result_type`, as JAX writes constants: a fusion takes the broadcast in, and XLA's
-    simplifier matches it as one constant. Creates ops at the current insertion point."""
+def _splat_value(element: ir.Type, number, result_type: ir.Type) -> ir.Value:
+    """A scalar constant broadcast to `result_type`, as JAX writes constants: a fusion
+    takes the broadcast in, and XLA's simplifier matches it as one constant. Floats,
+    complex (real part `number`), integers and bools. Creates ops at the current
+    insertion point."""
     scalar = ir.RankedTensorType.get([], element)
     if isinstance(element, ir.ComplexType):  # parsed whole: Python has no complex attribute
         constant = ir.Operation.parse(f'"stablehlo.constant"() {{value = dense<({number!r}, '
                                       f'0.0)> : {scalar}}} : () -> {scalar}')
         ir.InsertionPoint.current.insert(constant)
-        value = constant.results[0]
+        return _spread(constant.results[0], result_type)
+    if isinstance(element, ir.IntegerType):
+        attr = (ir.BoolAttr.get(bool(number)) if element.width == 1
+                else ir.IntegerAttr.get(element, int(number)))
     else:
-        value = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-            "value": ir.DenseElementsAttr.get_splat(
-                scalar, ir.FloatAttr.get(element, number))}).results[0]
-    if ir.RankedTensorType(result_type).rank:
-        value = ir.Operation.create(
-            "stablehlo.broadcast_in_dim", results=[result_type], operands=[value],
-            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
-    return value
+        attr = ir.FloatAttr.get(element, number)
+    value = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
+        "value": ir.DenseElementsAttr.get_splat(scalar, attr)}).results[0]
+    return _spread(value, result_type)
+
+
+def _spread(scalar: ir.Value, result_type: ir.Type) -> ir.Value:
+    """`scalar` broadcast to `result_type` (itself where that is a scalar too), at the
+    current insertion point."""
+    if not ir.RankedTensorType(result_type).rank:
+        return scalar
+    return ir.Operation.create(
+        "stablehlo.broadcast_in_dim", results=[result_type], operands=[scalar],
+        attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
 
 
 # XLA's simplifier rewrites float arithmetic with constants before its fusion, and
@@ -832,14 +842,7 @@ def _compare_non_negative_with_zero(compare, is_constant) -> ir.Value | None:
     else:
         return None
     with compare.location, ir.InsertionPoint(compare):
-        scalar = ir.RankedTensorType.get([], ir.IntegerType.get_signless(1))
-        folded = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-            "value": ir.DenseElementsAttr.get_splat(scalar, ir.BoolAttr.get(value))}).results[0]
-        if not ir.RankedTensorType(result.type).rank:
-            return folded
-        return ir.Operation.create(
-            "stablehlo.broadcast_in_dim", results=[result.type], operands=[folded],
-            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
+        return _splat_value(ir.IntegerType.get_signless(1), value, result.type)
 
 
 def _abs_of_non_negative(abs_op, is_constant) -> ir.Value | None:
@@ -992,33 +995,14 @@ def _sink_broadcasts(op, is_constant) -> ir.Value | None:
     attributes = op.operation.attributes
     with op.location, ir.InsertionPoint(op):
         small = ir.RankedTensorType.get(source_type.shape, result_type.element_type)
-        operands = [x if x.type.rank or not source_type.rank else ir.Operation.create(
-            "stablehlo.broadcast_in_dim", operands=[x],
-            results=[ir.RankedTensorType.get(source_type.shape, x.type.element_type)],
-            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
-            for x in sources]
+        operands = [x if x.type.rank else _spread(x, ir.RankedTensorType.get(
+            source_type.shape, x.type.element_type)) for x in sources]
         sunk = ir.Operation.create(op.operation.name, operands=operands, results=[small],
                                    attributes={attributes[i].name: attributes[i].attr
                                                for i in range(len(attributes))})
         return ir.Operation.create("stablehlo.broadcast_in_dim", operands=[sunk.results[0]],
                                    results=[result_type],
                                    attributes={"broadcast_dimensions": dims}).results[0]
-
-
-def _reducer(reduce) -> str | None:
-    """The op a one-result reduce combines its two arguments with, in either order
-    (stablehlo.add, ...), or None for any other body."""
-    operation = reduce.operation
-    if len(operation.results) != 1:
-        return None
-    body = operation.regions[0].blocks[0]
-    inner = list(body.operations)
-    if len(inner) != 2 or inner[1].operation.operands[0] != inner[0].operation.results[0]:
-        return None
-    operands = list(inner[0].operation.operands)
-    arguments = list(body.arguments)
-    return (inner[0].operation.name if len(operands) == 2 and operands[0] != operands[1]
-            and set(operands) == set(arguments) else None)
 
 
 # reducers XLA's ReductionComputationsEquivalent matches by their root alone
@@ -1053,8 +1037,8 @@ def _reduce_of_reduce(reduce, is_constant) -> ir.Value | None:
     inner = _producer(operation.operands[0], "reduce")
     if inner is None:
         return None
-    kind = _reducer(reduce)
-    if (kind not in _ASSOCIATIVE_REDUCERS or _reducer(inner) != kind
+    kind = opinfo.reducer(reduce)
+    if (kind not in _ASSOCIATIVE_REDUCERS or opinfo.reducer(inner) != kind
             or not _same_init(operation.operands[1], inner.operation.operands[1])
             or not opinfo.plain_reducer(reduce)):
         return None
@@ -1136,29 +1120,16 @@ def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
             reduced_type = ir.RankedTensorType.get([t.shape[i] for i in kept], t.element_type)
         reduced = _new_reduce(x, init, [spread_dims.index(d) for d in dims], reduced_type,
                               reduce, reduce)
-    elif (any(d in spread_dims for d in dims) or _reducer(reduce) != "stablehlo.add"
+    elif (any(d in spread_dims for d in dims) or opinfo.reducer(reduce) != "stablehlo.add"
           or spread_dims != sorted(spread_dims) or not _countable(t)):
         return None
     else:  # every reduced dim comes from the broadcast
         count = math.prod(spread.result.type.shape[d] for d in dims)
         element = ir.RankedTensorType(t).element_type
         with reduce.location, ir.InsertionPoint(reduce):
-            if isinstance(element, (ir.FloatType, ir.ComplexType)):
-                factor = _splat_value(element, float(count), t)
-            else:
-                scalar = ir.RankedTensorType.get([], element)
-                factor = ir.Operation.create("stablehlo.constant", results=[scalar], attributes={
-                    "value": ir.DenseElementsAttr.get_splat(
-                        scalar, ir.IntegerAttr.get(element, count))}).results[0]
-                if t.rank:
-                    factor = ir.Operation.create(
-                        "stablehlo.broadcast_in_dim", results=[t], operands=[factor],
-                        attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}
-                    ).results[0]
-            start = init if not t.rank else ir.Operation.create(
-                "stablehlo.broadcast_in_dim", results=[t], operands=[init],
-                attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
-            reduced = _create("add", [start, _create("multiply", [x, factor], t)], t)
+            factor = _splat_value(element, count if isinstance(element, ir.IntegerType)
+                                  else float(count), t)
+            reduced = _create("add", [_spread(init, t), _create("multiply", [x, factor], t)], t)
     if reduced.type == result_type:
         return reduced
     with reduce.location, ir.InsertionPoint(reduce):

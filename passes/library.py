@@ -123,10 +123,9 @@ def library_reduce(op) -> bool:
     if opinfo.name(op) != opinfo.REDUCE or len(op.operation.operands) != 2:
         return False
     operand = op.operation.operands[0].type
-    body = op.operation.regions[0].blocks[0].operations
     return (opinfo.static_tensor(operand) and opinfo.element_type(operand) in ("f32", "f64")
             and opinfo.num_elements(operand) >= MIN_ELEMENTS and not reshape_like(op)
-            and len(body) == 2 and opinfo.name(body[0]) in _REDUCERS)
+            and opinfo.reducer(op) in _REDUCERS)
 
 
 def _library_op(op) -> bool:

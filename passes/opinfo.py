@@ -306,6 +306,21 @@ def bool_for_a_dot(value) -> bool:
             and bool_to_float_read_by_dot(owner))
 
 
+def reducer(op) -> str | None:
+    """The op a one-result reduce combines its two arguments with, in either order
+    ("stablehlo.add", ...), or None for any other body."""
+    operation = op.operation
+    if len(operation.results) != 1:
+        return None
+    body = operation.regions[0].blocks[0]
+    inner = list(body.operations)
+    if len(inner) != 2 or inner[1].operation.operands[0] != inner[0].operation.results[0]:
+        return None
+    operands = list(inner[0].operation.operands)
+    return (name(inner[0]) if len(operands) == 2 and operands[0] != operands[1]
+            and set(operands) == set(body.arguments) else None)
+
+
 def plain_reducer(op) -> bool:
     """Whether a reduce's body reads its own arguments only, with StableHLO ops."""
     body = op.operation.regions[0].blocks[0]

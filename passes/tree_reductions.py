@@ -83,6 +83,5 @@ def order_dependent(reduce) -> bool:
             or not opinfo.plain_reducer(reduce)):
         return False
     element = ir.RankedTensorType(operation.operands[0].type).element_type
-    body = list(operation.regions[0].blocks[0].operations)
-    return isinstance(element, (ir.FloatType, ir.ComplexType)) and not (
-        len(body) == 2 and opinfo.name(body[0]) in ("stablehlo.maximum", "stablehlo.minimum"))
+    return (isinstance(element, (ir.FloatType, ir.ComplexType))
+            and opinfo.reducer(reduce) not in ("stablehlo.maximum", "stablehlo.minimum"))
