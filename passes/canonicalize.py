@@ -327,9 +327,12 @@ def _empty_to_constant(op) -> None:
             or opinfo.num_elements(operation.results[0].type)):
         return
     result = operation.results[0]
-    with op.location, ir.InsertionPoint(op):
-        empty = ir.Operation.create("stablehlo.constant", results=[result.type], attributes={
-            "value": ir.Attribute.parse(f"dense<> : {result.type}")})
+    # parsed whole: the bindings cannot hand a complex dense attribute to Python
+    # (a complex zero-element result raised TypeError here)
+    empty = ir.Operation.parse(f'"stablehlo.constant"() {{value = dense<> : {result.type}}} '
+                               f': () -> {result.type} {operation.location}',
+                               context=operation.context)
+    ir.InsertionPoint(op).insert(empty)
     result.replace_all_uses_with(empty.results[0])
 
 
