@@ -166,8 +166,8 @@ def region_read_problem(op, outside: list[bool]) -> str | None:
     return None
 
 
-def shared_value_problem(operations: list, makers: list[list],
-                         memo: dict | None = None) -> str | None:
+def shared_value_problem(operations: list, makers: list[list], memo: dict | None = None,
+                         sure_merges_only: bool = False) -> str | None:
     """Why XLA CPU's loop emitter aborts on a fusion of `operations` (in topological
     order), `makers[k]` saying what makes each operand of the k-th: the index of
     a fused op, or the ir.Value a fusion parameter holds (indices: hashing an
@@ -184,10 +184,18 @@ def shared_value_problem(operations: list, makers: list[list],
     attributes) count as one: two copies of a reverse, each read by a slice, are
     one reverse read by two (tracehlo.lax.associative_scan(reverse=True)). This
     repeats the emitter's partitioning, users before producers. `memo` keeps what
-    XLA's CSE compares per op between calls on an unchanged module."""
+    XLA's CSE compares per op between calls on an unchanged module.
+
+    Keying values from outside by their type makes two ops one where XLA's
+    simplifier might fold their operands into one: that finds more sharing, but a
+    merge can also hide some (two ops read by one reader). `sure_merges_only`
+    refuses a fusion whose verdict rests on such a merge."""
     memo = {} if memo is None else memo
     names = [o.name for o in operations]
-    keys, implicit = _identical_ops(operations, makers, memo, names)
+    keys, implicit, speculative = _identical_ops(operations, makers, memo, names)
+    if speculative and sure_merges_only:
+        return ("ops XLA's CSE makes one only if its simplifier folds their different "
+                "operands into one: the emitter's functions depend on whether it does")
     readers: dict = {}  # node key -> {reader's key: reader's index}
     nodes: dict = {}  # key -> node: bf16 parameters first, then the fused ops
     for k, (key, made_by) in enumerate(zip(keys, makers)):
@@ -315,7 +323,7 @@ def _parameter_element_type(value: ir.Value, memo: dict) -> str:
 
 
 def _identical_ops(operations: list, makers: list[list], memo: dict,
-                   names: list[str]) -> tuple[list, dict]:
+                   names: list[str]) -> tuple[list, dict, bool]:
     """Each fused op's key after XLA's CSE (shared_value_problem's `operations` and
     `makers`): ops without regions with the same name, attributes, result types and
     operand keys share one (a parameter value's key is parameter_key's). Ops with
@@ -324,7 +332,9 @@ def _identical_ops(operations: list, makers: list[list], memo: dict,
     agree in all else. Also the key of the broadcast XLA's import puts under each
     select of a scalar predicate (HLO's select takes a predicate of its shape), by
     the select's index: it is one op with a broadcast of the same bool there
-    (hlo-opt seed 10325: two such, read in different emitter functions, aborted)."""
+    (hlo-opt seed 10325: two such, read in different emitter functions, aborted).
+    Last, whether two ops were made one although they read different values from
+    outside (speculative: parameter_key keys those by their type)."""
     keys: list = []
     implicit: dict = {}
     # (name, result types, operand keys) -> {attributes: a small int}, so that keys
@@ -333,6 +343,7 @@ def _identical_ops(operations: list, makers: list[list], memo: dict,
     # second one comes
     numbers: dict = {}
     firsts: dict = {}
+    speculative = False
     # the broadcasts of scalar bools matter only beside a select of a scalar predicate
     broadcasts = ("stablehlo.select", "stablehlo.broadcast_in_dim") if any(
         name == "stablehlo.select" and _predicate_broadcast_shape(o, memo) is not None
@@ -348,10 +359,15 @@ def _identical_ops(operations: list, makers: list[list], memo: dict,
         shape = _predicate_broadcast_shape(operation, memo) if name in broadcasts else None
         if shape is not None:
             kind = (_PREDICATE_BROADCAST, shape, operand_keys[0])
+            own = -1 - k if name == "stablehlo.select" else k
+            key = numbers.setdefault(kind, {None: own})[None]
+            if key != own:
+                speculative = speculative or not _same_sources(made_by[:1], makers[
+                    -1 - key if key < 0 else key][:1], memo)
             if name == "stablehlo.select":
-                implicit[k] = numbers.setdefault(kind, {None: -1 - k})[None]
+                implicit[k] = key
             else:
-                keys.append(numbers.setdefault(kind, {None: k})[None])
+                keys.append(key)
                 continue
         kind = (name, tuple(operation.results.types), operand_keys)
         same = numbers.get(kind)
@@ -361,8 +377,19 @@ def _identical_ops(operations: list, makers: list[list], memo: dict,
             continue
         if None in same:
             same[_own_key(firsts[kind], memo)[2]] = same.pop(None)
-        keys.append(same.setdefault(_own_key(operation, memo)[2], k))
-    return keys, implicit
+        key = same.setdefault(_own_key(operation, memo)[2], k)
+        if key != k:
+            speculative = speculative or not _same_sources(made_by, makers[key], memo)
+        keys.append(key)
+    return keys, implicit, speculative
+
+
+def _same_sources(made_by: list, other: list, memo: dict) -> bool:
+    """Whether two ops that _identical_ops keys alike read the same values from
+    outside (the fused ops they read are one already, having one key)."""
+    return all(parameter_source(p, memo) == parameter_source(q, memo)
+               for p, q in zip(made_by, other)
+               if isinstance(p, ir.Value) and isinstance(q, ir.Value))
 
 
 # a broadcast of a scalar bool: its one attribute, no dimensions, says nothing more

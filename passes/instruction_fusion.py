@@ -86,7 +86,26 @@ class InstructionFusion(FusionPass):
 
     def _grow(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext,
               fusible_everywhere: set[int]) -> Group:
-        grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx))
+        """The group grown from `root`. The emitter check (shared_value_problem) looks
+        at the whole group; asked at every step, it was a third of the pass's time.
+        So the group grows without it and is checked whole once. Only if that check
+        fails, or its verdict rests on a merge XLA's CSE need not make, is the group
+        grown again asking it at every step, to stop where a step fails. A group that
+        passes whole can fail on the way (a later member makes two ops one for XLA's
+        CSE, so a value read by both is read once); it is fused whole."""
+        decisions: list = []
+        grown = self._grow_with(graph, root, read, ctx, fusible_everywhere, decisions, False)
+        if grown.emitter_problem() is not None:
+            decisions.clear()
+            grown = self._grow_with(graph, root, read, ctx, fusible_everywhere, decisions, True)
+        for nodes, reason, why in decisions:
+            self.record(ctx, graph, nodes, reason, why)
+        return Group(grown.members, copies=grown.members - grown.owned)
+
+    def _grow_with(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext,
+                   fusible_everywhere: set[int], decisions: list, emitter_check: bool):
+        grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx),
+                                      emitter_check)
         # users come after producers, so visiting candidates from the last one
         # back sees every user that will join before the producer itself
         candidates = set(graph.operands[root])
@@ -103,11 +122,12 @@ class InstructionFusion(FusionPass):
             sole = (not graph.is_returned(p) and p not in read
                     and all(u in grown.owned for u in graph.users[p]))
             reason = self._problem(graph, grown, sole, p, ctx, fusible_everywhere)
-            if self.record(ctx, graph, [p, root], reason,
-                           "all users in this fusion" if sole else "cheap producer copied"):
+            decisions.append(([p, root], reason,
+                              "all users in this fusion" if sole else "cheap producer copied"))
+            if reason is None:
                 grown.add(p, owned=sole)
                 candidates.update(graph.operands[p])
-        return Group(grown.members, copies=grown.members - grown.owned)
+        return grown
 
     @staticmethod
     def _written_anyway(graph: DataflowGraph, p: int, ctx: PassContext) -> bool:

@@ -11,8 +11,9 @@ from jaxlib.mlir import ir
 
 from . import opinfo
 from .capability import (HLO_ELEMENTWISE, Backend, bitwise_of_narrowing_problem, cse_id,
-                         parameter_key, parameter_source, reduce_root, region_read_problem,
-                         select_problem, shared_value_problem, unread_outputs_problem)
+                         parameter_key, parameter_source, reduce_cone_problem, reduce_root,
+                         region_read_problem, select_problem, shared_value_problem,
+                         unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -122,8 +123,14 @@ class GrowingGroup:
     the new node and its readers, not at every member, so growing a chain of n ops
     costs O(n), not O(n^2) (a 1000-op chain took 24 s)."""
 
-    def __init__(self, graph: DataflowGraph, root: int, backend: Backend, max_operands: int):
+    def __init__(self, graph: DataflowGraph, root: int, backend: Backend, max_operands: int,
+                 emitter_check: bool = True):
         self.graph, self.backend, self.max_operands = graph, backend, max_operands
+        # False: problem() leaves out the emitter check (shared_value_problem), and the
+        # caller checks the grown group whole (emitter_problem); all but its reduce
+        # rule, which stays asked at every step: a later member computing the shared
+        # parameter would lift it, and the rule is measured only where it was found
+        self.emitter_check = emitter_check
         self.members, self.owned = {root}, {root}
         self.inputs = dict.fromkeys(graph.reads[root])  # read from outside, in order
         self.outputs = graph.outputs({root})
@@ -152,7 +159,8 @@ class GrowingGroup:
         # leaf keys held by members outside the root function (see leaf_keys)
         self.other_leaf_keys: collections.Counter = collections.Counter()
         self._merge_verdict: tuple = (None, False)
-        self._count_leaves(root)
+        if emitter_check:
+            self._count_leaves(root)
 
     def outputs_with(self, p: int) -> list:
         """The group's outputs once `p` joins as an owned member (an unread result of
@@ -196,7 +204,15 @@ class GrowingGroup:
             if reason:
                 return reason
         readers = [u for u in graph.users[p] if u in self.members]
-        if not backend.layout_sensitive_ops:
+        if not backend.layout_sensitive_ops and not self.emitter_check:
+            self.members.add(p)  # as a member, for a moment
+            reason = _layout_problem(graph, self.members, [p, *readers]) or (
+                (self.read_reduce or (readers and reduces_in(graph, p)))
+                and reduce_cone_problem(*_fused_producers(graph, self.members)))
+            self.members.discard(p)
+            if reason:
+                return reason
+        elif not backend.layout_sensitive_ops:
             # a chain needs no look at the whole group: only a node read twice in it
             # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
             # a bf16 input, can end an emitter function; a node read twice only by
@@ -309,7 +325,7 @@ class GrowingGroup:
         return False
 
     def add(self, p: int, owned: bool) -> None:
-        if self.root_function is not None:
+        if self.emitter_check and self.root_function is not None:
             readers = [u for u in self.graph.users[p] if u in self.members]
             if (self.graph.name(p) == opinfo.FUSION
                     or self._merge_problem(p, readers)):
@@ -329,7 +345,16 @@ class GrowingGroup:
         self.reduces += len(reduces_in(self.graph, p))
         self.read_reduce |= bool(reduces_in(self.graph, p))
         self.size += fused_size(self.graph, p)
-        self._count_leaves(p)
+        if self.emitter_check:
+            self._count_leaves(p)
+
+    def emitter_problem(self) -> str | None:
+        """The emitter check of the whole group (what problem() asks as it grows),
+        trusting only the merges XLA's CSE surely makes."""
+        if self.backend.layout_sensitive_ops or len(self.members) == 1:
+            return None
+        return shared_value_problem(*_fused_producers(self.graph, self.members),
+                                    self.graph.cse_memo, sure_merges_only=True)
 
 
 def _fused_reads(graph: DataflowGraph, i: int) -> list:

@@ -432,3 +432,44 @@ func.func @scalar_predicate_and_its_broadcast(%p: tensor<i1>, %x: tensor<4xf32>,
   %o = stablehlo.xor %sz, %rb : tensor<4xi1>
   return %o : tensor<4xi1>
 }
+
+// -----
+
+// Two tails of random.t's Threefry, alike but for the values they read from
+// outside: uniform bits made floats twice. The passes key a value computed
+// outside a fusion by its type (XLA's simplifier may fold two into one), so the
+// two chains whole look like one to XLA's CSE, and a group holding both passes the
+// emitter check; only a merge of their inputs, which XLA need not make, makes it
+// so. Instruction fusion checks a grown group whole once, trusting only the merges
+// XLA surely makes; on such a verdict it grows the group again step by step, where
+// the first chain's xor and constants stay out, as before that check existed.
+// CHECK-LABEL: func.func @two_chains_alike_but_for_their_inputs
+// CHECK:      %[[X:.*]] = stablehlo.xor %0, %1
+// CHECK:      "mhlo.fusion"(%[[X]],
+// WHY: [instruction-fusion] not fused: stablehlo.constant {{.*}}: stablehlo.broadcast_in_dim read by 2 fused ops (stablehlo.or) ends a function of XLA CPU's loop emitter
+func.func @two_chains_alike_but_for_their_inputs(%a: tensor<100xui32>, %b: tensor<100xui32>, %c: tensor<100xui32>, %d: tensor<100xui32>, %x: tensor<100xf32>) -> tensor<100xf32> {
+  %0 = stablehlo.optimization_barrier %a : tensor<100xui32>
+  %1 = stablehlo.optimization_barrier %b : tensor<100xui32>
+  %2 = stablehlo.xor %0, %1 : tensor<100xui32>
+  %nine = stablehlo.constant dense<9> : tensor<ui32>
+  %3 = stablehlo.broadcast_in_dim %nine, dims = [] : (tensor<ui32>) -> tensor<100xui32>
+  %4 = stablehlo.shift_right_logical %2, %3 : tensor<100xui32>
+  %one = stablehlo.constant dense<1065353216> : tensor<ui32>
+  %5 = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<ui32>) -> tensor<100xui32>
+  %6 = stablehlo.or %4, %5 : tensor<100xui32>
+  %7 = stablehlo.bitcast_convert %6 : (tensor<100xui32>) -> tensor<100xf32>
+  %8 = stablehlo.add %7, %x : tensor<100xf32>
+  %10 = stablehlo.optimization_barrier %c : tensor<100xui32>
+  %11 = stablehlo.optimization_barrier %d : tensor<100xui32>
+  %12 = stablehlo.xor %10, %11 : tensor<100xui32>
+  %nine_again = stablehlo.constant dense<9> : tensor<ui32>
+  %13 = stablehlo.broadcast_in_dim %nine_again, dims = [] : (tensor<ui32>) -> tensor<100xui32>
+  %14 = stablehlo.shift_right_logical %12, %13 : tensor<100xui32>
+  %one_again = stablehlo.constant dense<1065353216> : tensor<ui32>
+  %15 = stablehlo.broadcast_in_dim %one_again, dims = [] : (tensor<ui32>) -> tensor<100xui32>
+  %16 = stablehlo.or %14, %15 : tensor<100xui32>
+  %17 = stablehlo.bitcast_convert %16 : (tensor<100xui32>) -> tensor<100xf32>
+  %18 = stablehlo.sqrt %17 : tensor<100xf32>
+  %r = stablehlo.multiply %8, %18 : tensor<100xf32>
+  return %r : tensor<100xf32>
+}
