@@ -1118,18 +1118,27 @@ def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
     landing = [spread_dims[i] - sum(d < spread_dims[i] for d in dims) for i in kept]
     result_type = operation.results[0].type
     t = x.type
-    if all(d in spread_dims for d in dims):  # every reduced dim is one of x's
+    wide = spread.result.type.shape
+    # x's own dims: those the broadcast keeps. One of size 1 that it widens is the
+    # broadcast's own, as to XLA, whose import makes such a broadcast a reshape that
+    # drops the dim and a broadcast that adds it (summing over it multiplies)
+    own = [d for i, d in enumerate(spread_dims) if t.shape[i] == wide[d]]
+    if all(d in own for d in dims):  # every reduced dim is one of x's
         with reduce.location:
             reduced_type = ir.RankedTensorType.get([t.shape[i] for i in kept], t.element_type)
         reduced = _new_reduce(x, init, [spread_dims.index(d) for d in dims], reduced_type,
                               reduce, reduce)
-    elif (any(d in spread_dims for d in dims) or opinfo.reducer(reduce) != "stablehlo.add"
+    elif (any(d in own for d in dims) or opinfo.reducer(reduce) != "stablehlo.add"
           or spread_dims != sorted(spread_dims) or not _countable(t)):
         return None
     else:  # every reduced dim comes from the broadcast
-        count = math.prod(spread.result.type.shape[d] for d in dims)
+        count = math.prod(wide[d] for d in dims)
         element = ir.RankedTensorType(t).element_type
         with reduce.location, ir.InsertionPoint(reduce):
+            if len(kept) < len(spread_dims):  # x without the widened dims summed over
+                x = _create("reshape", [x], ir.RankedTensorType.get(
+                    [t.shape[i] for i in kept], element))
+                t = x.type
             factor = _splat_value(element, count if isinstance(element, ir.IntegerType)
                                   else float(count), t)
             reduced = _create("add", [_spread(init, t), _create("multiply", [x, factor], t)], t)

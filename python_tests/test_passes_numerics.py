@@ -301,8 +301,10 @@ def test_reductions_of_broadcasts_reshapes_and_reductions_add_up_as_under_jax_ji
     over the added dims is the operand times their size), the operand of a reshape
     that leaves the kept dims alone, and a reduce of a reduce as one: under JAX's
     jit these sums add in that order. As written, 6 of 16, 5 of 8 and 5 of 8 f32
-    sums here came out otherwise; a complex count crashed the process. Bit for bit,
-    with bools, rank-0 and size-0 results too."""
+    sums here came out otherwise; a complex count crashed the process. A unit dim
+    the broadcast widens is the broadcast's own: taken for the operand's, a sum of
+    broadcast_to(a[:1], (8, 16)) over it was a[0], not 8 * a[0] (fuzz jit --loop
+    11056). Bit for bit, with bools, rank-0 and size-0 results too."""
     a = (np.random.default_rng(6).normal(0, 3, (8, 16)) * (10 if dtype == "int8" else 1))
     a = np.asarray(a + 1j * a[::-1] if dtype == "complex64" else a).astype(jnp.dtype(dtype))
 
@@ -315,7 +317,11 @@ def test_reductions_of_broadcasts_reshapes_and_reductions_add_up_as_under_jax_ji
                 np_.sum(np_.sum(a.reshape(2, 4, 4, 4), axis=1), axis=2),
                 np_.any(np_.broadcast_to(a[0] != 0, (8, 16)), axis=0),
                 np_.sum(np_.broadcast_to(a[0, 0], (6, 8))),  # rank 0
-                np_.sum(np_.broadcast_to(a[:0], (3, 0, 16)), axis=0))  # size 0
+                np_.sum(np_.broadcast_to(a[:0], (3, 0, 16)), axis=0),  # size 0
+                np_.sum(np_.broadcast_to(a[:1], (8, 16)), axis=0),  # widened unit dims
+                np_.sum(np_.broadcast_to(a[:1, None, :], (6, 5, 16)), axis=1),
+                np_.sum(np_.broadcast_to(a[:, None, :1], (8, 5, 7)), axis=(1, 2)),
+                np_.sum(np_.broadcast_to(a[:1, :1], (3, 4))))
     if dtype != "complex64":
         program_ = program
         program = lambda np_, a: (*program_(np_, a), np_.max(np_.broadcast_to(  # noqa: E731

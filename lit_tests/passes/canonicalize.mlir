@@ -665,6 +665,29 @@ func.func @reduce_rules(%a: tensor<8x16xf32>, %v: tensor<16xf32>, %z: tensor<f32
 
 // -----
 
+// A unit dim that a broadcast widens is the broadcast's own, as XLA's import makes
+// it (a reshape dropping it, a broadcast adding it): a sum over it is the operand
+// times its size (it once reduced the operand's size-1 dim: fuzz jit --loop 11056);
+// one over the operand's other dim reduces the operand, then widens.
+// CHECK-LABEL: func.func @reduce_of_a_widening_broadcast
+// CHECK-NEXT: %[[X:.*]] = stablehlo.reshape %arg0 : (tensor<1x16xf32>) -> tensor<16xf32>
+// CHECK-NEXT: %[[N:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[NB:.*]] = stablehlo.broadcast_in_dim %[[N]], dims = []
+// CHECK-NEXT: %[[IB:.*]] = stablehlo.broadcast_in_dim %arg1, dims = []
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[X]], %[[NB]] : tensor<16xf32>
+// CHECK-NEXT: %[[S:.*]] = stablehlo.add %[[IB]], %[[M]] : tensor<16xf32>
+// CHECK-NEXT: %[[R:.*]] = stablehlo.reduce(%arg0 init: %arg1) applies stablehlo.add across dimensions = [1] : (tensor<1x16xf32>, tensor<f32>) -> tensor<1xf32>
+// CHECK-NEXT: %[[T:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = [0] : (tensor<1xf32>) -> tensor<8xf32>
+// CHECK-NEXT: return %[[S]], %[[T]]
+func.func @reduce_of_a_widening_broadcast(%a: tensor<1x16xf32>, %z: tensor<f32>) -> (tensor<16xf32>, tensor<8xf32>) {
+  %w = stablehlo.broadcast_in_dim %a, dims = [0, 1] : (tensor<1x16xf32>) -> tensor<8x16xf32>
+  %s = stablehlo.reduce(%w init: %z) applies stablehlo.add across dimensions = [0] : (tensor<8x16xf32>, tensor<f32>) -> tensor<16xf32>
+  %t = stablehlo.reduce(%w init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+  return %s, %t : tensor<16xf32>, tensor<8xf32>
+}
+
+// -----
+
 // (a * c) * broadcast(s) is a * broadcast(s * c): the constant scales the small
 // operand (x * 0.1 * scale).
 // CHECK-LABEL: func.func @scale_broadcast_factor
