@@ -62,10 +62,24 @@ class FusionMerger(FusionPass):
             return "no users"
         for u in users:
             reason = (legality.reuse_problem(graph, f, {u})
-                      or legality.group_problem(graph, {f, u}, ctx.backend,
-                                                self.max_operands(ctx), owned={u}))
+                      or legality.node_problem(graph, u, ctx.backend))
             if reason:
                 return f"cannot merge into {graph.name(u)}: {reason}"
+        # the cost model before the rest of the legality checks, which look at each
+        # merged group whole: most merges it refuses are legal
+        reason = self._cost_problem(graph, f, users, ctx)
+        if reason:
+            return reason
+        for u in users:
+            reason = legality.group_problem(graph, {f, u}, ctx.backend,
+                                            self.max_operands(ctx), owned={u})
+            if reason:
+                return f"cannot merge into {graph.name(u)}: {reason}"
+        return None
+
+    @staticmethod
+    def _cost_problem(graph: DataflowGraph, f: int, users: list[int],
+                      ctx: PassContext) -> str | None:
         before = group_bytes(graph, {f}) + sum(group_bytes(graph, {u}) for u in users)
         after = sum(group_bytes(graph, {f, u}, owned={u}) for u in users)
         if after > before:

@@ -127,3 +127,43 @@ def test_squarings_fused_whole_finish():
                           capture_output=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["40"]
+
+
+def test_the_merger_asks_its_cost_model_before_checking_merged_groups_whole(monkeypatch):
+    """Each merge the cost model refuses (bytes that grow here) is refused without
+    the legality checks that look at the merged group whole (group_problem): on the
+    train step those were a third of the merger's time, for merges it then refused
+    as too costly."""
+    calls = {"n": 0}
+    original = legality.group_problem
+
+    def counted(*args, **kwargs):
+        calls["n"] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(legality, "group_problem", counted)
+    users = "\n".join(
+        f'  %u{k} = "mhlo.fusion"(%f, %z) ({{\n'
+        "  ^bb0(%a: tensor<64xf32>, %b: tensor<64xf32>):\n"
+        f"    %s = stablehlo.{op} %a, %b : tensor<64xf32>\n"
+        "    stablehlo.return %s : tensor<64xf32>\n"
+        "  }) {fusion_kind = #mhlo<fusion_kind kLoop>} : "
+        "(tensor<64xf32>, tensor<64xf32>) -> tensor<64xf32>"
+        for k, op in enumerate(("add", "subtract")))
+    text = (
+        "func.func @main(%x: tensor<64x4xf32>, %y: tensor<64x4xf32>, %z: tensor<64xf32>)"
+        " -> (tensor<64xf32>, tensor<64xf32>) {\n"
+        '  %f = "mhlo.fusion"(%x, %y) ({\n'
+        "  ^bb0(%a: tensor<64x4xf32>, %b: tensor<64x4xf32>):\n"
+        "    %m = stablehlo.multiply %a, %b : tensor<64x4xf32>\n"
+        "    %z0 = stablehlo.constant dense<0.0> : tensor<f32>\n"
+        "    %r = stablehlo.reduce(%m init: %z0) applies stablehlo.add across dimensions = [1]"
+        " : (tensor<64x4xf32>, tensor<f32>) -> tensor<64xf32>\n"
+        "    stablehlo.return %r : tensor<64xf32>\n"
+        "  }) {fusion_kind = #mhlo<fusion_kind kLoop>} : "
+        "(tensor<64x4xf32>, tensor<64x4xf32>) -> tensor<64xf32>\n"
+        f"{users}\n  return %u0, %u1 : tensor<64xf32>, tensor<64xf32>\n}}")
+    result = passes.fuse_with_report(text, pipeline="fusion-merger")
+    reasons = [d.reason for d in result.report.decisions if d.pass_name == "fusion-merger"]
+    assert reasons[0] == "modelled bytes would grow from 3840 to 5120", reasons
+    assert calls["n"] == 0
