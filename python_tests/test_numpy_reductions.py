@@ -57,6 +57,26 @@ def test_half_float_sums_accumulate_in_f32(dtype):
     check(lambda m, x: m.prod(x[:4]), x, values="jnp")
 
 
+@pytest.mark.parametrize("dtype", [np.float16, jnp.bfloat16])
+def test_half_float_sums_over_no_axes_round_as_under_jax_jit(dtype):
+    """A sum or product of half floats over no axes (a 0-d operand, axis=()) is still
+    computed in f32 and rounded back, as JAX lowers it: left as the operand, XLA
+    dropped the rounding of the sine before it where excess precision is allowed,
+    and sin(x) - y came out 1.5660778 where jax.jit gives 1.5665061 (fuzz jit --loop
+    11114). Bit for bit, in every fusion mode."""
+    x = np.float32(-1.1700)
+    y = np.array([1.0, -2.0], np.float32)
+
+    def program(np_, x, y):
+        s = np_.sin((x * x * 2).astype(dtype))
+        return np_.prod(s) - y, np_.sum(s) + x, np_.sum(np_.sin(y.astype(dtype)), axis=()) * y
+    want = jax.jit(lambda x, y: program(jnp, x, y))(x, y)
+    for fusion in tracehlo.api.FUSION_MODES:
+        got = tracehlo.jit(lambda x, y: program(tnp, x, y), fusion=fusion)(x, y)
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w), err_msg=f"{fusion} {k}")
+
+
 def test_var_std_ddof():
     x = f32(3, 5)
     check(lambda m, x: m.var(x, axis=1, ddof=1), x, rtol=1e-5)
