@@ -204,15 +204,7 @@ class GrowingGroup:
             if reason:
                 return reason
         readers = [u for u in graph.users[p] if u in self.members]
-        if not backend.layout_sensitive_ops and not self.emitter_check:
-            self.members.add(p)  # as a member, for a moment
-            reason = _layout_problem(graph, self.members, [p, *readers]) or (
-                (self.read_reduce or (readers and reduces_in(graph, p)))
-                and reduce_cone_problem(*_fused_producers(graph, self.members)))
-            self.members.discard(p)
-            if reason:
-                return reason
-        elif not backend.layout_sensitive_ops:
+        if not backend.layout_sensitive_ops:
             # a chain needs no look at the whole group: only a node read twice in it
             # (a fusion: by its insides; an op XLA's CSE makes one with a member), or
             # a bf16 input, can end an emitter function; a node read twice only by
@@ -220,16 +212,21 @@ class GrowingGroup:
             # reduce read in the group, which ends functions, asks for the whole check
             # too: the broadcast XLA's import puts under a select of a scalar predicate,
             # which no leaf key tracks, can be made one with a member across it.)
-            look = ((len(readers) > 1 and not self._in_root_function(p, readers))
-                    or self.has_fusion or self.read_reduce
-                    or reduces_in(graph, p)
-                    or graph.name(p) == opinfo.FUSION
-                    or self._merge_problem(p, readers)
-                    or self._rereads_bf16(p))
+            look = self.emitter_check and (
+                (len(readers) > 1 and not self._in_root_function(p, readers))
+                or self.has_fusion or self.read_reduce
+                or reduces_in(graph, p)
+                or graph.name(p) == opinfo.FUSION
+                or self._merge_problem(p, readers)
+                or self._rereads_bf16(p))
+            # checked whole later, the emitter's reduce rule is still asked as it grows
+            cone = not self.emitter_check and (self.read_reduce
+                                               or bool(readers and reduces_in(graph, p)))
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
                 look and shared_value_problem(*_fused_producers(graph, self.members),
-                                              graph.cse_memo))
+                                              graph.cse_memo)) or (
+                cone and reduce_cone_problem(*_fused_producers(graph, self.members)))
             self.members.discard(p)
             if reason:
                 return reason
