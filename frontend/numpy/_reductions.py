@@ -45,13 +45,13 @@ def _reduce(lax_fn, x, axis, keepdims, dtype=None, promote_ints=False, where_=No
     x = lax.convert_element_type(x, dt)
     if where_ is not None:
         x = where(where_, x, full_like(x, identity))
+    # reduced over no axes too, as by JAX: the forward value is the operand, but the
+    # primitive's derivative is not the identity (a max's or min's is nan at a nan)
     if upcast_half and dt in (_dtypes.float16, _dtypes.bfloat16):
         # sums and products of half floats accumulate in float32, as in JAX; over no
         # axes too, where the round trip keeps what XLA may drop with excess precision
         out = lax.convert_element_type(
             lax_fn(lax.convert_element_type(x, _dtypes.float32), axes), dt)
-    elif not axes:
-        out = x
     else:
         out = lax_fn(x, axes)
     return _keepdims(out, axes, _shape(x)) if keepdims else out
