@@ -635,6 +635,7 @@ _JAX = _Namespaces(jnp, jax.nn, jax.lax)
 _OURS = _Namespaces(tnp, tracehlo.nn, lax)
 _NAN, _INF = float("nan"), float("inf")
 _INT_EXPONENTS = np.array([0, 0, 2, 1], np.int32)
+_CASES = np.array([-1, 0, 1, 2], np.int16)
 
 # (name, f(ns, x) elementwise in x, points x): derivatives where a function has a kink
 # (or a 0 ** 0, a tie, an infinite value) follow each of JAX's rules, not the limit.
@@ -658,6 +659,9 @@ KINKS = [
     # a reduction over no axes is JAX's primitive too: max's and min's rules give nan at nan
     ("max min over no axes", lambda ns, x: ns.np.max(x, axis=()) + 2 * ns.np.min(x, axis=())
      + 3 * ns.np.max(x[0]), [0., 1., _NAN]),
+    # select_n's transpose: an integer case index outside 0 and 1 passes no derivative
+    ("select of an integer predicate", lambda ns, x: ns.lax.select(_CASES, x, 2 * x),
+     [1., 2., 3., 4.]),
 ]
 
 

@@ -744,36 +744,58 @@ def _compare(direction):
 eq, ne, lt, le, gt, ge = map(_compare, _DIRECTIONS)
 
 
-# select(pred, on_true, on_false): pred is bool, of the result's shape or rank 0.
+# select(pred, on_true, on_false): pred is bool or an integer (JAX's select_n case
+# index), of the result's shape or rank 0.
 def _select_shape(pred, on_true, on_false):
-    if pred.dtype != dtypes.bool_:
-        raise TypeError(f"select needs a bool predicate, got {pred}")
+    if pred.dtype != dtypes.bool_ and not dtypes.is_int(pred.dtype):
+        raise TypeError(f"select needs a bool or integer predicate, got {pred}")
     dtype = _same_dtype("select", [on_true, on_false])
     shape = _elementwise_shape("select", [pred, on_true, on_false])
     return ArrayType(shape, dtype, on_true.weak and on_false.weak)
 
 
 def _select_lowering(ctx, eqn, pred, on_true, on_false):
+    """An integer `pred` selects as JAX's select_n lowers it: on_true where pred >= 1."""
     out = eqn.outputs[0].type
-    pred, on_true, on_false = _operands_broadcast(ctx, eqn, (pred, on_true, on_false))
+    index_type = eqn.inputs[0].type
+    bool_type = ArrayType(index_type.shape, dtypes.bool_)
+    if index_type.dtype != dtypes.bool_:
+        one = ctx.constant(1, index_type.dtype)
+        if index_type.shape != ():
+            one = ctx.broadcast(one, ArrayType((), index_type.dtype), index_type)
+        pred = ctx.op(f"stablehlo.compare GE, {pred}, {one}, "
+                      f"{compare_type(index_type.dtype)} : "
+                      f"{_signature([index_type, index_type], bool_type)}")
+    types = (bool_type, eqn.inputs[1].type, eqn.inputs[2].type)
+    pred, on_true, on_false = [
+        ctx.broadcast(name, t, out) if t.shape == () and out.shape != () else name
+        for name, t in zip((pred, on_true, on_false), types)]
     pred_type = ArrayType(out.shape, dtypes.bool_)
     return ctx.op(f"stablehlo.select {pred}, {on_true}, {on_false} : "
                   f"{_signature([pred_type, out, out], out)}")
 
 
+def _case(pred, index: int):
+    """Where `pred` chose case `index` (0: on_false, 1: on_true), for the derivative:
+    JAX transposes select_n into select(which == index, g, 0), so an integer `pred`
+    outside 0 and 1 passes no derivative to either case, though its value is on_true's
+    (at or above 1) or on_false's."""
+    if type_of(pred).dtype == dtypes.bool_:
+        return pred if index else bitwise_not(pred)
+    return eq(pred, np.full((), index, type_of(pred).dtype))
+
+
 select_p = define("select", shape=_select_shape, lower=_select_lowering,
-                  **_derivative_rules([None, lambda g, out, p, x, y: select(p, g, 0),
-                                       lambda g, out, p, x, y: select(p, 0, g)],
+                  **_derivative_rules([None, lambda g, out, p, x, y: select(_case(p, 1), g, 0),
+                                       lambda g, out, p, x, y: (
+                                           select(p, 0, g) if type_of(p).dtype == dtypes.bool_
+                                           else select(_case(p, 0), g, 0))],
                                       lambda *xs: select_p.bind(*xs)),
                   batch=broadcasting_rule)
 
 
 def select(pred, on_true, on_false):
-    """An integer `pred` selects as JAX's select_n lowers it: on_true where pred >= 1."""
     on_true, on_false = scalars_to(common_dtype((on_true, on_false)), on_true, on_false)
-    pred_dtype = type_of(pred).dtype
-    if dtypes.is_int(pred_dtype):
-        pred = ge(pred, np.ones((), pred_dtype))
     return select_p.bind(pred, on_true, on_false)
 
 
