@@ -99,14 +99,24 @@ class InstructionFusion(FusionPass):
         if grown.emitter_problem() is not None:
             decisions.clear()
             grown = self._grow_with(graph, root, read, ctx, fusible_everywhere, decisions, True)
+            # a step's check keys values from outside by type, so a merge XLA's CSE
+            # need not make can pass a step that a later member undoes: two compares of
+            # one select with different constants from outside, one constant then
+            # joining (fuzz jit --transform grad 221). Checked whole as check_backend
+            # checks it, such a group grows once more, trusting sure merges only.
+            if grown.emitter_problem(sure_merges_only=False) is not None:
+                decisions.clear()
+                grown = self._grow_with(graph, root, read, ctx, fusible_everywhere,
+                                        decisions, True, sure_merges_only=True)
         for nodes, reason, why in decisions:
             self.record(ctx, graph, nodes, reason, why)
         return Group(grown.members, copies=grown.members - grown.owned)
 
     def _grow_with(self, graph: DataflowGraph, root: int, read: set[int], ctx: PassContext,
-                   fusible_everywhere: set[int], decisions: list, emitter_check: bool):
+                   fusible_everywhere: set[int], decisions: list, emitter_check: bool,
+                   sure_merges_only: bool = False):
         grown = legality.GrowingGroup(graph, root, ctx.backend, self.max_operands(ctx),
-                                      emitter_check)
+                                      emitter_check, sure_merges_only)
         # users come after producers, so visiting candidates from the last one
         # back sees every user that will join before the producer itself
         candidates = set(graph.operands[root])

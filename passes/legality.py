@@ -124,13 +124,16 @@ class GrowingGroup:
     costs O(n), not O(n^2) (a 1000-op chain took 24 s)."""
 
     def __init__(self, graph: DataflowGraph, root: int, backend: Backend, max_operands: int,
-                 emitter_check: bool = True):
+                 emitter_check: bool = True, sure_merges_only: bool = False):
         self.graph, self.backend, self.max_operands = graph, backend, max_operands
         # False: problem() leaves out the emitter check (shared_value_problem), and the
         # caller checks the grown group whole (emitter_problem); all but its reduce
         # rule, which stays asked at every step: a later member computing the shared
         # parameter would lift it, and the rule is measured only where it was found
         self.emitter_check = emitter_check
+        # with emitter_check: each step's check trusts only the merges XLA's CSE surely
+        # makes (shared_value_problem's sure_merges_only)
+        self.sure_merges_only = sure_merges_only
         self.members, self.owned = {root}, {root}
         self.inputs = dict.fromkeys(graph.reads[root])  # read from outside, in order
         self.outputs = graph.outputs({root})
@@ -225,7 +228,7 @@ class GrowingGroup:
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
                 look and shared_value_problem(*_fused_producers(graph, self.members),
-                                              graph.cse_memo)) or (
+                                              graph.cse_memo, self.sure_merges_only)) or (
                 cone and reduce_cone_problem(*_fused_producers(graph, self.members)))
             self.members.discard(p)
             if reason:
@@ -345,13 +348,13 @@ class GrowingGroup:
         if self.emitter_check:
             self._count_leaves(p)
 
-    def emitter_problem(self) -> str | None:
+    def emitter_problem(self, sure_merges_only: bool = True) -> str | None:
         """The emitter check of the whole group (what problem() asks as it grows),
-        trusting only the merges XLA's CSE surely makes."""
+        trusting only the merges XLA's CSE surely makes; else as check_backend asks."""
         if self.backend.layout_sensitive_ops or len(self.members) == 1:
             return None
         return shared_value_problem(*_fused_producers(self.graph, self.members),
-                                    self.graph.cse_memo, sure_merges_only=True)
+                                    self.graph.cse_memo, sure_merges_only)
 
 
 def _fused_reads(graph: DataflowGraph, i: int) -> list:

@@ -473,3 +473,44 @@ func.func @two_chains_alike_but_for_their_inputs(%a: tensor<100xui32>, %b: tenso
   %r = stablehlo.multiply %8, %18 : tensor<100xf32>
   return %r : tensor<100xf32>
 }
+
+// -----
+
+// Two compares of one select, with the constants 1 and 0. Grown step by step,
+// instruction fusion keys the constants, still outside, by their type, so the
+// compares look like one to XLA's CSE and the select like a value read once; then
+// the 0 joins (the compare making the select's predicate reads it too), the
+// compares differ, and the select is read by two: check_backend refuses that
+// fusion. Checked whole as check_backend checks it, the group grows once more,
+// trusting only the merges XLA's CSE surely makes: the compare with 1 stays out
+// (fuzz jit --transform grad 221: the transpose of a select of an integer
+// predicate compares it with each case's index, as JAX's select_n).
+// CHECK-LABEL: func.func @compares_of_one_select_with_constants_alike_by_type
+// CHECK:      %[[DIV:.*]] = "mhlo.fusion"
+// CHECK:        stablehlo.divide
+// CHECK:      %[[IS1:.*]] = "mhlo.fusion"
+// CHECK:        stablehlo.compare EQ, %{{.*}}, %c_0, UNSIGNED
+// CHECK-NEXT:   stablehlo.return
+// CHECK:      "mhlo.fusion"(%[[IS1]], %arg1, %arg0, %[[DIV]])
+// WHY: [instruction-fusion] not fused: stablehlo.compare {{.*}}: ops XLA's CSE makes one only if its simplifier folds their different operands into one
+func.func @compares_of_one_select_with_constants_alike_by_type(%p: tensor<ui32>, %g: tensor<2xf16>) -> (tensor<2xf16>, tensor<i1>) {
+  %zero = stablehlo.constant dense<0> : tensor<ui32>
+  %q = stablehlo.compare EQ, %p, %zero, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+  %one = stablehlo.constant dense<1> : tensor<ui32>
+  %safe = stablehlo.select %q, %one, %p : tensor<i1>, tensor<ui32>
+  %d = stablehlo.divide %p, %safe : tensor<ui32>
+  %max = stablehlo.constant dense<4294967295> : tensor<ui32>
+  %s = stablehlo.select %q, %max, %d : tensor<i1>, tensor<ui32>
+  %z = stablehlo.constant dense<0.0> : tensor<f16>
+  %is1 = stablehlo.compare EQ, %s, %one, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+  %b1 = stablehlo.broadcast_in_dim %is1, dims = [] : (tensor<i1>) -> tensor<2xi1>
+  %z1 = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f16>) -> tensor<2xf16>
+  %a = stablehlo.select %b1, %g, %z1 : tensor<2xi1>, tensor<2xf16>
+  %is0 = stablehlo.compare EQ, %s, %zero, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+  %b0 = stablehlo.broadcast_in_dim %is0, dims = [] : (tensor<i1>) -> tensor<2xi1>
+  %z0 = stablehlo.broadcast_in_dim %z, dims = [] : (tensor<f16>) -> tensor<2xf16>
+  %b = stablehlo.select %b0, %g, %z0 : tensor<2xi1>, tensor<2xf16>
+  %r = stablehlo.add %a, %b : tensor<2xf16>
+  %ne = stablehlo.compare NE, %s, %zero, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+  return %r, %ne : tensor<2xf16>, tensor<i1>
+}
