@@ -31,7 +31,14 @@ inside a kernel, so a kernel boundary between them rounds twice).
     python python_tests/fuzz.py --kind jit --bitwise --start 5000 --count 60
     python python_tests/fuzz.py --kind hlo-opt --seed 123 --shrink
     python python_tests/fuzz.py --kind jit --loop --count 500
-(--loop: each program is the body of a lax.scan, its inputs carried)
+    python python_tests/fuzz.py --kind jit --transform grad --count 500
+(--loop: each program is the body of a lax.scan, its inputs carried; --transform
+grad: the gradient, with respect to its float inputs, of the sum of its float
+outputs each weighted by a fixed cotangent, tracehlo.grad against jax.grad;
+--transform vmap: the program mapped over a batch of 3 along an axis of each input
+drawn from its seed, or over none, tracehlo.vmap against jax.vmap. Either runs
+under each kind: jit compiles the transformed program in the three modes, hlo-opt
+fuses JAX's module of it, and with --loop it transforms the scan.)
 prints one line per failing seed and a summary by class; --shrink reduces a
 failing seed to a minimal program (fewer outputs, ops, inputs, smaller shapes,
 no special values, the class unchanged) and prints it as a standalone script.
@@ -57,6 +64,9 @@ DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32",
 KINDS = ("jit", "hlo-opt")
 MODES = ("none", "xla", "tracehlo")  # tracehlo last: the likeliest to abort
 MAX_ELEMENTS = 4096  # larger intermediate values are not drawn
+TRANSFORMS = ("grad", "vmap")
+BATCH = 3  # vmap's batch size
+FLOATS = ("float16", "bfloat16", "float32")  # the inputs grad differentiates
 # (rtol, atol) for float outputs; integer and bool outputs must be equal
 TOLERANCE = {"float16": (1e-2, 1e-3), "bfloat16": (5e-2, 1e-2), "float32": (1e-4, 1e-5)}
 
@@ -100,8 +110,12 @@ def special_values(dtype: str) -> list:
 
 def input_value(spec: dict) -> np.ndarray:
     """The data of one input, from its own seed so that shrinking one input's shape
-    leaves the others' values alone."""
+    leaves the others' values alone; an input vmap maps over (its `batch_axis`)
+    stacks BATCH such values, each from a seed of its own, along that axis."""
     import ml_dtypes
+    if spec.get("batch_axis") is not None:
+        return np.stack([input_value({**spec, "seed": spec["seed"] + k, "batch_axis": None})
+                         for k in range(BATCH)], axis=spec["batch_axis"])
     rng = np.random.default_rng(spec["seed"])
     shape, dtype = tuple(spec["shape"]), spec["dtype"]
     np_dtype = ml_dtypes.bfloat16 if dtype == "bfloat16" else np.dtype(dtype)
@@ -303,17 +317,68 @@ def _np_name(dtype: str) -> str:
     return "bool_" if dtype == "bool" else dtype
 
 
-def program(seed: int, loop: bool = False) -> dict:
-    """Seed `seed`'s program; with `loop`, the same program as a scan's body."""
+def program(seed: int, loop: bool = False, transform: str | None = None) -> dict:
+    """Seed `seed`'s program; with `loop`, the same program as a scan's body; with
+    `transform` (one of TRANSFORMS), that program transformed."""
     generator = Generator(seed)
     prog = generator.program()
-    return generator.loop(prog, seed) if loop else prog
+    if loop:
+        prog = generator.loop(prog, seed)
+    return with_transform(prog, transform, seed) if transform else prog
 
 
-def source(prog: dict, np_name: str = "tnp", lax_name: str = "tl", name: str = "f") -> str:
-    """The program as a Python function over `np_name` and `lax_name`."""
+def with_transform(prog: dict, transform: str, seed: int) -> dict:
+    """`prog` under `transform`. vmap's batch axis of each input (None: not mapped)
+    comes from a stream of the seed's own and stays with the input as the program
+    shrinks; at least one input is mapped, as jax.vmap requires."""
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform {transform!r}: one of {', '.join(TRANSFORMS)}")
+    inputs = prog["inputs"]
+    if transform == "vmap":
+        rng = np.random.default_rng([seed, 2])
+        axes = [None if rng.random() < .3 else int(rng.integers(-ndim - 1, ndim + 1))
+                for ndim in (len(spec["shape"]) for spec in inputs)]
+        if all(axis is None for axis in axes):
+            axes[0] = 0
+        inputs = [{**spec, "batch_axis": axis} for spec, axis in zip(inputs, axes)]
+    return {**prog, "inputs": inputs, "transform": transform}
+
+
+def input_shape(spec: dict) -> tuple:
+    """The shape of input_value(spec)."""
+    shape = list(spec["shape"])
+    if spec.get("batch_axis") is not None:
+        axis = spec["batch_axis"] % (len(shape) + 1)
+        shape.insert(axis, BATCH)
+    return tuple(shape)
+
+
+def source(prog: dict, np_name: str = "tnp", lax_name: str = "tl", name: str = "f",
+           api: str = "tracehlo") -> str:
+    """The program as a Python function over `np_name` and `lax_name`; transformed
+    (prog["transform"]), the program is `{name}_body` and `{name}` its transform
+    by `api`'s grad or vmap."""
+    transform = prog.get("transform")
+    body = source({k: v for k, v in prog.items() if k != "transform"}, np_name, lax_name,
+                  f"{name}_body") if transform else ""
     n = len(prog["inputs"])
     names = ", ".join(f"v{i}" for i in range(n))
+    if transform == "vmap":
+        axes = "".join(f"{spec['batch_axis']}, " for spec in prog["inputs"])
+        return body + f"{name} = {api}.vmap({name}_body, in_axes=({axes}))\n"
+    if transform == "grad":
+        argnums = "".join(f"{i}, " for i, spec in enumerate(prog["inputs"])
+                          if spec["dtype"] in FLOATS)
+        return body + "\n".join([
+            "", f"def {name}_loss({names}):",
+            "    total = 0.0",
+            f"    for out in {name}_body({names}):",
+            f"        if {np_name}.issubdtype(out.dtype, {np_name}.floating):",
+            "            cotangent = np.cos(np.arange(np.prod(out.shape, dtype=int))) + 1.5",
+            f"            total = total + {np_name}.sum(out.astype({np_name}.float32) * "
+            "cotangent.astype(np.float32).reshape(out.shape))",
+            "    return total",
+            f"{name} = {api}.grad({name}_loss, argnums=({argnums}))", ""])
     outputs = f"({''.join(f'v{j}, ' for j in prog['outputs'])})"
     loop = prog.get("loop")
     indent = "        " if loop else "    "
@@ -338,10 +403,12 @@ def functions(prog: dict):
     """(tracehlo function, jax function) of a program."""
     import jax
     import jax.numpy as jnp
+    import tracehlo
     import tracehlo.lax as tl
     import tracehlo.numpy as tnp
-    scope = {"tnp": tnp, "tl": tl, "jnp": jnp, "lax": jax.lax}
-    code = source(prog, "tnp", "tl", "f") + source(prog, "jnp", "lax", "f_jax")
+    scope = {"tnp": tnp, "tl": tl, "jnp": jnp, "lax": jax.lax, "np": np,
+             "tracehlo": tracehlo, "jax": jax}
+    code = source(prog, "tnp", "tl", "f") + source(prog, "jnp", "lax", "f_jax", "jax")
     exec(compile(code, "fuzz_program.py", "exec"), scope)  # user lines name this file
     return scope["f"], scope["f_jax"]
 
@@ -503,27 +570,36 @@ def _compare_all(prog: dict, stage: str, got, want, op_by_op) -> list[dict]:
     A value that differs from jax.jit's but equals JAX's op by op (`op_by_op()`) is
     jit-differs: jax.jit's XLA folded or fused differently (x / 0 folded to 0 after an
     argmax over a unit axis became 0; bf16 rounding dropped inside its kernels)."""
-    failures, n = [], len(prog["inputs"])
+    failures = []
     for k, (g, w) in enumerate(zip(got, want)):
         problem = compare(g, w, weak_types=stage != "hlo-opt")  # XLA has no weak types
         if problem and problem[0] == "mismatch" and g.shape == w.shape and g.dtype == w.dtype \
                 and compare(g, op_by_op()[k], weak_types=False) is None:
             problem = ("jit-differs", problem[1])
         if problem:
-            j = prog["outputs"][k]
-            op = prog["ops"][j - n]["code"] if j >= n else "input"
-            failures.append(_failure(problem[0], stage, f"{op}: output {k}: {problem[1]}"))
+            failures.append(_failure(problem[0], stage,
+                                     f"{_output_op(prog, k)}: output {k}: {problem[1]}"))
     return failures
+
+
+def _output_op(prog: dict, k: int) -> str:
+    """What computed output `k`, for the failure's class: the op's code, or under
+    grad the input it is the gradient for, with that input's dtype."""
+    n = len(prog["inputs"])
+    if prog.get("transform") == "grad":
+        argnums = [i for i, spec in enumerate(prog["inputs"]) if spec["dtype"] in FLOATS]
+        return f"grad for a {prog['inputs'][argnums[k]]['dtype']} input"
+    j = prog["outputs"][k]
+    return prog["ops"][j - n]["code"] if j >= n else "input"
 
 
 def _compare_bits(prog: dict, ours, xla) -> list[dict]:
     """fusion-bits failures: our fusion's outputs against fusion "xla"'s."""
-    failures, n = [], len(prog["inputs"])
+    failures = []
     for k, (g, x) in enumerate(zip(ours, xla)):
         if (why := bits_differ(g, x)) is not None:
-            j = prog["outputs"][k]
-            op = prog["ops"][j - n]["code"] if j >= n else "input"
-            failures.append(_failure("fusion-bits", "tracehlo", f"{op}: output {k}: {why}"))
+            failures.append(_failure("fusion-bits", "tracehlo",
+                                     f"{_output_op(prog, k)}: output {k}: {why}"))
     return failures
 
 
@@ -678,12 +754,12 @@ def _serve() -> None:
 
 
 def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None,
-         loop: bool = False) -> dict:
+         loop: bool = False, transform: str | None = None) -> dict:
     """{seed: failures} for every seed; `report` sees invalid programs too, the
     result leaves them out."""
     results = {}
     for seed in seeds:
-        failures = worker.run(program(seed, loop), kind)
+        failures = worker.run(program(seed, loop, transform), kind)
         report(seed, failures)
         if not (failures and failures[0]["class"] == "invalid"):
             results[seed] = failures
@@ -714,6 +790,8 @@ def prune(prog: dict) -> dict:
     if prog.get("loop"):
         pruned["loop"] = {**prog["loop"], "carry": [[renumber[i], renumber[j]]
                                                     for i, j in prog["loop"]["carry"] if i in live]}
+    if prog.get("transform"):
+        pruned["transform"] = prog["transform"]
     return pruned
 
 
@@ -722,7 +800,7 @@ def valid(prog: dict) -> bool:
     import jax
     import jax.numpy as jnp
     _, f_jax = functions(prog)
-    avals = [jax.ShapeDtypeStruct(tuple(s["shape"]),
+    avals = [jax.ShapeDtypeStruct(input_shape(s),
                                   jnp.bfloat16 if s["dtype"] == "bfloat16" else s["dtype"])
              for s in prog["inputs"]]
     try:
@@ -793,13 +871,14 @@ def repro(prog: dict, kind: str, key: str) -> str:
         x = input_value(spec)
         dtype = "ml_dtypes.bfloat16" if spec["dtype"] == "bfloat16" else f"np.{spec['dtype']}"
         arrays.append(f"np.frombuffer(bytes.fromhex('{x.tobytes().hex()}'), {dtype})"
-                      f".reshape({tuple(spec['shape'])})")
+                      f".reshape({x.shape})")
     del ml_dtypes
     head = (f"# fuzz repro ({kind}): {key}\n"
             "import jax, jax.numpy as jnp, ml_dtypes, numpy as np\n"
             "import tracehlo, tracehlo.numpy as tnp, tracehlo.lax as tl\n"
             "from jax import lax\n\n")
-    body = source(prog, "tnp", "tl", "f") + "\n" + source(prog, "jnp", "lax", "f_jax") + "\n"
+    body = (source(prog, "tnp", "tl", "f") + "\n"
+            + source(prog, "jnp", "lax", "f_jax", "jax") + "\n")
     body += "args = [jax.device_put(a) for a in [\n" + "".join(
         f"    {a},\n" for a in arrays) + "]]\nwant = jax.jit(f_jax)(*args)\n"
     if key.startswith("fusion-bits"):
@@ -848,6 +927,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, help="run one seed and print its program")
     ap.add_argument("--loop", action="store_true",
                     help="each program as the body of a scan (lax.scan over 2 or 3 steps)")
+    ap.add_argument("--transform", choices=TRANSFORMS,
+                    help="each program transformed: its gradient or its vmap (see above)")
     ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     ap.add_argument("--bitwise", action="store_true",
@@ -860,21 +941,22 @@ def main(argv=None) -> int:
         return 0
     seeds = [opts.seed] if opts.seed is not None else range(opts.start, opts.start + opts.count)
     if opts.seed is not None:
-        print(source(program(opts.seed, opts.loop)))
+        print(source(program(opts.seed, opts.loop, opts.transform)))
 
     log = open(opts.log, "a") if opts.log else None
 
     def report(seed, failures):
         for key in sorted({class_key(f) for f in failures}):
-            print(f"seed {seed} {opts.kind}{' loop' * opts.loop}: {key}", flush=True)
+            print(f"seed {seed} {opts.kind}{' loop' * opts.loop}"
+                  f"{' ' + opts.transform if opts.transform else ''}: {key}", flush=True)
         if log:
             log.write(json.dumps({"seed": seed, "kind": opts.kind, "loop": opts.loop,
-                                  "failures": failures}) + "\n")
+                                  "transform": opts.transform, "failures": failures}) + "\n")
             log.flush()
 
     t0 = time.monotonic()
     with Worker(opts.timeout, opts.bitwise) as worker:
-        results = fuzz(seeds, opts.kind, worker, report, opts.loop)
+        results = fuzz(seeds, opts.kind, worker, report, opts.loop, opts.transform)
         classes = summary(results)
         print(f"\n{opts.kind}: {len(results)} programs in {time.monotonic() - t0:.0f} s, "
               f"{sum(bool(f) for f in results.values())} failing\n{rates(results)}")
@@ -882,7 +964,7 @@ def main(argv=None) -> int:
             first = min(s for s, fs in results.items() if key in {class_key(f) for f in fs})
             print(f"{count:5d}  {key}  (first seed {first})")
             if opts.shrink:
-                small = shrink(program(first, opts.loop), opts.kind, key, worker)
+                small = shrink(program(first, opts.loop, opts.transform), opts.kind, key, worker)
                 print(repro(small, opts.kind, f"{key} (seed {first})"))
     if log:
         log.close()
