@@ -238,6 +238,22 @@ def test_scan_reverse_mode_is_two_loops_and_matches_jax():
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_grad_of_max_and_min_in_a_scan_keeps_jax_nans():
+    """A max's (min's) tie indicator is computed forward and saved, as JAX linearizes
+    it: the backward loop multiplies a nan cotangent by a saved indicator, where a
+    compare it recomputed let XLA's simplifier make that multiply a select giving 0
+    (fuzz jit --loop --transform grad 108: the sqrt of a negative min)."""
+    def loss(lib, scan, x):
+        def step(c, _):
+            return c, lib.sqrt(lib.min(c)) + lib.max(c[None], axis=1)[0] * 2
+        return lib.sum(scan(step, x, None, length=3)[1])
+    x = np.array([2.6, -0.27, np.nan, 1.5], np.float32)
+    want = jax.grad(lambda x: loss(jnp, jax.lax.scan, x))(x)
+    assert np.isnan(want).all()
+    for grad in (tracehlo.grad, lambda f: tracehlo.jit(tracehlo.grad(f))):
+        np.testing.assert_array_equal(grad(lambda x: loss(tnp, lax.scan, x))(x), want)
+
+
 def test_hessian_and_vmap_of_grad_of_scan_against_jax():
     """jacfwd of grad vmaps the scans of reverse mode: ys that no basis vector reaches stay
     unbatched (jacfwd returns its primal results unbatched). vmap of grad batches the

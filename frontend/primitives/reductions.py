@@ -129,9 +129,18 @@ def _hits(x, out, axes):
     return hits, reduce_sum(hits, axes)
 
 
-def _chooser_vjp(ct, x, out, axes):
-    hits, counts = _hits(x, out, axes)
-    return [mul(_expand(div(ct, counts), x, axes), hits)]
+def _chooser_vjp_fwd(reduce):
+    """Reverse mode of max (min) with the indicator and counts computed forward, where
+    JAX's linearization computes them: the backward pass reads them as residuals, so
+    inside a scan it multiplies by a saved indicator, not by a converted compare, which
+    XLA's simplifier makes a select (a nan cotangent then became 0 where JAX's stays
+    nan: fuzz jit --loop --transform grad 108)."""
+    def fwd(primals, *, axes):
+        (x,) = primals
+        out = reduce(x, axes)
+        hits, counts = _hits(x, out, axes)
+        return [out], lambda cts: [mul(_expand(div(cts[0], counts), x, axes), hits)]
+    return fwd
 
 
 def _product_of_others(x, axes):
@@ -164,11 +173,11 @@ reduce_prod_p, reduce_prod = _reduce(
 reduce_max_p, reduce_max = _reduce(
     "max", _any,
     jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_max, xs[0], ts[0], axes),
-    vjp=lambda cts, xs, outs, *, axes: _chooser_vjp(cts[0], xs[0], outs[0], axes))
+    vjp_fwd=_chooser_vjp_fwd(lambda x, axes: reduce_max(x, axes)))
 reduce_min_p, reduce_min = _reduce(
     "min", _any,
     jvp=lambda xs, ts, *, axes: _chooser_jvp(reduce_min, xs[0], ts[0], axes),
-    vjp=lambda cts, xs, outs, *, axes: _chooser_vjp(cts[0], xs[0], outs[0], axes))
+    vjp_fwd=_chooser_vjp_fwd(lambda x, axes: reduce_min(x, axes)))
 reduce_and_p, reduce_and = _reduce("and", _intbool, keeps_weak=False, jvp=ad.zero_jvp)
 reduce_or_p, reduce_or = _reduce("or", _intbool, keeps_weak=False, jvp=ad.zero_jvp)
 
