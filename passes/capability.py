@@ -308,10 +308,44 @@ def reduce_cone_problem(operations: list, makers: list[list],
 
 
 def parameter_source(value: ir.Value, memo: dict) -> ir.Value:
-    """_identity_source of a fusion parameter's value, kept in `memo`."""
+    """The value a fusion parameter holds once XLA's simplifier and CSE have run: its
+    _identity_source, and one value for all that XLA's CSE makes one op (the same op
+    of the same operands, constants by their value), as XLA then passes the fusion one
+    parameter for them (two converts of two equal constants were two bf16 parameters
+    to us, one read by a reverse and one by an add, and one bf16 parameter read twice
+    to XLA CPU, which aborted: fuzz jit --transform grad 477). Kept in `memo`."""
     key = ("identity source", value)
     if key not in memo:
-        memo[key] = _identity_source(value)
+        source = _identity_source(value)
+        memo[key] = memo.setdefault(("cse source", _cse_number(source, memo)), source)
+    return memo[key]
+
+
+def _cse_number(value: ir.Value, memo: dict):
+    """What XLA's CSE sees of an outside value, kept in `memo`: cse_id of its op over
+    the parameter_source of each operand, numbered bottom-up without recursion (a
+    chain of thousands of ops). A block argument, an op with regions or with effects,
+    and a result of a multi-result op stay themselves."""
+    key = ("cse number", value)
+    todo = [value]
+    while todo:
+        v = todo[-1]
+        if ("cse number", v) in memo:
+            todo.pop()
+            continue
+        op = v.owner.operation if isinstance(v, ir.OpResult) else None
+        if (op is None or len(op.regions) or len(op.results) != 1
+                or opinfo.is_side_effecting(op)):
+            memo[("cse number", v)] = v
+            todo.pop()
+            continue
+        sources = [_identity_source(u) for u in op.operands]
+        pending = [u for u in sources if ("cse number", u) not in memo]
+        if pending:
+            todo.extend(pending)
+            continue
+        memo[("cse number", v)] = cse_id(op, [memo[("cse number", u)] for u in sources], memo)
+        todo.pop()
     return memo[key]
 
 

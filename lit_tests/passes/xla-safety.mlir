@@ -514,3 +514,41 @@ func.func @compares_of_one_select_with_constants_alike_by_type(%p: tensor<ui32>,
   %ne = stablehlo.compare NE, %s, %zero, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
   return %r, %ne : tensor<2xf16>, tensor<i1>
 }
+
+// -----
+
+// The gradient of roll, log1p and flip in bf16 reads its cotangent, a constant
+// made bf16, twice: lowered as two equal constants, each converted. To us they were
+// two fusion parameters, one reversed and one added; XLA's CSE makes the constants
+// one, then the converts, and passes one bf16 parameter read by two fused ops, which
+// ends an emitter function: XLA CPU aborted (has_layout(); fuzz jit --transform grad
+// 477). A parameter's source is now what XLA's CSE makes of it, so the merger keeps
+// the reverse and the add apart.
+// CHECK-LABEL: func.func @equal_constants_made_bf16_are_one_parameter_to_xla
+// WHY: [fusion-merger] not fused: {{.*}}: a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion) read by 2 fused ops (stablehlo.add, stablehlo.reverse)
+func.func @equal_constants_made_bf16_are_one_parameter_to_xla(%arg0: tensor<3xbf16>) -> (tensor<3xbf16>) {
+  %0 = stablehlo.constant dense<"0x0000204050940240B3BB8A3F"> : tensor<3xf32>
+  %1 = stablehlo.constant dense<"0x0000204050940240B3BB8A3F"> : tensor<3xf32>
+  %2 = "stablehlo.slice"(%arg0) {start_indices = array<i64: 0>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<2xbf16>
+  %3 = "stablehlo.slice"(%arg0) {start_indices = array<i64: 2>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<1xbf16>
+  %4 = "stablehlo.concatenate"(%3, %2) {dimension = 0 : i64} : (tensor<1xbf16>, tensor<2xbf16>) -> tensor<3xbf16>
+  %5 = stablehlo.constant dense<1.0> : tensor<f32>
+  %6 = stablehlo.broadcast_in_dim %5, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %7 = stablehlo.multiply %6, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %8 = stablehlo.convert %7 : (tensor<3xf32>) -> tensor<3xbf16>
+  %9 = stablehlo.multiply %6, %0 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %10 = stablehlo.convert %9 : (tensor<3xf32>) -> tensor<3xbf16>
+  %11 = "stablehlo.reverse"(%8) {dimensions = array<i64: 0>} : (tensor<3xbf16>) -> tensor<3xbf16>
+  %12 = stablehlo.constant dense<1.0> : tensor<bf16>
+  %13 = stablehlo.broadcast_in_dim %12, dims = [] : (tensor<bf16>) -> tensor<3xbf16>
+  %14 = stablehlo.add %4, %13 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  %15 = stablehlo.divide %11, %14 : tensor<3xbf16>
+  %16 = stablehlo.add %10, %15 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  %17 = "stablehlo.slice"(%16) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<1xbf16>
+  %18 = "stablehlo.slice"(%16) {start_indices = array<i64: 1>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<2xbf16>
+  %19 = stablehlo.constant dense<0.0> : tensor<bf16>
+  %20 = "stablehlo.pad"(%17, %19) {edge_padding_low = array<i64: 2>, edge_padding_high = array<i64: 0>, interior_padding = array<i64: 0>} : (tensor<1xbf16>, tensor<bf16>) -> tensor<3xbf16>
+  %21 = "stablehlo.pad"(%18, %19) {edge_padding_low = array<i64: 0>, edge_padding_high = array<i64: 1>, interior_padding = array<i64: 0>} : (tensor<2xbf16>, tensor<bf16>) -> tensor<3xbf16>
+  %22 = stablehlo.add %20, %21 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  return %22 : tensor<3xbf16>
+}
