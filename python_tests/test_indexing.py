@@ -318,6 +318,24 @@ def test_take(name, fn):
     check(fn, f32(2, 3, 4))
 
 
+def test_take_along_an_empty_axis_or_into_an_empty_result():
+    """No element to take, or none to make: JAX's zeros of the indices' broadcast shape
+    (not a gather whose one-element slices do not fit), and the derivative of a sort
+    of an empty array (fuzz jit --transform grad 471)."""
+    empty = np.zeros((2, 0), np.float32)
+    check(lambda m, x: m.take_along_axis(x, np.zeros((2, 3), np.int32), axis=1), empty,
+          values="jnp")
+    check(lambda m, x: m.take_along_axis(x, np.zeros((2, 0), np.int32), axis=1), empty)
+    check(lambda m, x: m.take_along_axis(x, np.zeros((1, 2), np.int32), axis=1),
+          np.zeros((0, 3), np.float32))
+    check_raises(lambda m, x: m.take_along_axis(x, np.zeros((3, 1), np.int32), axis=1),
+                 f32(2, 3), exc=ValueError, match="do not broadcast with arr of shape")
+    tnp = tracehlo.numpy
+    for x in (np.zeros((0,), np.float32), np.zeros((0, 3), np.float32)):
+        got = tracehlo.jit(tracehlo.grad(lambda x: tnp.sum(tnp.sort(x))))(x)
+        assert got.shape == x.shape and got.dtype == x.dtype
+
+
 def test_take_traced_indices():
     check(lambda m, x, i: m.take(x, i, axis=1), i32(2, 3), np.array([2, -1], np.int32))
     check(lambda m, x, i: m.take_along_axis(x, i, axis=0), f32(3, 2),

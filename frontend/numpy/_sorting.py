@@ -1,7 +1,6 @@
 """Sorting and index-based selection (take, take_along_axis) under JAX's index modes."""
 from __future__ import annotations
 
-import builtins
 import numpy as _np
 
 from .. import dtypes as _dtypes
@@ -9,6 +8,7 @@ from .. import lax
 from ..core import at_user_line
 from ._util import (
     _array, _as_dtype, _canon_axis, _operand, _shape, _t, broadcast_to, ndim, size, where)
+from ._creation import zeros
 from ._ufuncs import greater_equal, less, logical_and, remainder
 
 
@@ -109,10 +109,17 @@ def take_along_axis(arr, indices, axis, mode=None):
     if ndim(indices) != ndim(arr):
         raise ValueError(at_user_line("take_along_axis: indices and arr must have the same "
                                       "number of dimensions"))
-    out_shape = tuple(n if i == axis else builtins.max(n, m) for i, (n, m) in
-                      enumerate(zip(_shape(indices), _shape(arr))))
-    indices = broadcast_to(indices, out_shape)
     shp = _shape(arr)
+    try:  # the indices' shape broadcast with arr's, arr's axis aside
+        out_shape = _np.broadcast_shapes(_shape(indices),
+                                         tuple(1 if i == axis else n for i, n in enumerate(shp)))
+    except ValueError:
+        raise ValueError(at_user_line(
+            f"take_along_axis: indices of shape {_shape(indices)} do not broadcast with "
+            f"arr of shape {shp} outside axis {axis}")) from None
+    if shp[axis] == 0 or 0 in out_shape:  # nothing to take (from): zeros, as JAX gives
+        return zeros(out_shape, _t(arr).dtype)
+    indices = broadcast_to(indices, out_shape)
     other = tuple(i for i in range(ndim(arr)) if i != axis)
     arr = broadcast_to(arr, tuple(shp[axis] if i == axis else out_shape[i]
                                   for i in range(ndim(arr))))
