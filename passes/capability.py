@@ -323,9 +323,9 @@ def parameter_source(value: ir.Value, memo: dict) -> ir.Value:
 
 def _cse_number(value: ir.Value, memo: dict):
     """What XLA's CSE sees of an outside value, kept in `memo`: cse_id of its op over
-    the parameter_source of each operand, numbered bottom-up without recursion (a
-    chain of thousands of ops). A block argument, an op with regions or with effects,
-    and a result of a multi-result op stay themselves."""
+    the numbers of its operands' identity sources, numbered bottom-up without
+    recursion (a chain of thousands of ops). A block argument, an op with regions or
+    with effects, and a result of a multi-result op stay themselves."""
     key = ("cse number", value)
     todo = [value]
     while todo:

@@ -775,21 +775,24 @@ def _select_lowering(ctx, eqn, pred, on_true, on_false):
                   f"{_signature([pred_type, out, out], out)}")
 
 
-def _case(pred, index: int):
-    """Where `pred` chose case `index` (0: on_false, 1: on_true), for the derivative:
-    JAX transposes select_n into select(which == index, g, 0), so an integer `pred`
-    outside 0 and 1 passes no derivative to either case, though its value is on_true's
-    (at or above 1) or on_false's."""
-    if type_of(pred).dtype == dtypes.bool_:
-        return pred if index else bitwise_not(pred)
-    return eq(pred, np.full((), index, type_of(pred).dtype))
+def _is_case(index_pred, index: int):
+    """Where an integer predicate chose case `index` (0: on_false, 1: on_true), for the
+    derivative: JAX transposes select_n into select(which == index, g, 0), so a
+    predicate outside 0 and 1 passes no derivative to either case, though its value is
+    on_true's (at or above 1) or on_false's."""
+    return eq(index_pred, np.full((), index, type_of(index_pred).dtype))
+
+
+def _select_on_true(g, out, p, x, y):
+    return select(p if type_of(p).dtype == dtypes.bool_ else _is_case(p, 1), g, 0)
+
+
+def _select_on_false(g, out, p, x, y):
+    return select(p, 0, g) if type_of(p).dtype == dtypes.bool_ else select(_is_case(p, 0), g, 0)
 
 
 select_p = define("select", shape=_select_shape, lower=_select_lowering,
-                  **_derivative_rules([None, lambda g, out, p, x, y: select(_case(p, 1), g, 0),
-                                       lambda g, out, p, x, y: (
-                                           select(p, 0, g) if type_of(p).dtype == dtypes.bool_
-                                           else select(_case(p, 0), g, 0))],
+                  **_derivative_rules([None, _select_on_true, _select_on_false],
                                       lambda *xs: select_p.bind(*xs)),
                   batch=broadcasting_rule)
 
