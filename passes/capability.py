@@ -210,7 +210,7 @@ def shared_value_problem(operations: list, makers: list[list], memo: dict | None
             elif isinstance(p, ir.Value):
                 if _parameter_element_type(p, memo) != "bf16":
                     continue
-                p = parameter_source(p, memo)  # two parameters XLA makes one are one
+                p = bf16_parameter_source(p, memo)  # two XLA makes one are one
                 nodes[p] = p
             readers.setdefault(p, {})[key] = k
     # identical ops are one, where the first of them is (users come before producers)
@@ -321,11 +321,26 @@ def parameter_source(value: ir.Value, memo: dict) -> ir.Value:
     return memo[key]
 
 
+def bf16_parameter_source(value: ir.Value, memo: dict) -> ir.Value:
+    """parameter_source for the rule that a bf16 parameter read twice ends an emitter
+    function, which must not miss one: every value XLA folds to a constant (computed
+    from constants alone) counts as one per type. XLA folds each to a literal, and its
+    CSE makes equal literals one, whatever ops made them (a slice of a converted
+    constant and a converted shorter one, both [2.5, 2.04, 1.08]: fuzz jit --transform
+    grad 477). Conservative: two different such constants read in one fusion count as
+    one parameter read twice."""
+    source = parameter_source(value, memo)
+    if memo[("folds to a constant", source)]:
+        return memo.setdefault(("folded constant", source.type), source)
+    return source
+
+
 def _cse_number(value: ir.Value, memo: dict):
     """What XLA's CSE sees of an outside value, kept in `memo`: cse_id of its op over
     the numbers of its operands' identity sources, numbered bottom-up without
     recursion (a chain of thousands of ops). A block argument, an op with regions or
-    with effects, and a result of a multi-result op stay themselves."""
+    with effects, and a result of a multi-result op stay themselves. Also kept: whether
+    the value folds to a constant (bf16_parameter_source)."""
     key = ("cse number", value)
     todo = [value]
     while todo:
@@ -336,7 +351,7 @@ def _cse_number(value: ir.Value, memo: dict):
         op = v.owner.operation if isinstance(v, ir.OpResult) else None
         if (op is None or len(op.regions) or len(op.results) != 1
                 or opinfo.is_side_effecting(op)):
-            memo[("cse number", v)] = v
+            memo[("cse number", v)], memo[("folds to a constant", v)] = v, False
             todo.pop()
             continue
         sources = [_identity_source(u) for u in op.operands]
@@ -345,6 +360,9 @@ def _cse_number(value: ir.Value, memo: dict):
             todo.extend(pending)
             continue
         memo[("cse number", v)] = cse_id(op, [memo[("cse number", u)] for u in sources], memo)
+        memo[("folds to a constant", v)] = (op.name == "stablehlo.constant" or bool(sources)
+                                            and all(memo[("folds to a constant", u)]
+                                                    for u in sources))
         todo.pop()
     return memo[key]
 

@@ -10,10 +10,10 @@ import collections
 from jaxlib.mlir import ir
 
 from . import opinfo
-from .capability import (HLO_ELEMENTWISE, Backend, bitwise_of_narrowing_problem, cse_id,
-                         parameter_key, parameter_source, reduce_cone_problem, reduce_root,
-                         region_read_problem, select_problem, shared_value_problem,
-                         unread_outputs_problem)
+from .capability import (HLO_ELEMENTWISE, Backend, bf16_parameter_source,
+                         bitwise_of_narrowing_problem, cse_id, parameter_key,
+                         reduce_cone_problem, reduce_root, region_read_problem, select_problem,
+                         shared_value_problem, unread_outputs_problem)
 from .graph import DataflowGraph
 
 
@@ -245,9 +245,9 @@ class GrowingGroup:
         if not reads:
             return False
         memo = self.graph.cse_memo
-        sources = {parameter_source(v, memo) for v in self.inputs
+        sources = {bf16_parameter_source(v, memo) for v in self.inputs
                    if opinfo.element_type(v.type) == "bf16"}
-        return any(v in self.inputs or parameter_source(v, memo) in sources for v in reads)
+        return any(v in self.inputs or bf16_parameter_source(v, memo) in sources for v in reads)
 
     def _merge_problem(self, p: int, readers: list[int]) -> bool:
         """Whether `p` joining may be made one with a member by XLA's CSE in a way

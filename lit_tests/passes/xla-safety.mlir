@@ -552,3 +552,44 @@ func.func @equal_constants_made_bf16_are_one_parameter_to_xla(%arg0: tensor<3xbf
   %22 = stablehlo.add %20, %21 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
   return %22 : tensor<3xbf16>
 }
+
+// -----
+
+// As above, but the two bf16 values are only equal once XLA folds them: a converted
+// three-element constant, and the first three elements sliced from a converted
+// six-element one. XLA folds both to the literal [2.5, 2.04, 1.08], its CSE makes
+// them one parameter, read by a reverse and an add, and XLA CPU aborted (fuzz jit
+// --transform grad 477, unshrunk). For the rule on bf16 parameters read twice, any
+// two values XLA folds to constants of one type count as one.
+// CHECK-LABEL: func.func @constants_xla_folds_equal_are_one_bf16_parameter
+// WHY: [fusion-merger] not fused: {{.*}}: a bf16 fusion parameter (XLA CPU converts it to f32 inside the fusion) read by 2 fused ops (stablehlo.add, stablehlo.reverse)
+func.func @constants_xla_folds_equal_are_one_bf16_parameter(%arg0: tensor<3xbf16>) -> (tensor<3xbf16>) {
+  %0 = stablehlo.constant dense<"0x0000204050940240B3BB8A3FDA8F023FD0AA583F0B4FE43F"> : tensor<6xf32>
+  %1 = stablehlo.constant dense<"0x0000204050940240B3BB8A3F"> : tensor<3xf32>
+  %2 = "stablehlo.slice"(%arg0) {start_indices = array<i64: 0>, limit_indices = array<i64: 2>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<2xbf16>
+  %3 = "stablehlo.slice"(%arg0) {start_indices = array<i64: 2>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<1xbf16>
+  %4 = "stablehlo.concatenate"(%3, %2) {dimension = 0 : i64} : (tensor<1xbf16>, tensor<2xbf16>) -> tensor<3xbf16>
+  %5 = stablehlo.constant dense<1.0> : tensor<f32>
+  %6 = stablehlo.broadcast_in_dim %5, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %7 = stablehlo.multiply %6, %1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  %8 = stablehlo.convert %7 : (tensor<3xf32>) -> tensor<3xbf16>
+  %9 = stablehlo.broadcast_in_dim %5, dims = [] : (tensor<f32>) -> tensor<6xf32>
+  %10 = stablehlo.multiply %9, %0 : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xf32>
+  %11 = stablehlo.convert %10 : (tensor<6xf32>) -> tensor<6xbf16>
+  %12 = "stablehlo.reverse"(%8) {dimensions = array<i64: 0>} : (tensor<3xbf16>) -> tensor<3xbf16>
+  %13 = stablehlo.constant dense<1.0> : tensor<bf16>
+  %14 = stablehlo.broadcast_in_dim %13, dims = [] : (tensor<bf16>) -> tensor<3xbf16>
+  %15 = stablehlo.add %4, %14 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  %16 = stablehlo.divide %12, %15 : tensor<3xbf16>
+  %17 = "stablehlo.slice"(%11) {start_indices = array<i64: 0>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<6xbf16>) -> tensor<3xbf16>
+  %18 = "stablehlo.slice"(%11) {start_indices = array<i64: 3>, limit_indices = array<i64: 6>, strides = array<i64: 1>} : (tensor<6xbf16>) -> tensor<3xbf16>
+  %19 = stablehlo.add %16, %17 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  %20 = stablehlo.add %19, %18 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  %21 = "stablehlo.slice"(%20) {start_indices = array<i64: 0>, limit_indices = array<i64: 1>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<1xbf16>
+  %22 = "stablehlo.slice"(%20) {start_indices = array<i64: 1>, limit_indices = array<i64: 3>, strides = array<i64: 1>} : (tensor<3xbf16>) -> tensor<2xbf16>
+  %23 = stablehlo.constant dense<0.0> : tensor<bf16>
+  %24 = "stablehlo.pad"(%21, %23) {edge_padding_low = array<i64: 2>, edge_padding_high = array<i64: 0>, interior_padding = array<i64: 0>} : (tensor<1xbf16>, tensor<bf16>) -> tensor<3xbf16>
+  %25 = "stablehlo.pad"(%22, %23) {edge_padding_low = array<i64: 0>, edge_padding_high = array<i64: 1>, interior_padding = array<i64: 0>} : (tensor<2xbf16>, tensor<bf16>) -> tensor<3xbf16>
+  %26 = stablehlo.add %24, %25 : (tensor<3xbf16>, tensor<3xbf16>) -> tensor<3xbf16>
+  return %26 : tensor<3xbf16>
+}
