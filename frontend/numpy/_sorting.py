@@ -7,7 +7,8 @@ from .. import dtypes as _dtypes
 from .. import lax
 from ..core import at_user_line
 from ._util import (
-    _array, _as_dtype, _canon_axis, _operand, _shape, _t, broadcast_to, ndim, size, where)
+    _array, _as_dtype, _broadcast_shapes, _canon_axis, _operand, _shape, _t, broadcast_to,
+    ndim, size, where)
 from ._creation import zeros
 from ._ufuncs import greater_equal, less, logical_and, remainder
 
@@ -110,13 +111,9 @@ def take_along_axis(arr, indices, axis, mode=None):
         raise ValueError(at_user_line("take_along_axis: indices and arr must have the same "
                                       "number of dimensions"))
     shp = _shape(arr)
-    try:  # the indices' shape broadcast with arr's, arr's axis aside
-        out_shape = _np.broadcast_shapes(_shape(indices),
-                                         tuple(1 if i == axis else n for i, n in enumerate(shp)))
-    except ValueError:
-        raise ValueError(at_user_line(
-            f"take_along_axis: indices of shape {_shape(indices)} do not broadcast with "
-            f"arr of shape {shp} outside axis {axis}")) from None
+    # the indices' shape broadcast with arr's, arr's axis aside
+    out_shape = _broadcast_shapes(_shape(indices),
+                                  tuple(1 if i == axis else n for i, n in enumerate(shp)))
     if shp[axis] == 0 or 0 in out_shape:  # nothing to take (from): zeros, as JAX gives
         return zeros(out_shape, _t(arr).dtype)
     indices = broadcast_to(indices, out_shape)
