@@ -63,11 +63,13 @@ def _complex_dtype(dtype):
     return np.result_type(dtype, np.complex64)
 
 
-def _operands_broadcast(ctx, eqn, operands):
-    """Operand names with rank-0 operands broadcast to the result shape."""
+def _operands_broadcast(ctx, eqn, operands, types=None):
+    """Operand names with rank-0 operands broadcast to the result shape; `types`: the
+    operands' own, where the rule computed one in place of an input."""
     out = eqn.outputs[0].type
-    return [ctx.broadcast(name, a.type, out) if a.type.shape == () and out.shape != () else name
-            for name, a in zip(operands, eqn.inputs)]
+    types = [a.type for a in eqn.inputs] if types is None else types
+    return [ctx.broadcast(name, t, out) if t.shape == () and out.shape != () else name
+            for name, t in zip(operands, types)]
 
 
 def _signature(in_types, out_type) -> str:
@@ -766,10 +768,8 @@ def _select_lowering(ctx, eqn, pred, on_true, on_false):
         pred = ctx.op(f"stablehlo.compare GE, {pred}, {one}, "
                       f"{compare_type(index_type.dtype)} : "
                       f"{_signature([index_type, index_type], bool_type)}")
-    types = (bool_type, eqn.inputs[1].type, eqn.inputs[2].type)
-    pred, on_true, on_false = [
-        ctx.broadcast(name, t, out) if t.shape == () and out.shape != () else name
-        for name, t in zip((pred, on_true, on_false), types)]
+    pred, on_true, on_false = _operands_broadcast(
+        ctx, eqn, (pred, on_true, on_false), (bool_type, eqn.inputs[1].type, eqn.inputs[2].type))
     pred_type = ArrayType(out.shape, dtypes.bool_)
     return ctx.op(f"stablehlo.select {pred}, {on_true}, {on_false} : "
                   f"{_signature([pred_type, out, out], out)}")
