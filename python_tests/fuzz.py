@@ -353,6 +353,11 @@ def input_shape(spec: dict) -> tuple:
     return tuple(shape)
 
 
+def grad_argnums(prog: dict) -> list[int]:
+    """The inputs grad differentiates: the float ones."""
+    return [i for i, spec in enumerate(prog["inputs"]) if spec["dtype"] in FLOATS]
+
+
 def source(prog: dict, np_name: str = "tnp", lax_name: str = "tl", name: str = "f",
            api: str = "tracehlo") -> str:
     """The program as a Python function over `np_name` and `lax_name`; transformed
@@ -367,8 +372,7 @@ def source(prog: dict, np_name: str = "tnp", lax_name: str = "tl", name: str = "
         axes = "".join(f"{spec['batch_axis']}, " for spec in prog["inputs"])
         return body + f"{name} = {api}.vmap({name}_body, in_axes=({axes}))\n"
     if transform == "grad":
-        argnums = "".join(f"{i}, " for i, spec in enumerate(prog["inputs"])
-                          if spec["dtype"] in FLOATS)
+        argnums = "".join(f"{i}, " for i in grad_argnums(prog))
         return body + "\n".join([
             "", f"def {name}_loss({names}):",
             "    total = 0.0",
@@ -587,8 +591,7 @@ def _output_op(prog: dict, k: int) -> str:
     grad the input it is the gradient for, with that input's dtype."""
     n = len(prog["inputs"])
     if prog.get("transform") == "grad":
-        argnums = [i for i, spec in enumerate(prog["inputs"]) if spec["dtype"] in FLOATS]
-        return f"grad for a {prog['inputs'][argnums[k]]['dtype']} input"
+        return f"grad for a {prog['inputs'][grad_argnums(prog)[k]]['dtype']} input"
     j = prog["outputs"][k]
     return prog["ops"][j - n]["code"] if j >= n else "input"
 
