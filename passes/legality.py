@@ -438,6 +438,20 @@ def _numbering(graph: DataflowGraph, group: set[int]):
     return operations, first, made_by
 
 
+def _fused_maker(graph: DataflowGraph, group: set[int], value: ir.Value):
+    """The op making `value` once `group` is one fusion (through member fusions'
+    roots, one passing a parameter through leading on to what feeds it), or the
+    value itself when it comes from outside: _numbering's made_by for one value,
+    without numbering the whole group, which _layout_problem asked at every step."""
+    while (i := graph.producer(value)) is not None and i in group:
+        operations, _, roots = _numbered_member(graph, i)
+        made = roots[graph.results(i).index(value)]
+        if type(made) is int:
+            return operations[made]
+        value = made
+    return value
+
+
 def _fused_producers(graph: DataflowGraph, group: set[int]) -> tuple[list, list[list]]:
     """capability.shared_value_problem's view of `group` as one fusion: the ops it
     fuses, and what makes each one's operands (a fused op's number, or the value
@@ -456,7 +470,6 @@ _MAY_HOLD_READERS_OF_MAKERS = _READS_MAKERS | {opinfo.FUSION}
 def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | None:
     """Layout problems of `nodes` (default: all) as members of `group`, and the
     other problems of a fused op with what makes its operands in the fusion."""
-    made_by = None
     for i in group if nodes is None else nodes:
         if not graph.lacks_layouts and graph.name(i) not in _MAY_HOLD_READERS_OF_MAKERS:
             continue
@@ -467,11 +480,8 @@ def _layout_problem(graph: DataflowGraph, group: set[int], nodes=None) -> str | 
             outside = [v is not None and graph.producer(v) not in group for v in operands]
             makers = None
             if reads_makers:  # what makes its operands, merged
-                if made_by is None:
-                    numbered, _, made_by = _numbering(graph, group)
-                makers = [None if out else v.owner if o is None else made_by(o)
+                makers = [None if out else v.owner if o is None else _fused_maker(graph, group, o)
                           for v, o, out in zip(op.operation.operands, operands, outside)]
-                makers = [numbered[m] if type(m) is int else m for m in makers]
             reason = (select_problem(op, outside, makers)
                       or bitwise_of_narrowing_problem(op, makers)
                       or (region_read_problem(op, outside) if graph.lacks_layouts else None))
