@@ -730,10 +730,10 @@ class Backend:
         problems = reversed_binary_problems(fusions)
         return {**problems, **folded_fusions(fusions)} if probe else problems
 
-    def xla_passes_off(self, module: ir.Module) -> tuple[str, ...]:
-        """The XLA passes to switch off when compiling this fused module (see
-        RESHAPE_MOVER)."""
-        if any(_elementwise_to_xla(f) for f in all_fusions(module)):
+    def xla_passes_off(self, fusions: list) -> tuple[str, ...]:
+        """The XLA passes to switch off when compiling a module with these fusions
+        (all_fusions; see RESHAPE_MOVER)."""
+        if any(map(_elementwise_to_xla, fusions)):
             return (RESHAPE_MOVER,)
         return ()
 

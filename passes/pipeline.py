@@ -110,7 +110,7 @@ class PassManager:
                 self.after_pass(p.name, module)
         if not self.after_pass:
             verify(module, "<after the pipeline>")
-        unfuse_what_import_folds(module, ctx, self.import_probe)
+        self.fusions = unfuse_what_import_folds(module, ctx, self.import_probe)
         # not a closure over ctx, which holds the report: a cycle kept the module (and
         # its context, constants and all) alive until the garbage collector ran
         funcs = ctx.functions
@@ -118,19 +118,22 @@ class PassManager:
         return ctx.report
 
 
-def unfuse_what_import_folds(module: ir.Module, ctx: PassContext, probe: bool = True) -> None:
+def unfuse_what_import_folds(module: ir.Module, ctx: PassContext, probe: bool = True) -> list:
     """Undo the fusions the backend's import would fold into an invalid module
     (Backend.import_problems; `probe`: with the import itself asked): their ops
-    run as separate kernels, and the report says why."""
+    run as separate kernels, and the report says why. Returns the module's
+    fusions (all_fusions) left."""
     with module.context:
         fusions = all_fusions(module)
-        for k, reason in ctx.backend.import_problems(fusions, probe).items():
+        problems = ctx.backend.import_problems(fusions, probe)
+        for k, reason in problems.items():
             ctx.report.record("xla-import", False, opinfo.fusion_body(fusions[k]), reason)
             unfuse(fusions[k])
+        return all_fusions(module) if problems else fusions
 
 
 def unfuse_what_the_backend_refuses(module: ir.Module, backend: Backend, report: FusionReport,
-                                    given_fusions: bool) -> None:
+                                    given_fusions: bool, fusions: list | None = None) -> list:
     """check_backend as the last guard before XLA, which aborts on some fusions it
     cannot compile. The passes' own checks should never make such a fusion, so one
     found is a bug in them (fuzz hlo-opt seed 9338: instruction fusion took in an op
@@ -138,15 +141,17 @@ def unfuse_what_the_backend_refuses(module: ir.Module, backend: Backend, report:
     rather than fail a valid program, its ops run unfused, and the report says why
     (the fuzzer counts that decision as a failure). A module that came with fusions
     of its own is refused as before (UnsupportedFusionError): whose a fusion is, is
-    not known."""
+    not known. `fusions`: all_fusions(module), if known; returns those left."""
     with module.context:
-        refused = refused_fusions(all_fusions(module), backend)
+        fusions = all_fusions(module) if fusions is None else fusions
+        refused = refused_fusions(fusions, backend)
         if refused and given_fusions:
             fusion, problem = refused[0]
             raise UnsupportedFusionError(f"{fusion.location}: {problem}")
         for fusion, problem in refused:
             report.record("check-backend", False, opinfo.fusion_body(fusion), problem)
             unfuse(fusion)
+        return all_fusions(module) if refused else fusions
 
 
 def describe_fusions(module: ir.Module, funcs: list | None = None) -> list[FusionInfo]:
@@ -214,9 +219,10 @@ def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
     module = parse(stablehlo_text)
     manager = PassManager(pipeline, backend, after_pass, import_probe)
     report = manager.run(module)
-    unfuse_what_the_backend_refuses(module, manager.backend, report,
-                                    given_fusions=opinfo.FUSION in stablehlo_text)
-    return FusionResult(module, report, manager.backend.xla_passes_off(module))
+    fusions = unfuse_what_the_backend_refuses(module, manager.backend, report,
+                                              opinfo.FUSION in stablehlo_text, manager.fusions)
+    with module.context:
+        return FusionResult(module, report, manager.backend.xla_passes_off(fusions))
 
 
 def fuse(stablehlo_text: str, backend: str | Backend = "cpu") -> str:
