@@ -44,8 +44,8 @@ def op_flops(op) -> int:
 
 def group_bytes(graph: DataflowGraph, group: set[int], owned: set[int] | None = None) -> int:
     """Bytes one kernel running `group` reads and writes."""
-    return (sum(opinfo.type_bytes(v.type) for v in graph.inputs(group))
-            + sum(opinfo.type_bytes(v.type) for v in graph.outputs(group, owned)))
+    return (sum(map(graph.bytes, graph.inputs(group)))
+            + sum(map(graph.bytes, graph.outputs(group, owned))))
 
 
 _EXPANDS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stablehlo.iota",
@@ -54,11 +54,15 @@ _EXPANDS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.broadcast", "stab
 
 def read_bytes(graph: DataflowGraph, value) -> int:
     """Bytes a kernel reading `value` moves, if it fuses cheap expansions (a
-    broadcast, an iota, a constant) rather than reading their result."""
-    p = graph.producer(value)
-    if p is not None and graph.name(p) in _EXPANDS:
-        return sum(read_bytes(graph, v) for v in graph.reads[p])
-    return opinfo.type_bytes(value.type)
+    broadcast, an iota, a constant) rather than reading their result. Kept in the
+    graph: every candidate group reading `value` asks."""
+    n = graph.read_bytes.get(value)
+    if n is None:
+        p = graph.producer(value)
+        n = graph.read_bytes[value] = (
+            sum(read_bytes(graph, v) for v in graph.reads[p])
+            if p is not None and graph.name(p) in _EXPANDS else graph.bytes(value))
+    return n
 
 
 def seconds(params: CostParams, nbytes: int, flops: int, kernels: int) -> float:

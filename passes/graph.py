@@ -68,6 +68,8 @@ class DataflowGraph:
         self._bodies: dict[int, list] = {}
         self._expensive: dict[int, bool] = {}
         self.effectively_unary: dict[int, bool] = {}  # instruction_fusion's, per node
+        self._bytes: dict = {}  # value -> opinfo.type_bytes of its type
+        self.read_bytes: dict = {}  # value -> cost.read_bytes
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
@@ -104,6 +106,14 @@ class DataflowGraph:
                 any(map(opinfo.is_expensive, self.fusion_body(i)))
                 if self.names[i] == opinfo.FUSION else opinfo.is_expensive(self.nodes[i]))
         return expensive
+
+    def bytes(self, value: ir.Value) -> int:
+        """opinfo.type_bytes of `value`'s type, kept: the cost model asks again for
+        every group that reads or writes it."""
+        n = self._bytes.get(value)
+        if n is None:
+            n = self._bytes[value] = opinfo.type_bytes(value.type)
+        return n
 
     def unfusible(self, i: int) -> str | None:
         """Why node `i` may join no fusion (None: it may)."""

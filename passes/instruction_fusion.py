@@ -156,7 +156,7 @@ class InstructionFusion(FusionPass):
             # (no reader that no fusion can hold, such as a dot, keeps it written);
             # more, if every reader fuses it on all paths, so the original dies
             extra = sum(read_bytes(graph, v) for v in graph.reads[p] if v not in grown.inputs)
-            result = sum(opinfo.type_bytes(r.type) for r in graph.results(p))
+            result = sum(map(graph.bytes, graph.results(p)))
             if (extra > result and not _effectively_unary(graph, p)
                     and p not in fusible_everywhere
                     or extra == result and self._written_anyway(graph, p, ctx)):
