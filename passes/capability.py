@@ -665,14 +665,15 @@ class Backend:
 
     def problem_given(self, op, unfusible: str | None) -> str | None:
         """op_problem, given opinfo.unfusible_reason(op) (a DataflowGraph keeps it per node)."""
-        if opinfo.name(op) in self.unfusible_ops:
-            return (f"{opinfo.name(op)} is expanded by XLA {self.name} before fusion; "
+        name = opinfo.name(op)
+        if name in self.unfusible_ops:
+            return (f"{name} is expanded by XLA {self.name} before fusion; "
                     "its fused emitter does not support it")
-        if opinfo.name(op) in self.ops_reading_layouts:
-            return (f"XLA {self.name}'s emitter reads a fused {opinfo.name(op)}'s layout, "
+        if name in self.ops_reading_layouts:
+            return (f"XLA {self.name}'s emitter reads a fused {name}'s layout, "
                     "which our fusions cannot give it (it aborts: has_layout())")
         results = op.operation.results
-        if opinfo.name(op) == opinfo.REDUCE and len(results) > 1:
+        if name == opinfo.REDUCE and len(results) > 1:
             reason = self.variadic_reduce_problem([r.type for r in results])
             if reason:
                 return reason
@@ -847,20 +848,21 @@ def fusion_problem(fusion, backend: Backend, memo: dict | None = None) -> str | 
         region = memo[key]
     parameters = set(body.arguments)
     for inner in fused:
+        name = opinfo.name(inner)
         reason = backend.op_problem(inner)
         if reason is None and region:
             reason = opinfo.region_problem(inner)
         if reason is None and not backend.layout_sensitive_ops and (
-                region or opinfo.name(inner) == "stablehlo.select"):
+                region or name == "stablehlo.select"):
             outside = [v in parameters for v in inner.operation.operands]
             reason = select_problem(inner, outside) or (
                 region_read_problem(inner, outside) if region else None)
-        if reason is None and opinfo.name(inner) in ("stablehlo.and", "stablehlo.or"):
+        if reason is None and name in ("stablehlo.and", "stablehlo.or"):
             reason = bitwise_of_narrowing_problem(inner, [
                 None if v in parameters else v.owner for v in inner.operation.operands])
-        if reason is not None or opinfo.name(inner) == opinfo.FUSION:
+        if reason is not None or name == opinfo.FUSION:
             return f"fused op not allowed: {reason or 'nested fusion'}"
-        if (opinfo.name(inner) == opinfo.REDUCE and not backend.reduce_inside_loop
+        if (name == opinfo.REDUCE and not backend.reduce_inside_loop
                 and any(opinfo.name(u.owner) != "stablehlo.return"
                         for r in inner.operation.results for u in r.uses)):
             return f"a reduce feeding other fused ops is not supported on {backend.name}"

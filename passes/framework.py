@@ -138,6 +138,6 @@ class FusionPass(Pass):
     def record(self, ctx: PassContext, graph: DataflowGraph, nodes, reason: str | None,
                why_fused: str = "") -> bool:
         """Record a decision on `nodes`; True when `reason` (why not) is None."""
-        ctx.report.add(self.name, reason is None, tuple(graph.where(i) for i in nodes),
+        ctx.report.add(self.name, reason is None, tuple(map(graph.where, nodes)),
                        reason or why_fused)
         return reason is None

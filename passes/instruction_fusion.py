@@ -281,4 +281,7 @@ _SMALL_READS = frozenset({"stablehlo.broadcast_in_dim", "stablehlo.broadcast", "
 
 
 def _true_rank(t) -> int:
-    return sum(d != 1 for d in t.shape) if isinstance(t, ir.RankedTensorType) else 0
+    if not isinstance(t, ir.RankedTensorType):
+        return 0
+    shape = t.shape
+    return len(shape) - shape.count(1)

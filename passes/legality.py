@@ -189,8 +189,8 @@ class GrowingGroup:
             return reason
         if graph.epoch[p] != self.epoch:
             return "a side-effecting op lies between these ops"
-        reduces = self.reduces + len(reduces_in(graph, p))
-        reason = _reduces_problem(reduces, backend, 1)
+        p_reduces = reduces_in(graph, p)
+        reason = _reduces_problem(self.reduces + len(p_reduces), backend, 1)
         if reason:
             return reason
         if owned and self.owned == self.members and self._comes_back(p):
@@ -218,13 +218,12 @@ class GrowingGroup:
             look = self.emitter_check and (
                 (len(readers) > 1 and not self._in_root_function(p, readers))
                 or self.has_fusion or self.read_reduce
-                or reduces_in(graph, p)
+                or p_reduces
                 or graph.name(p) == opinfo.FUSION
                 or self._merge_problem(p, readers)
                 or self._rereads_bf16(p))
             # checked whole later, the emitter's reduce rule is still asked as it grows
-            cone = not self.emitter_check and (self.read_reduce
-                                               or bool(readers and reduces_in(graph, p)))
+            cone = not self.emitter_check and (self.read_reduce or bool(readers and p_reduces))
             self.members.add(p)  # as a member, for a moment
             reason = _layout_problem(graph, self.members, [p, *readers]) or (
                 look and shared_value_problem(*_fused_producers(graph, self.members),
@@ -233,7 +232,7 @@ class GrowingGroup:
             self.members.discard(p)
             if reason:
                 return reason
-        if not backend.reduce_inside_loop and reduces_in(graph, p) and readers:
+        if not backend.reduce_inside_loop and p_reduces and readers:
             return f"a reduce may only be a fusion root on {backend.name}"
         return None
 
@@ -342,8 +341,9 @@ class GrowingGroup:
         for r in self.graph.results(p):
             self.inputs.pop(r, None)
         self.inputs.update((v, None) for v in self.graph.reads[p])
-        self.reduces += len(reduces_in(self.graph, p))
-        self.read_reduce |= bool(reduces_in(self.graph, p))
+        p_reduces = reduces_in(self.graph, p)
+        self.reduces += len(p_reduces)
+        self.read_reduce |= bool(p_reduces)
         self.size += fused_size(self.graph, p)
         if self.emitter_check:
             self._count_leaves(p)
