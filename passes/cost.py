@@ -42,6 +42,16 @@ def op_flops(op) -> int:
     return weight * opinfo.num_elements(operation.results[0].type)
 
 
+def node_flops(graph: DataflowGraph, i: int) -> int:
+    """op_flops of node `i`, kept in the graph: the merger asks for a fusion's with
+    every user it may merge into, and each time walked its body."""
+    flops = graph.flops.get(i)
+    if flops is None:
+        flops = graph.flops[i] = (sum(map(op_flops, graph.fusion_body(i)))
+                                  if graph.name(i) == opinfo.FUSION else op_flops(graph.nodes[i]))
+    return flops
+
+
 def group_bytes(graph: DataflowGraph, group: set[int], owned: set[int] | None = None) -> int:
     """Bytes one kernel running `group` reads and writes."""
     return (sum(map(graph.bytes, graph.inputs(group)))

@@ -12,7 +12,7 @@ from jaxlib.mlir import ir
 
 from . import legality
 from . import opinfo
-from .cost import group_bytes, op_flops, seconds
+from .cost import group_bytes, node_flops, seconds
 from .framework import FusionPass, PassContext
 from .graph import DataflowGraph
 from .rewrite import Group
@@ -85,7 +85,7 @@ class FusionMerger(FusionPass):
         if after > before:
             return f"modelled bytes would grow from {before} to {after}"
         # fewer bytes can still cost more time when f's work is done once per user
-        flops = [op_flops(graph.nodes[i]) for i in (f, *users)]
+        flops = [node_flops(graph, i) for i in (f, *users)]
         params = ctx.backend.cost
         t_before = seconds(params, before, sum(flops), 1 + len(users))
         t_after = seconds(params, after, len(users) * flops[0] + sum(flops[1:]), len(users))

@@ -70,6 +70,7 @@ class DataflowGraph:
         self.effectively_unary: dict[int, bool] = {}  # instruction_fusion's, per node
         self._bytes: dict = {}  # value -> opinfo.type_bytes of its type
         self.read_bytes: dict = {}  # value -> cost.read_bytes
+        self.flops: dict[int, int] = {}  # node -> cost.node_flops
         # constants and ops computed from constants only: XLA folds these
         self.constant = []
         for i, op in enumerate(self.nodes):
