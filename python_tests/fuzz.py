@@ -505,18 +505,9 @@ def run_program(prog: dict, kind: str, report=lambda stage: None,
     eager = {}
 
     def op_by_op():
-        """JAX's values op by op, asked only when a value differs from jax.jit's. Where
-        JAX refuses the program op by op (a negative integer power, once it sees the
-        exponent: hlo-opt --loop seed 321), jax.jit's own module compiled with XLA's
-        fusion off stands in: what XLA's fusion alone changes, it does not."""
+        """op_by_op_values, asked only when a value differs from jax.jit's."""
         if "values" not in eager:
-            try:
-                with jax.disable_jit():
-                    eager["values"] = list(f_jax(*args))
-            except Exception:  # noqa: BLE001 - any refusal
-                text = jax.jit(f_jax, keep_unused=True).lower(*args).as_text()
-                eager["values"] = runtime.compile(
-                    text, [(w.shape, w.dtype) for w in want], xla_fusion=False)(args)
+            eager["values"] = op_by_op_values(f_jax, args, want)
         return eager["values"]
     warnings = []
     handler = logging.Handler(logging.WARNING)
@@ -567,6 +558,21 @@ def run_program(prog: dict, kind: str, report=lambda stage: None,
     finally:
         logger.removeHandler(handler)
     return failures
+
+
+def op_by_op_values(f_jax, args: list, want: list) -> list:
+    """JAX's values of `f_jax` op by op (`want`: jax.jit's). Where JAX refuses the
+    program op by op (a negative integer power, once it sees the exponent: hlo-opt
+    --loop seed 321), jax.jit's own module compiled with XLA's fusion off stands in:
+    what XLA's fusion alone changes, it does not."""
+    import jax
+    from tracehlo import runtime
+    try:
+        with jax.disable_jit():
+            return list(f_jax(*args))
+    except Exception:  # noqa: BLE001 - any refusal
+        text = jax.jit(f_jax, keep_unused=True).lower(*args).as_text()
+        return runtime.compile(text, [(w.shape, w.dtype) for w in want], xla_fusion=False)(args)
 
 
 def _compare_all(prog: dict, stage: str, got, want, op_by_op) -> list[dict]:
