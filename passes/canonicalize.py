@@ -46,7 +46,8 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
     """`constant_args`: the block arguments every call passes a constant. Each sweep
     visits the ops the last one left; the rules say whether they added or erased
     any (True), and only then is the block listed again (a listing costs 0.3 us an
-    op, and most sweeps change nothing)."""
+    op, and most sweeps change nothing). The last sweep, for dead ops, lists it
+    whole: a rule may have made an op it then did not use."""
     for op in _ops(block):
         _empty_to_constant(op)
         if opinfo.name(op) == opinfo.REDUCE:  # before the rules that see through it
@@ -76,13 +77,12 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
     for op in ops:
         if opinfo.name(op) in ("stablehlo.divide", "stablehlo.remainder"):
             changed |= _guard_integer_division(op)
-    ops, changed = _ops(block) if changed else ops, False
-    for op in ops:
+    for op in _ops(block) if changed else ops:
         if opinfo.name(op) in ELEMENTWISE:
-            changed |= _sink_unit_reshapes(op)
+            _sink_unit_reshapes(op)
         elif opinfo.name(op) == "stablehlo.reshape":
-            changed |= _fold_reshape_of_reshape(op)
-    _erase_dead(_ops(block) if changed else ops)
+            _fold_reshape_of_reshape(op)
+    _erase_dead(_ops(block))
 
 
 def _ops(block: ir.Block) -> list:
@@ -175,7 +175,7 @@ def _unit_reduce_to_reshape(reduce) -> None:
     result.replace_all_uses_with(_reshaped(reduce.operation.operands[0], result.type, reduce))
 
 
-def _sink_unit_reshapes(op) -> bool:
+def _sink_unit_reshapes(op) -> None:
     """op(reshape(a), reshape(b)) -> reshape(op(a, b)), when every operand is a
     unit-dim reshape of a value of one shape and every reader of the result
     reshapes it again, as XLA's reshape-mover does (it is off for our fused
@@ -186,12 +186,12 @@ def _sink_unit_reshapes(op) -> bool:
     for v in operation.operands:  # most ops read no reshape: the first says so
         sources.append(_unit_source(v))
         if sources[-1] is None:
-            return False
+            return
     result = operation.results[0]
     if (len({str(s.type.shape) for s in sources}) != 1
             or not all(u.owner.name == "stablehlo.reshape" or _unit_reduce(u.owner)
                        for u in result.uses)):
-        return False
+        return
     shape = sources[0].type.shape
     element = ir.RankedTensorType(result.type).element_type
     with op.location, ir.InsertionPoint(op):
@@ -200,7 +200,6 @@ def _sink_unit_reshapes(op) -> bool:
         sunk = ir.Operation.create(operation.name, operands=sources, attributes=attributes,
                                    results=[ir.RankedTensorType.get(shape, element)])
     result.replace_all_uses_with(_reshaped(sunk.results[0], result.type, op))
-    return True
 
 
 def _unit_reduce(op) -> bool:
@@ -216,14 +215,12 @@ def _unit_reduce(op) -> bool:
             and all(x.type.shape[d] == 1 for d in dims))
 
 
-def _fold_reshape_of_reshape(reshape) -> bool:
+def _fold_reshape_of_reshape(reshape) -> None:
     """reshape(unit-dim reshape(x)) -> reshape(x), or x itself at x's type."""
     operand = reshape.operation.operands[0]
     if _unit_source(operand) is not None:
         result = reshape.operation.results[0]
         result.replace_all_uses_with(_reshaped(operand, result.type, reshape))
-        return True
-    return False
 
 
 def _self_compare_to_constant(compare) -> bool:
