@@ -90,6 +90,9 @@ class PassManager:
         self.backend = get_backend(backend)
         self.after_pass = after_pass
         self.import_probe = import_probe
+        # the last module run's fusions (all_fusions) once the import's are undone, for
+        # the guard after the pipeline: finding them walks every op
+        self.fusions: list = []
 
     def run(self, module: ir.Module) -> FusionReport:
         with module.context:
@@ -221,8 +224,7 @@ def fuse_with_report(stablehlo_text: str, backend: str | Backend = "cpu",
     report = manager.run(module)
     fusions = unfuse_what_the_backend_refuses(module, manager.backend, report,
                                               opinfo.FUSION in stablehlo_text, manager.fusions)
-    with module.context:
-        return FusionResult(module, report, manager.backend.xla_passes_off(fusions))
+    return FusionResult(module, report, manager.backend.xla_passes_off(fusions))
 
 
 def fuse(stablehlo_text: str, backend: str | Backend = "cpu") -> str:
