@@ -53,6 +53,16 @@ vjp_rules: dict = {}  # prim -> (cts_out, primals_in, primals_out, **params) -> 
 vjp_fwd_rules: dict = {}  # prim -> (primals_in, **params) -> (primals_out, cts_out -> cts_in)
 
 
+def takes_zero_cotangents(backward):
+    """Marks a backward function (a forward rule's second result) that takes None for
+    the cotangent of an output nothing reads, rather than an array of zeros: it can
+    then leave out what only that output's cotangent would feed, as JAX's partial
+    evaluation drops a loop's tangent carries no result reads (0 times a NaN
+    partial derivative, such a carry's share, would otherwise make the gradient NaN)."""
+    backward.takes_zero_cotangents = True
+    return backward
+
+
 def takes_needed(rule):
     """Marks a VJP (or forward) rule that also takes `needed` (one bool per operand: is
     it on the tape) and computes cotangents for those operands only (None for the
@@ -404,7 +414,8 @@ def backward_pass(tape: list, seeds) -> dict:
         if all(c is None for c in cts_out):
             continue
         with core.source_location(loc):
-            cts_out = [zeros(type_of(o)) if c is None else c for c, o in zip(cts_out, outs)]
+            if not getattr(backward, "takes_zero_cotangents", False):
+                cts_out = [zeros(type_of(o)) if c is None else c for c, o in zip(cts_out, outs)]
             for tracer, ct in zip(ins, backward(cts_out)):
                 if tracer is not None and not is_zero(ct):
                     _accumulate(cts, tracer, ct)
@@ -418,7 +429,8 @@ def _accumulate(cts, tracer, ct):
 
 
 def vjp_of(fun, primals: list):
-    """(primal outs, f_vjp(cts) -> cts of primals as arrays or None)."""
+    """(primal outs, f_vjp(cts) -> cts of primals as arrays or None); a cotangent given as
+    None is a zero."""
     with new_trace(VJPTrace()) as trace:
         ins = [VJPTracer(trace, p) for p in primals]
         outs, aux = fun(*ins)
@@ -426,8 +438,9 @@ def vjp_of(fun, primals: list):
         aux = _strip(aux, trace)
 
     def f_vjp(cts):
-        got = backward_pass(trace.tape, [(o, c) for o, c in zip(outs, cts)
-                                         if isinstance(o, VJPTracer) and o._trace is trace])
+        got = backward_pass(trace.tape, [(o, c) for o, c in zip(outs, cts)  # None: a zero
+                                         if isinstance(o, VJPTracer) and o._trace is trace
+                                         and c is not None])
         return [got.get(id(t)) for t in ins]
     return out_primals, f_vjp, aux
 

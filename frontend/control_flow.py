@@ -778,14 +778,16 @@ class _SplitBody:
     `fwd` is the body returning, after its results, the residuals that differ per step
     (stacked by the scan as extra ys); `bwd` takes (cotangents of the body's inexact
     results, residuals) to cotangents of the inputs marked in `diff`. The residuals are
-    the forward values the tape's rules read, nothing else. Of those, a body input x or
+    the forward values the tape's rules read, nothing else. The cotangents of the
+    outputs numbered in `unread` are symbolic zeros: nothing they would feed is in `bwd`
+    (which still takes them, unread). Of those residuals, a body input x or
     captured value is read from the scan's own operand instead of saved, and one
     computed from captured values alone is loop-invariant: `hoisted` computes it once,
     from the captured values, before the loop; one the body returns as a y is read from
     the scan's ys. `sources[i]` says where bwd's residual i comes from: ("stacked" | "x"
     | "y" | "const" | "hoisted", index)."""
 
-    def __init__(self, body, k, nx, diff):
+    def __init__(self, body, k, nx, diff, unread=frozenset()):
         with core.staging(body.name) as fwd:
             ins = [fwd.new_input(t) for t in body.in_types]
 
@@ -797,7 +799,8 @@ class _SplitBody:
             outs, f_vjp, _ = ad.vjp_of(run, diff_ins)
             with core.staging(f"vjp_{body.name}") as back:
                 cts = iter([back.new_input(t.strong()) for t in body.out_types if _inexact(t)])
-                got = f_vjp([next(cts) if _inexact(t) else None for t in body.out_types])
+                given = [next(cts) if _inexact(t) else None for t in body.out_types]
+                got = f_vjp([None if i in unread else c for i, c in enumerate(given)])
                 bwd = back.build([ad.zeros(type_of(x).strong()) if g is None else g
                                   for g, x in zip(got, diff_ins)])
             full = fwd.build(outs + back.captured_values())
@@ -838,11 +841,52 @@ class _SplitBody:
 _split_bodies: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def _split_body(body, k, nx, diff) -> _SplitBody:
+def _split_body(body, k, nx, diff, unread=frozenset()) -> _SplitBody:
     cache = _split_bodies.setdefault(body, {})
-    if (k, nx, diff) not in cache:
-        cache[k, nx, diff] = _SplitBody(body, k, nx, diff)
-    return cache[k, nx, diff]
+    if (k, nx, diff, unread) not in cache:
+        cache[k, nx, diff, unread] = _SplitBody(body, k, nx, diff, unread)
+    return cache[k, nx, diff, unread]
+
+
+# body Graph -> {(num_carry, differentiated carries, outputs with cotangents): the dead
+# carries}: eager grads of one scan ask again at every call
+_dead_carry_sets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _dead_carries(body, k, c_diff, live_outs: frozenset) -> frozenset:
+    """The differentiated carries whose cotangent is zero in every step: no output with
+    a cotangent (`live_outs`, by number) depends on the carry differentiably, in the
+    body or through the carries it feeds (a fixed point, as JAX's dead code
+    elimination of the scan it linearized; a round of the carry has no derivative)."""
+    if all(i in live_outs for i in range(k) if c_diff[i]):
+        return frozenset()  # each final carry read: no VJP of the body to stage
+    cache = _dead_carry_sets.setdefault(body, {})
+    key = (k, c_diff, live_outs)
+    if key not in cache:
+        live = set(live_outs)
+        while new := {i for i, got in enumerate(_cotangent_inputs(body, k, c_diff, live))
+                      if got} - live:
+            live |= new
+        cache[key] = frozenset(i for i in range(k) if c_diff[i] and i not in live)
+    return cache[key]
+
+
+def _cotangent_inputs(body, k, c_diff, live) -> list[bool]:
+    """Which of the body's first `k` inputs (those `c_diff` marks) get a cotangent from
+    those of the outputs in `live` (staged once to find out, then dropped)."""
+    with core.staging(body.name) as fwd:
+        ins = [fwd.new_input(t) for t in body.in_types]
+        diff_ins = [x for x, d in zip(ins, c_diff) if d]
+
+        def run(*diff_ins):
+            it = iter(diff_ins)
+            return core.eval_graph(body, *[next(it) if i < k and c_diff[i] else x
+                                           for i, x in enumerate(ins)]), None
+        _, f_vjp, _ = ad.vjp_of(run, diff_ins)
+        with core.staging(f"vjp_{body.name}") as back:
+            got = iter(f_vjp([back.new_input(t.strong()) if j in live and _inexact(t)
+                              else None for j, t in enumerate(body.out_types)]))
+    return [bool(c_diff[i]) and next(got) is not None for i in range(k)]
 
 
 @ad.takes_needed
@@ -852,8 +896,10 @@ def _scan_vjp_fwd(primals, *, body, length, reverse, num_carry, num_consts, need
     one scan the other way whose step pulls (carry cotangent, y cotangent) back to
     (previous carry cotangent, x cotangent, captured cotangents, summed in the carry).
     Only `needed` xs and captured values get cotangents: grad with respect to the weights
-    computes no cotangent of the inputs. Carry cotangents always flow (every step reads
-    them)."""
+    computes no cotangent of the inputs. Carry cotangents flow (every step reads them),
+    but for carries that no output with a cotangent depends on: their cotangent is zero
+    (_dead_carries), and the backward function then runs the forward scan again with a
+    body split without them, as JAX's partial evaluation leaves them out."""
     k = num_carry
     carry, xs, caps = _scan_parts(primals, k, num_consts)
     diff = tuple(_inexact(t) and (i < k or n) for i, (t, n) in enumerate(zip(body.in_types,
@@ -862,38 +908,63 @@ def _scan_vjp_fwd(primals, *, body, length, reverse, num_carry, num_consts, need
     outs = scan_p.bind(*carry, *xs, *caps, body=split.fwd, length=length, reverse=reverse,
                        num_carry=k, num_consts=num_consts)
     n = len(body.outputs)
+    loop = dict(length=length, reverse=reverse, num_carry=k, num_consts=num_consts)
+
+    @ad.takes_zero_cotangents
+    def backward(cts):
+        live = frozenset(j for j, (c, t) in enumerate(zip(cts, body.out_types))
+                         if c is not None and _inexact(t))
+        dead = _dead_carries(body, k, diff[:k], live)
+        cts = [ad.zeros(type_of(o)) if c is None else c for c, o in zip(cts, outs)]
+        if not dead:
+            return _scan_backward(body, split, diff, primals, outs, cts, loop)
+        kept = tuple(d and i not in dead for i, d in enumerate(diff))
+        unread = dead | {j for j, t in enumerate(body.out_types)
+                         if j >= k and _inexact(t) and j not in live}
+        again = _split_body(body, k, len(xs), kept, unread)
+        return _scan_backward(body, again, kept, primals,
+                              scan_p.bind(*carry, *xs, *caps, body=again.fwd, **loop), cts, loop)
+    return outs[:n], backward
+
+
+def _scan_backward(body, split, diff, primals, outs, cts, loop) -> list:
+    """_scan_vjp_fwd's backward scan: the cotangents of the scan's operands (None where
+    `diff` says none), from those of its results and the forward scan's `outs`."""
+    k, num_consts = loop["num_carry"], loop["num_consts"]
+    carry, xs, caps = _scan_parts(primals, k, num_consts)
+    n = len(body.outputs)
     values = {"stacked": outs[n:], "x": xs, "y": outs[k:n], "const": caps,
               "hoisted": core.eval_graph(split.hoisted, *caps) if split.hoisted else []}
     residuals = [values[kind][i] for kind, i in split.sources]
     per_step = [kind in ("stacked", "x", "y") for kind, _ in split.sources]
     c_diff, x_diff, cap_diff = _scan_parts(list(diff), k, num_consts)
+    ct_carry = [c for c, d in zip(cts[:k], c_diff) if d]
+    ct_ys = [c for c, t in zip(cts[k:], body.out_types[k:]) if _inexact(t)]
+    ct_caps0 = [ad.zeros(type_of(c).strong()) for c, d in zip(caps, cap_diff) if d]
+    steps = [r for r, p in zip(residuals, per_step) if p]
+    consts = [r for r, p in zip(residuals, per_step) if not p]
+    nc, ncap, nxd = len(ct_carry), len(ct_caps0), sum(x_diff)
 
-    def backward(cts):
-        ct_carry = [c for c, d in zip(cts[:k], c_diff) if d]
-        ct_ys = [c for c, t in zip(cts[k:], body.out_types[k:]) if _inexact(t)]
-        ct_caps0 = [ad.zeros(type_of(c).strong()) for c, d in zip(caps, cap_diff) if d]
-        steps = [r for r, p in zip(residuals, per_step) if p]
-        consts = [r for r, p in zip(residuals, per_step) if not p]
-        nc, ncap, nxd = len(ct_carry), len(ct_caps0), sum(x_diff)
-
-        def back_step(*a):  # (ct carry, ct caps sum, per-step residuals, ct y, consts)
-            ctc, acc, step_res, cty, const_res = _split(a, [nc, ncap, len(steps), len(ct_ys),
-                                                            len(consts)])
-            its = iter(step_res), iter(const_res)
-            res = [next(its[0] if p else its[1]) for p in per_step]
-            g_c, g_x, g_cap = _split(core.eval_graph(split.bwd, *ctc, *cty, *res),
-                                     [nc, nxd, ncap])
-            return g_c + [add(s, g) for s, g in zip(acc, g_cap)] + g_x
-        back = _restage(f"vjp_{body.name}", _types(ct_carry) + _types(ct_caps0)
-                        + _slice_types(steps) + _slice_types(ct_ys) + _types(consts), back_step)
-        results = scan_p.bind(*ct_carry, *ct_caps0, *steps, *ct_ys, *consts, body=back,
-                              length=length, reverse=not reverse, num_carry=nc + ncap,
-                              num_consts=len(consts))
-        g_carry, g_caps, g_xs = (iter(g) for g in _split(results, [nc, ncap, nxd]))
-        return ([next(g_carry) if d else None for d in c_diff]
-                + [next(g_xs) if d else None for d in x_diff]
-                + [next(g_caps) if d else None for d in cap_diff])
-    return outs[:n], backward
+    def back_step(*a):  # (ct carry, ct caps sum, per-step residuals, ct y, consts)
+        ctc, acc, step_res, cty, const_res = _split(a, [nc, ncap, len(steps), len(ct_ys),
+                                                        len(consts)])
+        its = iter(step_res), iter(const_res)
+        res = [next(its[0] if p else its[1]) for p in per_step]
+        carried = iter(ctc)  # a carry left out has a cotangent bwd does not read
+        ct_out = [next(carried) if d else ad.zeros(t.strong())
+                  for t, d in zip(body.out_types[:k], c_diff) if _inexact(t)]
+        g_c, g_x, g_cap = _split(core.eval_graph(split.bwd, *ct_out, *cty, *res),
+                                 [nc, nxd, ncap])
+        return g_c + [add(s, g) for s, g in zip(acc, g_cap)] + g_x
+    back = _restage(f"vjp_{body.name}", _types(ct_carry) + _types(ct_caps0)
+                    + _slice_types(steps) + _slice_types(ct_ys) + _types(consts), back_step)
+    results = scan_p.bind(*ct_carry, *ct_caps0, *steps, *ct_ys, *consts, body=back,
+                          length=loop["length"], reverse=not loop["reverse"],
+                          num_carry=nc + ncap, num_consts=len(consts))
+    g_carry, g_caps, g_xs = (iter(g) for g in _split(results, [nc, ncap, nxd]))
+    return ([next(g_carry) if d else None for d in c_diff]
+            + [next(g_xs) if d else None for d in x_diff]
+            + [next(g_caps) if d else None for d in cap_diff])
 
 
 def _slice_types(stacked) -> list:
