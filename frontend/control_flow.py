@@ -908,6 +908,7 @@ def _scan_vjp_fwd(primals, *, body, length, reverse, num_carry, num_consts, need
     outs = scan_p.bind(*carry, *xs, *caps, body=split.fwd, length=length, reverse=reverse,
                        num_carry=k, num_consts=num_consts)
     n = len(body.outputs)
+    residuals = _residuals(split, outs, xs, caps, k, n)
     loop = dict(length=length, reverse=reverse, num_carry=k, num_consts=num_consts)
 
     @ad.takes_zero_cotangents
@@ -917,25 +918,29 @@ def _scan_vjp_fwd(primals, *, body, length, reverse, num_carry, num_consts, need
         dead = _dead_carries(body, k, diff[:k], live)
         cts = [ad.zeros(type_of(o)) if c is None else c for c, o in zip(cts, outs)]
         if not dead:
-            return _scan_backward(body, split, diff, primals, outs, cts, loop)
+            return _scan_backward(body, split, diff, residuals, caps, cts, loop)
         kept = tuple(d and i not in dead for i, d in enumerate(diff))
         unread = dead | {j for j, t in enumerate(body.out_types)
                          if j >= k and _inexact(t) and j not in live}
         again = _split_body(body, k, len(xs), kept, unread)
-        return _scan_backward(body, again, kept, primals,
-                              scan_p.bind(*carry, *xs, *caps, body=again.fwd, **loop), cts, loop)
+        again_outs = scan_p.bind(*carry, *xs, *caps, body=again.fwd, **loop)
+        return _scan_backward(body, again, kept, _residuals(again, again_outs, xs, caps, k, n),
+                              caps, cts, loop)
     return outs[:n], backward
 
 
-def _scan_backward(body, split, diff, primals, outs, cts, loop) -> list:
-    """_scan_vjp_fwd's backward scan: the cotangents of the scan's operands (None where
-    `diff` says none), from those of its results and the forward scan's `outs`."""
-    k, num_consts = loop["num_carry"], loop["num_consts"]
-    carry, xs, caps = _scan_parts(primals, k, num_consts)
-    n = len(body.outputs)
+def _residuals(split, outs, xs, caps, k, n) -> list:
+    """The values `split.bwd` reads after the cotangents, from where `split.sources` says
+    (`outs`: the forward scan's, of split.fwd)."""
     values = {"stacked": outs[n:], "x": xs, "y": outs[k:n], "const": caps,
               "hoisted": core.eval_graph(split.hoisted, *caps) if split.hoisted else []}
-    residuals = [values[kind][i] for kind, i in split.sources]
+    return [values[kind][i] for kind, i in split.sources]
+
+
+def _scan_backward(body, split, diff, residuals, caps, cts, loop) -> list:
+    """_scan_vjp_fwd's backward scan: the cotangents of the scan's operands (None where
+    `diff` says none), from those of its results and the residuals of `split`."""
+    k, num_consts = loop["num_carry"], loop["num_consts"]
     per_step = [kind in ("stacked", "x", "y") for kind, _ in split.sources]
     c_diff, x_diff, cap_diff = _scan_parts(list(diff), k, num_consts)
     ct_carry = [c for c, d in zip(cts[:k], c_diff) if d]
