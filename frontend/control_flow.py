@@ -789,14 +789,7 @@ class _SplitBody:
 
     def __init__(self, body, k, nx, diff, unread=frozenset()):
         with core.staging(body.name) as fwd:
-            ins = [fwd.new_input(t) for t in body.in_types]
-
-            def run(*diff_ins):
-                it = iter(diff_ins)
-                return core.eval_graph(body, *[next(it) if d else x
-                                               for x, d in zip(ins, diff)]), None
-            diff_ins = [x for x, d in zip(ins, diff) if d]
-            outs, f_vjp, _ = ad.vjp_of(run, diff_ins)
+            diff_ins, outs, f_vjp = _staged_vjp(fwd, body, diff)
             with core.staging(f"vjp_{body.name}") as back:
                 cts = iter([back.new_input(t.strong()) for t in body.out_types if _inexact(t)])
                 given = [next(cts) if _inexact(t) else None for t in body.out_types]
@@ -875,18 +868,25 @@ def _cotangent_inputs(body, k, c_diff, live) -> list[bool]:
     """Which of the body's first `k` inputs (those `c_diff` marks) get a cotangent from
     those of the outputs in `live` (staged once to find out, then dropped)."""
     with core.staging(body.name) as fwd:
-        ins = [fwd.new_input(t) for t in body.in_types]
-        diff_ins = [x for x, d in zip(ins, c_diff) if d]
-
-        def run(*diff_ins):
-            it = iter(diff_ins)
-            return core.eval_graph(body, *[next(it) if i < k and c_diff[i] else x
-                                           for i, x in enumerate(ins)]), None
-        _, f_vjp, _ = ad.vjp_of(run, diff_ins)
+        diff = tuple(c_diff) + (False,) * (len(body.inputs) - k)
+        _, _, f_vjp = _staged_vjp(fwd, body, diff)
         with core.staging(f"vjp_{body.name}") as back:
             got = iter(f_vjp([back.new_input(t.strong()) if j in live and _inexact(t)
                               else None for j, t in enumerate(body.out_types)]))
     return [bool(c_diff[i]) and next(got) is not None for i in range(k)]
+
+
+def _staged_vjp(fwd, body, diff):
+    """(the inputs `diff` marks, outputs, f_vjp): `body` evaluated in the staging `fwd`
+    under a VJP with respect to those of its inputs."""
+    ins = [fwd.new_input(t) for t in body.in_types]
+
+    def run(*diff_ins):
+        it = iter(diff_ins)
+        return core.eval_graph(body, *[next(it) if d else x for x, d in zip(ins, diff)]), None
+    diff_ins = [x for x, d in zip(ins, diff) if d]
+    outs, f_vjp, _ = ad.vjp_of(run, diff_ins)
+    return diff_ins, outs, f_vjp
 
 
 @ad.takes_needed

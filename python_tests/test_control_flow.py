@@ -254,7 +254,8 @@ def test_grad_of_max_and_min_in_a_scan_keeps_jax_nans():
         np.testing.assert_array_equal(grad(lambda x: loss(tnp, lax.scan, x))(x), want)
 
 
-def test_grad_through_a_scan_leaves_out_carries_no_result_reads():
+@pytest.mark.parametrize("dtype", [np.float32, jnp.bfloat16])
+def test_grad_through_a_scan_leaves_out_carries_no_result_reads(dtype):
     """A float carry whose final value is unread and that feeds no result read
     differentiably (an integer convert, a round) has a zero cotangent, as JAX's partial
     evaluation drops its tangent: its gradient is 0 (not 0 times the NaN derivative of
@@ -267,10 +268,10 @@ def test_grad_through_a_scan_leaves_out_carries_no_result_reads():
             return (c, lib.arctan2(lib.round(x), x)), ys
         ys = scan(step, (c, x), None, length=2)[1]
         return lib.sum(ys[0] * np.array([2.5, 2.0], np.float32)[:, None]) + lib.sum(ys[2])
-    c = np.array([1.0], np.float32)
-    x = np.array([0.175, 0.64, -0.66], np.float32)
+    c = np.array([1.0], dtype)
+    x = np.array([0.175, 0.64, -0.66], dtype)
     want = jax.grad(lambda c, x: loss(jnp, jax.lax.scan, c, x), argnums=(0, 1))(c, x)
-    np.testing.assert_array_equal(want[1], np.zeros(3, np.float32))
+    np.testing.assert_array_equal(want[1], np.zeros(3, dtype))
     ours = tracehlo.grad(lambda c, x: loss(tnp, lax.scan, c, x), argnums=(0, 1))
     for grad in (ours, tracehlo.jit(ours)):
         got = grad(c, x)
