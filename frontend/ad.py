@@ -37,6 +37,8 @@ its inputs (calls.py).
 from __future__ import annotations
 
 import functools
+import inspect
+import operator
 import types
 
 from . import pytree as tree_util
@@ -45,7 +47,7 @@ from jax.dtypes import float0
 
 from . import core, dtypes
 from .batching import vmap
-from .core import Trace, Tracer, at_user_line, bind, new_trace, type_of
+from .core import Trace, Tracer, at_user_line, bind, check_callable, new_trace, type_of
 from .ir import ArrayType
 
 jvp_rules: dict = {}  # prim -> (primals, tangents, **params) -> (primal_outs, tangent_outs)
@@ -77,6 +79,11 @@ def takes_needed(rule):
 def tangent_dtype(dtype):
     """Inexact values have tangents of their own dtype; integers and bools float0."""
     return dtype if dtypes.is_inexact(dtype) else float0
+
+
+def _dtype_name(dtype) -> str:
+    """A dtype as JAX's messages name it (float0 is a void dtype to NumPy)."""
+    return "float0" if dtype == float0 else np.dtype(dtype).name
 
 
 class Zero:
@@ -120,8 +127,14 @@ def _concrete_primal(primal, what):
     values works outside jit, and fails at the user's line under it. Not an array
     conversion: NumPy or JAX code given the value (np.asarray, JAX's numpy) would
     compute without its derivative, a silent wrong answer (JAX raises
-    TracerArrayConversionError there too). A jax.Array's own methods given it are
-    ours (_array_methods.py)."""
+    TracerArrayConversionError there too); nor float() or complex(), which JAX refuses
+    for the same reason (its int() and item() give the value, and so do ours). A
+    jax.Array's own methods given it are ours (_array_methods.py)."""
+    if what in ("float()", "complex()"):
+        raise core.ConcretizationError(core.at_user_line(
+            f"{what} of a value being differentiated would drop its derivative, so it "
+            "needs a concrete value, as under JAX. To change its dtype, use "
+            "x.astype(...); `x.item()` takes the value without its derivative."))
     if what == "converting to a NumPy array":
         raise core.ConcretizationError(core.at_user_line(
             "a value being differentiated was converted to a NumPy array (np.asarray or "
@@ -255,7 +268,7 @@ class _Flat:
         out = self.fun(*tree_util.tree_unflatten(self.in_tree, leaves))
         aux = None
         if self.has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(at_user_line(
                     "expected function with aux output to return a two-element tuple, but "
                     f"got type {type(out)}"))
@@ -282,6 +295,7 @@ def _check_tuples(primals, tangents):
 
 def jvp(fun, primals, tangents, has_aux=False):
     """(fun(*primals), the derivative of fun at primals applied to tangents), as JAX's jvp."""
+    check_callable(fun)
     _check_tuples(primals, tangents)
     p_leaves, in_tree = tree_util.user_flatten(tuple(primals))  # a key is one leaf here
     t_leaves, t_tree = tree_util.user_flatten(tuple(tangents))
@@ -318,11 +332,17 @@ def _tangent_in(primal, tangent):
     want = tangent_dtype(ptype.dtype)
     ttype = type_of(tangent) if not (hasattr(tangent, "dtype") and tangent.dtype == float0) \
         else ArrayType(tuple(np.shape(tangent)), float0)
-    if ttype.shape != ptype.shape or (ttype.dtype != want and not isinstance(tangent, float)):
+    if ttype.shape != ptype.shape:  # JAX's types of error, and its words
+        raise ValueError(at_user_line(
+            f"jvp called with different primal and tangent shapes; got primal shape "
+            f"{ptype.shape} and tangent shape as {ttype.shape}"))
+    if ttype.dtype != want and not isinstance(tangent, float):
         raise TypeError(at_user_line(
-            f"primal and tangent arguments to jvp do not match: primal {ptype} has tangent "
-            f"dtype {dtypes.SHORT_NAMES.get(want, 'float0')}, got tangent "
-            f"{ttype.shape} of dtype {ttype.dtype}"))
+            "primal and tangent arguments to tracehlo.jvp do not match; dtypes must be "
+            "equal, or in case of int/bool primal dtype the tangent dtype must be float0. "
+            f"Got primal dtype {_dtype_name(ptype.dtype)} and so expected tangent dtype "
+            f"{_dtype_name(want)}, but got tangent dtype {_dtype_name(ttype.dtype)} "
+            "instead."))
     if want == float0:
         return Zero(ArrayType(ptype.shape, want))
     if isinstance(tangent, (int, float, complex)):
@@ -330,13 +350,56 @@ def _tangent_in(primal, tangent):
     return _primal_array(tangent)
 
 
-def linearize(fun, *primals):
-    """(fun(*primals), f_jvp): f_jvp(*tangents) is the jvp at primals. The jvp is staged
-    once, a jit taking the primals as arguments, so repeated calls of f_jvp run one
-    executable instead of tracing the forward pass again."""
+def linearize(fun, *primals, has_aux=False):
+    """(fun(*primals), f_jvp[, aux]): f_jvp(*tangents) is the jvp at primals, as JAX's
+    linearize. The jvp is staged once, a jit taking the primals as arguments, so
+    repeated calls of f_jvp run one executable instead of tracing the forward pass
+    again; integer primals take float0 tangents, which stay out of it."""
     from .api import jit
-    staged = jit(lambda primals, tangents: jvp(fun, primals, tangents)[1])
-    return fun(*primals), lambda *tangents: staged(primals, tangents)
+    check_callable(fun)
+    leaves, in_tree = tree_util.tree_flatten(primals)
+    leaves = [_primal_array(p) for p in leaves]
+    in_types = [type_of(p) for p in leaves]
+    differentiated = [dtypes.is_inexact(t.dtype) for t in in_types]
+    flat = _Flat(fun, in_tree, has_aux)
+    out_leaves, aux = flat(*leaves)
+
+    def tangents_out(primal_leaves, diff_tangents):
+        it = iter(diff_tangents)
+        tangents = [next(it) if d else np.zeros(t.shape, float0)
+                    for d, t in zip(differentiated, in_types)]
+        return jvp(fun, tree_util.tree_unflatten(in_tree, primal_leaves),
+                   tree_util.tree_unflatten(in_tree, tangents), has_aux=has_aux)[1]
+    staged = jit(tangents_out)
+
+    def f_jvp(*tangents):
+        t_leaves, t_tree = tree_util.tree_flatten(tangents)
+        if t_tree != in_tree:
+            raise ValueError(at_user_line(
+                f"linearized function called with tangents of tree structure {t_tree}, "
+                f"but the primals have {in_tree}"))
+        diff_tangents = []
+        for t, pt, d in zip(t_leaves, in_types, differentiated):
+            want = ArrayType(pt.shape, tangent_dtype(pt.dtype))
+            got = want if isinstance(t, (int, float, complex)) and d and not pt.shape else (
+                ArrayType(tuple(np.shape(t)), float0) if getattr(t, "dtype", None) == float0
+                else type_of(t))
+            if (got.shape, got.dtype) != (want.shape, want.dtype):
+                raise ValueError(at_user_line(
+                    "linearized function called on tangent values inconsistent with the "
+                    f"original primal values: got {_jax_type(got)} for primal aval "
+                    f"{_jax_type(pt)}"))
+            if d:
+                diff_tangents.append(np.asarray(t, want.dtype) if isinstance(
+                    t, (int, float, complex)) else t)
+        return staged(leaves, diff_tangents)
+    out = flat.unflatten(out_leaves)
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+def _jax_type(t: ArrayType) -> str:
+    """A type as JAX's messages print it: float32[3]."""
+    return f"{_dtype_name(t.dtype)}[{','.join(map(str, t.shape))}]"
 
 
 # ---------------------------------------------------------------- reverse mode
@@ -445,27 +508,27 @@ def vjp_of(fun, primals: list):
     return out_primals, f_vjp, aux
 
 
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun, *primals, has_aux=False, reduce_axes=()):
     """(fun(*primals), f_vjp[, aux]): f_vjp(cotangent) pulls a cotangent of the output
-    back to cotangents of the primals, as JAX's vjp."""
+    back to cotangents of the primals, as JAX's vjp. An integer output takes a float0
+    cotangent, as in JAX (it pulls back nothing)."""
+    check_callable(fun)
+    _no_reduce_axes(reduce_axes, "vjp")
     leaves, in_tree = tree_util.tree_flatten(primals)
     leaves = [_primal_array(p) for p in leaves]
     flat = _Flat(fun, in_tree, has_aux)
     out_primals, f_vjp_flat, aux = vjp_of(flat, leaves)
     out_tree = flat.out_tree
+    out_types = [type_of(o) for o in out_primals]
 
     def f_vjp(cotangent):
         ct_leaves, ct_tree = tree_util.tree_flatten(cotangent)
         if ct_tree != out_tree:
-            raise TypeError(at_user_line(
-                f"the cotangent has tree structure {ct_tree}, but the function's output "
-                f"has {out_tree}"))
-        for o, c in zip(out_primals, ct_leaves):
-            if type_of(o).shape != type_of(c).shape:
-                raise ValueError(at_user_line(
-                    f"the cotangent's shape {type_of(c).shape} does not match the output's "
-                    f"shape {type_of(o).shape}"))
-        cts = f_vjp_flat(ct_leaves)
+            raise ValueError(at_user_line(
+                f"unexpected tree structure of argument to vjp function: got {ct_tree}, "
+                f"but expected to match {out_tree}, the function's output"))
+        cts = [_cotangent_in(c, t) for c, t in zip(ct_leaves, out_types)]
+        cts = f_vjp_flat(cts)
         return tree_util.tree_unflatten(in_tree, [
             zeros(Zero.like(p).type) if c is None else c for p, c in zip(leaves, cts)])
 
@@ -473,14 +536,71 @@ def vjp(fun, *primals, has_aux=False):
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
 
 
-def _argnums(argnums, args):
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
-    if nums and max(nums) >= len(args):
-        raise TypeError(at_user_line(
-            f"differentiating with respect to argnums={argnums} requires at least "
-            f"{max(nums) + 1} positional arguments to be passed by the caller, but got "
-            f"only {len(args)} positional arguments."))
-    return nums
+def _cotangent_in(ct, out_type: ArrayType):
+    """A user's cotangent for an output of this type, checked as JAX checks it: of the
+    output's shape and dtype (a Python scalar takes the output's), float0 (or the
+    output's own dtype) for an integer output (then None: it pulls back nothing)."""
+    want = ArrayType(out_type.shape, tangent_dtype(out_type.dtype))
+    python_scalar = isinstance(ct, (int, float, complex)) and want.dtype != float0
+    got = want if python_scalar and not want.shape else (
+        ArrayType(tuple(np.shape(ct)), float0) if getattr(ct, "dtype", None) == float0
+        else type_of(ct))
+    integer_zeros = want.dtype == float0 and got.dtype == out_type.dtype  # as JAX takes
+    if (got.shape, got.dtype) != (want.shape, want.dtype) and not (
+            integer_zeros and got.shape == want.shape):
+        raise ValueError(at_user_line(
+            f"unexpected type (shape/dtype) for argument to vjp function: got "
+            f"{_jax_type(got)}, but expected {_jax_type(want)} because the corresponding "
+            f"output of the differentiated function had type {_jax_type(out_type)}"))
+    if want.dtype == float0:
+        return None
+    return core.lift(ct, want.dtype, out_type.weak) if python_scalar else ct
+
+
+def _no_reduce_axes(reduce_axes, api: str) -> None:
+    """JAX still takes reduce_axes=() and refuses any other value."""
+    if reduce_axes:
+        raise NotImplementedError(f"reduce_axes argument to {api} is deprecated")
+
+
+def _single(argnums) -> bool:
+    """Whether argnums names one argument (an int, a NumPy one too): the gradient is
+    then that argument's, not a tuple."""
+    try:
+        operator.index(argnums)
+        return True
+    except TypeError:
+        return False
+
+
+def _argnums(argnums, args) -> tuple:
+    """argnums as non-negative positions into args, checked as JAX checks them; a
+    position named twice is refused (JAX fails there by accident, and a silent
+    answer would give one of the two a zero gradient)."""
+    nums = (argnums,) if _single(argnums) else tuple(argnums)
+    if not nums:
+        raise ValueError(at_user_line(
+            "argnums=() differentiates with respect to no argument; name at least one "
+            "position"))
+    n = len(args)
+    for i in map(operator.index, nums):
+        if i >= n:
+            raise TypeError(at_user_line(
+                f"differentiating with respect to argnums={argnums} requires at least "
+                f"{max(nums) + 1} positional arguments to be passed by the caller, but got "
+                f"only {n} positional arguments."))
+        if i < -n:
+            raise ValueError(at_user_line(
+                "Positional argument indices, e.g. for `argnums`, must have value greater "
+                "than or equal to -len(args) and less than len(args), but got value "
+                f"{i} for len(args) == {n}."))
+    positions = tuple(operator.index(i) % n for i in nums)
+    repeated = [i for i in dict.fromkeys(positions) if positions.count(i) > 1]
+    if repeated:
+        raise ValueError(at_user_line(
+            f"argnums={argnums} names argument {repeated[0]} more than once; name each "
+            "position once"))
+    return positions
 
 
 def _partial(fun, args, kwargs, nums):
@@ -493,60 +613,79 @@ def _partial(fun, args, kwargs, nums):
     return partial_fun
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+def value_and_grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False,
+                   reduce_axes=()):
     """fun's value and its gradient with respect to the arguments argnums, as in JAX."""
+    check_callable(fun)
+    _no_reduce_axes(reduce_axes, "grad")
 
     @functools.wraps(fun)
     def value_and_grad_fun(*args, **kwargs):
         nums = _argnums(argnums, args)
         diff_args = tuple(args[i] for i in nums)
         for leaf in tree_util.user_flatten(diff_args)[0]:  # a key by its own dtype
-            _check_input(leaf.dtype if tree_util.is_opaque(leaf) else type_of(leaf).dtype,
-                         holomorphic, allow_int)
+            _check_input("grad", _leaf_dtype(leaf), holomorphic, allow_int)
         results = vjp(_partial(fun, args, kwargs, nums), *diff_args, has_aux=has_aux)
         out, f_vjp = results[:2]
-        _check_output(out, holomorphic)
+        if not isinstance(out, (Tracer, float, int)) and not hasattr(out, "shape"):
+            raise TypeError(at_user_line(
+                f"Gradient only defined for scalar-output functions. Output was {out}."))
+        if type_of(out).shape != ():
+            raise TypeError(at_user_line(
+                "Gradient only defined for scalar-output functions. Output had shape: "
+                f"{type_of(out).shape}."))
+        _check_output("grad", type_of(out).dtype, holomorphic)
         grads = f_vjp(core.lift(1, type_of(out).dtype))
-        grads = grads[0] if isinstance(argnums, int) else grads
+        grads = grads[0] if _single(argnums) else grads
         return ((out, results[2]) if has_aux else out), grads
     return value_and_grad_fun
 
 
-def _check_input(dtype, holomorphic, allow_int):
-    """dtype: a NumPy dtype, or a key's dtype name (never inexact)."""
+def _leaf_dtype(leaf):
+    """A leaf's dtype for the checks below: a key's is its dtype name."""
+    return leaf.dtype if tree_util.is_opaque(leaf) else type_of(leaf).dtype
+
+
+def _check_input(api: str, dtype, holomorphic, allow_int):
+    """The input checks of JAX's reverse-mode APIs (grad, jacrev). dtype: a NumPy
+    dtype, or a key's dtype name (never inexact)."""
     name, is_key = getattr(dtype, "name", dtype), isinstance(dtype, str)
     if holomorphic and (is_key or not dtypes.is_complex(dtype)):
         raise TypeError(at_user_line(
-            f"holomorphic=True requires inputs with complex dtype, but got {name}."))
+            f"{api} with holomorphic=True requires inputs with complex dtype, but got "
+            f"{name}."))
     if not allow_int and (is_key or not dtypes.is_inexact(dtype)):
         raise TypeError(at_user_line(
-            "grad requires real- or complex-valued inputs (input dtype that is a sub-dtype "
-            f"of np.inexact), but got {name}. If you want to use Boolean- or "
+            f"{api} requires real- or complex-valued inputs (input dtype that is a "
+            f"sub-dtype of np.inexact), but got {name}. If you want to use Boolean- or "
             "integer-valued inputs, use vjp or set allow_int to True."))
 
 
-def _check_output(out, holomorphic):
-    if not isinstance(out, (Tracer, float, int)) and not hasattr(out, "shape"):
+def _check_output(api: str, dtype, holomorphic):
+    """The output checks of JAX's reverse-mode APIs (grad, jacrev)."""
+    name = np.dtype(dtype).name
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(at_user_line(
+                f"{api} with holomorphic=True requires outputs with complex dtype, but got "
+                f"{name}."))
+    elif dtypes.is_complex(dtype):
         raise TypeError(at_user_line(
-            f"Gradient only defined for scalar-output functions. Output was {out}."))
-    t = type_of(out)
-    if t.shape != ():
-        raise TypeError(at_user_line(
-            f"Gradient only defined for scalar-output functions. Output had shape: {t.shape}."))
-    if holomorphic and not dtypes.is_complex(t.dtype):
-        raise TypeError(at_user_line(
-            f"holomorphic=True requires outputs with complex dtype, but got {t.dtype.name}."))
-    if not holomorphic and not dtypes.is_float(t.dtype):
-        raise TypeError(at_user_line(
-            "grad requires real-valued outputs (output dtype that is a sub-dtype of "
-            f"np.floating), but got {t.dtype.name}. For holomorphic differentiation, pass "
+            f"{api} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {name}. For holomorphic differentiation, pass "
             "holomorphic=True. For differentiation of non-holomorphic functions involving "
-            "complex outputs, use vjp directly."))
+            "complex outputs, use tracehlo.vjp directly."))
+    elif not dtypes.is_float(dtype):
+        raise TypeError(at_user_line(
+            f"{api} requires real-valued outputs (output dtype that is a sub-dtype of "
+            f"np.floating), but got {name}. For differentiation of functions with integer "
+            "outputs, use tracehlo.vjp directly."))
 
 
-def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
+def grad(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False, reduce_axes=()):
     """The gradient of a scalar-valued fun with respect to arguments argnums, as JAX's grad."""
-    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int,
+                                        reduce_axes)
 
     @functools.wraps(fun)
     def grad_fun(*args, **kwargs):
@@ -568,7 +707,7 @@ def _jacobian_tree(blocks, out_tree, in_tree, argnums):
     """blocks[i][j]: d out leaf i / d in leaf j -> JAX's nesting: output tree of input trees."""
     def per_output(row):
         tree = tree_util.tree_unflatten(in_tree, row)
-        return tree[0] if isinstance(argnums, int) else tree
+        return tree[0] if _single(argnums) else tree
     return tree_util.tree_unflatten(out_tree, [per_output(row) for row in blocks])
 
 
@@ -596,19 +735,28 @@ def _split_last(x, types, lead: tuple) -> list:
     return blocks
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Jacobian by forward mode: jvp vmapped over the standard basis of the inputs
-    (one batched forward pass), as in JAX."""
+    (one batched forward pass), as in JAX. An integer output's block is integer zeros."""
+    check_callable(fun)
 
     @functools.wraps(fun)
     def jacfwd_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
         types = [type_of(x) for x in leaves]
+        for t in types:
+            _check_jacfwd_input(t.dtype, holomorphic)
         flat = _Flat(f, in_tree, has_aux)
 
         def pushfwd(*tangents):
             pairs, aux = _jvp_flat(flat, leaves, list(tangents))
-            return [p for p, _ in pairs], [instantiate(t) for _, t in pairs], aux
+            if holomorphic:
+                for p, _ in pairs:
+                    if not dtypes.is_complex(type_of(p).dtype):
+                        raise TypeError(at_user_line(
+                            "jacfwd with holomorphic=True requires outputs with complex "
+                            f"dtype, but got {np.dtype(type_of(p).dtype).name}."))
+            return [p for p, _ in pairs], [_tangent_or_zeros(p, t) for p, t in pairs], aux
         outs, columns, aux = vmap(pushfwd, out_axes=(None, -1, None))(*_std_basis(types))
         blocks = [_split_last(c, types, type_of(o).shape) for o, c in zip(outs, columns)]
         jac = _jacobian_tree(blocks, flat.out_tree, in_tree, argnums)
@@ -616,20 +764,48 @@ def jacfwd(fun, argnums=0, has_aux=False):
     return jacfwd_fun
 
 
-def jacrev(fun, argnums=0, has_aux=False):
+def _check_jacfwd_input(dtype, holomorphic):
+    name = np.dtype(dtype).name
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(at_user_line(
+            f"jacfwd with holomorphic=True requires inputs with complex dtype, but got "
+            f"{name}."))
+    if not holomorphic and not dtypes.is_float(dtype):
+        raise TypeError(at_user_line(
+            f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of "
+            f"np.floating), but got {name}. For holomorphic differentiation, pass "
+            "holomorphic=True. For differentiation of non-holomorphic functions involving "
+            "complex inputs or integer inputs, use tracehlo.jvp directly."))
+
+
+def _tangent_or_zeros(primal, tangent):
+    """A tangent as an array; an integer value's float0 one as zeros of its own dtype,
+    the Jacobian block JAX gives it."""
+    if type(tangent) is Zero and tangent.type.dtype == float0:
+        return zeros(type_of(primal))
+    return instantiate(tangent)
+
+
+def jacrev(fun, argnums=0, has_aux=False, holomorphic=False, allow_int=False):
     """The Jacobian by reverse mode: one forward pass, and its backward pass vmapped over
-    the standard basis of the outputs, as in JAX."""
+    the standard basis of the outputs, as in JAX. An integer input's block (allow_int)
+    is zeros of its dtype."""
     from . import numpy as tnp
+    check_callable(fun)
 
     @functools.wraps(fun)
     def jacrev_fun(*args, **kwargs):
         f, leaves, in_tree = _jacobian_pieces(fun, argnums, args, kwargs)
+        for x in leaves:
+            _check_input("jacrev", type_of(x).dtype, holomorphic, allow_int)
         flat = _Flat(f, in_tree, has_aux)
         outs, f_vjp, aux = vjp_of(flat, leaves)
         out_types = [type_of(o) for o in outs]
+        for t in out_types:
+            _check_output("jacrev", t.dtype, holomorphic)
 
         def pullback(*cts):
-            return [zeros(Zero.like(x).type) if c is None else c
+            return [zeros(type_of(x)) if c is None else c
                     for x, c in zip(leaves, f_vjp(list(cts)))]
         rows = vmap(pullback)(*_std_basis(out_types))  # per input: (out size,) + its shape
         blocks, start = [], 0
@@ -643,9 +819,9 @@ def jacrev(fun, argnums=0, has_aux=False):
     return jacrev_fun
 
 
-def hessian(fun, argnums=0, has_aux=False):
+def hessian(fun, argnums=0, has_aux=False, holomorphic=False):
     """The Hessian: jacfwd of jacrev, as in JAX."""
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return jacfwd(jacrev(fun, argnums, has_aux, holomorphic), argnums, has_aux, holomorphic)
 
 
 # ---------------------------------------------------------------- user-defined rules
@@ -676,9 +852,60 @@ def dots_saveable(prim, *_, **__) -> bool:
     return prim.name in ("dot_general", "conv_general_dilated")
 
 
+def dots_with_no_batch_dims_saveable(prim, *_, **params) -> bool:
+    """Save the results of matrix products that have no batch dimensions."""
+    return prim.name == "dot_general" and not any(params["dimension_numbers"][1])
+
+
+def _named(prim, params, names) -> bool:
+    """Whether the equation is a checkpoint_name of one of `names`."""
+    return prim.name == "name" and params["name"] in names
+
+
+def save_only_these_names(*names):
+    """A policy saving the values checkpoint_name named with one of `names`."""
+    return lambda prim, *_, **params: _named(prim, params, names)
+
+
+def save_anything_except_these_names(*names):
+    """A policy saving every value but those named with one of `names`."""
+    return lambda prim, *_, **params: not _named(prim, params, names)
+
+
+def save_any_names_but_these(*names):
+    """A policy saving the named values, but those named with one of `names`."""
+    return lambda prim, *_, **params: prim.name == "name" and not _named(prim, params, names)
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """A policy saving what either policy saves."""
+    return lambda *args, **params: policy_1(*args, **params) or policy_2(*args, **params)
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src, offload_dst):
+    """JAX's policy that saves some names and moves others to host memory. Values live
+    in host memory on the CPU already and tracehlo moves none between memories, so the
+    values it would offload are saved: the same results, kept where they are."""
+    return save_only_these_names(*names_which_can_be_saved, *names_which_can_be_offloaded)
+
+
+def offload_dot_with_no_batch_dims(offload_src, offload_dst):
+    """As save_and_offload_only_these_names: the products it would offload are saved."""
+    return dots_with_no_batch_dims_saveable
+
+
 checkpoint_policies = types.SimpleNamespace(
     everything_saveable=everything_saveable, nothing_saveable=nothing_saveable,
-    dots_saveable=dots_saveable, checkpoint_dots=dots_saveable)
+    dots_saveable=dots_saveable, checkpoint_dots=dots_saveable,
+    dots_with_no_batch_dims_saveable=dots_with_no_batch_dims_saveable,
+    checkpoint_dots_with_no_batch_dims=dots_with_no_batch_dims_saveable,
+    save_only_these_names=save_only_these_names,
+    save_anything_except_these_names=save_anything_except_these_names,
+    save_any_names_but_these=save_any_names_but_these,
+    save_from_both_policies=save_from_both_policies,
+    save_and_offload_only_these_names=save_and_offload_only_these_names,
+    offload_dot_with_no_batch_dims=offload_dot_with_no_batch_dims)
 
 
 def _static_argnums(static_argnums, nargs) -> frozenset:
@@ -696,12 +923,13 @@ def _static_argnums(static_argnums, nargs) -> frozenset:
     return frozenset(d % nargs for d in nums)
 
 
-def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
+def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=(), static_argnames=()):
     """fun, whose intermediate values the tape keeps only where `policy(prim, *input
     types, **params)` says so (default: none, checkpoint_policies.nothing_saveable): the
     backward pass runs fun's other equations again from its inputs and the saved values
     (JAX's checkpoint / remat). As in JAX, fun is staged to a Graph on abstract values of
-    its arguments, except static_argnums, passed as the Python values they are (staged
+    its arguments, except static_argnums and static_argnames (by keyword, or by position
+    where fun's signature names them), passed as the Python values they are (staged
     anew per call). With prevent_cse, the recomputation starts from an
     optimization_barrier, so that under jit neither our CSE nor XLA's merges it with the
     forward pass (which would save everything); a tuple (JAX's per argument) places it
@@ -710,18 +938,26 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
         raise TypeError(at_user_line(
             f"prevent_cse must be a bool or tuple of bools, got type(prevent_cse)="
             f"{type(prevent_cse)}"))
+    check_callable(fun)
     save = policy or nothing_saveable
+    static_names = (static_argnames,) if isinstance(static_argnames, str) else \
+        tuple(static_argnames)
+    named_positions = _positions_of(fun, static_names)
 
     @functools.wraps(fun)
     def remat_fun(*args, **kwargs):
         static = _static_argnums(static_argnums, len(args)) if static_argnums != () else ()
+        static = frozenset(static) | {i for i in named_positions if i < len(args)}
         dyn = [a for i, a in enumerate(args) if i not in static]
-        leaves, in_tree = tree_util.tree_flatten((dyn, kwargs))
+        static_kwargs = {k: v for k, v in kwargs.items() if k in static_names}
+        leaves, in_tree = tree_util.tree_flatten((dyn, {k: v for k, v in kwargs.items()
+                                                         if k not in static_names}))
 
         def call(*leaves):
             dyn_args, kw = tree_util.tree_unflatten(in_tree, leaves)
             it = iter(dyn_args)
-            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw)
+            return fun(*[a if i in static else next(it) for i, a in enumerate(args)], **kw,
+                       **static_kwargs)
         with core.staging(getattr(fun, "__name__", "checkpoint")) as staged:
             ins = [staged.new_input(type_of(x)) for x in leaves]
             out_leaves, out_tree = tree_util.tree_flatten(call(*ins))
@@ -766,6 +1002,18 @@ def checkpoint(fun, *, prevent_cse=True, policy=None, static_argnums=()):
             return vjp_of(again, start)[1](cts)
         return tree_util.tree_unflatten(out_tree, trace.record(backward, leaves, outs))
     return remat_fun
+
+
+def _positions_of(fun, names) -> frozenset:
+    """The positions of fun's parameters called `names` (none known without a signature)."""
+    if not names:
+        return frozenset()
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return frozenset()
+    return frozenset(i for i, p in enumerate(params) if p.name in names and p.kind in (
+        p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
 
 remat = checkpoint

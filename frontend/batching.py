@@ -23,7 +23,6 @@ import weakref
 from . import pytree as tree_util
 
 from . import core, runtime
-from .arguments import leaf_type
 from .core import ConcretizationError, Tracer, TracerBoolConversionError, at_user_line, type_of
 from .ir import ArrayType
 
@@ -55,7 +54,13 @@ class BatchTrace(core.Trace):
             values.append(x.value if batched else x)
             dims.append(x.batch_dim if batched else not_mapped)
         # a misuse is reported in the user's per-example terms, as if unbatched
-        core.result_types(prim, [type_of(x) for x in operands], params)
+        out_types = core.result_types(prim, [type_of(x) for x in operands], params)
+        if axis_size(values, dims) == 0:
+            # no example to compute: empty results of the right types (a rule's gather
+            # or slice would not fit the empty axis, as JAX's rules need not either)
+            return [BatchTracer(self, broadcast_batch(
+                core.lift(0, t.dtype, t.weak) if not t.shape else _shape_ops().broadcast_in_dim(
+                    core.lift(0, t.dtype, t.weak), t.shape, ()), 0, 0), 0) for t in out_types]
         rule = batch_rules.get(prim)
         if rule is None:
             raise NotImplementedError(at_user_line(f"vmap has no batching rule for {prim}"))
@@ -206,11 +211,11 @@ def _leaf_names(fn, args, kwargs) -> list:
     return out
 
 
-def _mapped_size(fn, args, kwargs, leaves, axes, axis_size) -> int:
+def _mapped_size(fn, args, kwargs, leaves, axes, axis_size, shapes) -> int:
+    """`shapes`: each leaf's shape as its user sees it (a key array's, not its data's)."""
     sizes = {}  # leaf index -> size
-    for i, (x, a) in enumerate(zip(leaves, axes)):
+    for i, (shape, a) in enumerate(zip(shapes, axes)):
         if a is not None:
-            shape = type_of(x).shape
             if not -len(shape) <= a < len(shape):
                 raise ValueError(at_user_line(
                     f"vmap was requested to map its argument along axis {a}, which implies "
@@ -248,12 +253,22 @@ def _as_array(x):
     return x if isinstance(x, Tracer) or runtime.is_device_array(x) else core.lift(x)
 
 
-def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fn, in_axes=0, out_axes=0, axis_name=None, axis_size=None, spmd_axis_name=None):
     """fn mapped over an axis of its arguments, as JAX's vmap: `in_axes` gives each
     positional argument's mapped axis (an int, None for an argument shared by every
     example, or a pytree prefix of the arguments; keyword arguments are mapped along
     axis 0), `out_axes` where each output gets its batch axis (None: an output that
-    does not depend on the batch), `axis_size` the size when no argument is mapped."""
+    does not depend on the batch), `axis_size` the size when no argument is mapped.
+    The axis of a key array counts its keys' axes, not its data's. `axis_name` is taken
+    in JAX's place among the arguments; no collective reads it (tracehlo.lax has none),
+    and `spmd_axis_name`, which shards the batch, is refused."""
+    core.check_callable(fn)
+    if spmd_axis_name is not None:
+        raise NotImplementedError(at_user_line(
+            "vmap's spmd_axis_name shards the batch over devices, which tracehlo does not do"))
+    if axis_size is not None and not (isinstance(axis_size, int) and axis_size >= 0):
+        raise TypeError(at_user_line(
+            f"vmap's axis_size must be a non-negative int, got {axis_size!r}"))
     if isinstance(in_axes, list):  # lists and tuples alike, as JAX allows
         in_axes = tuple(in_axes)
     if not (in_axes is None or type(in_axes) in (int, tuple)):
@@ -271,30 +286,45 @@ def vmap(fn, in_axes=0, out_axes=0, axis_size=None):
                 "the positional arguments passed to the function, but got "
                 f"len(in_axes)={len(in_axes)}, len(args)={len(args)}"))
         leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        shapes = [_user_shape(u, x) for u, x in
+                  zip(tree_util.user_flatten((args, kwargs))[0], leaves)]
         axes = _broadcast_prefix("in_axes", (in_axes, 0), (args, kwargs),
                                  shown=(in_axes, tree_util.tree_structure(args)))
-        size = _mapped_size(fn, args, kwargs, leaves, axes, axis_size)
+        size = _mapped_size(fn, args, kwargs, leaves, axes, axis_size, shapes)
         with core.new_trace(BatchTrace()) as trace:
             ins = [x if a is None else
-                   BatchTracer(trace, _as_array(x), a % type_of(x).ndim)
-                   for x, a in zip(leaves, axes)]
+                   BatchTracer(trace, _as_array(x), a % len(shape))
+                   for x, a, shape in zip(leaves, axes, shapes)]
             in_args, in_kwargs = tree_util.tree_unflatten(in_tree, ins)
             out = fn(*in_args, **in_kwargs)
         out_leaves, out_tree = tree_util.tree_flatten(out)
         out_axes_flat = _broadcast_prefix("out_axes", out_axes, out)
         paths = [p for p, _ in tree_util.tree_flatten_with_path(out)[0]]
-        results = [_output(trace, x, a, size, path)
-                   for x, a, path in zip(out_leaves, out_axes_flat, paths)]
+        word_dims = [len(type_of(x).shape) - len(u.shape) if tree_util.is_opaque(u) else 0
+                     for u, x in zip(tree_util.user_flatten(out)[0], out_leaves)]
+        results = [_output(trace, x, a, size, path, words)
+                   for x, a, path, words in zip(out_leaves, out_axes_flat, paths, word_dims)]
         return tree_util.tree_unflatten(out_tree, results)
     return batched
 
 
-def _output(trace, x, axis, size, path):
-    """An output leaf with its batch axis at `axis` (broadcast if it has none)."""
+def _user_shape(user_leaf, leaf) -> tuple:
+    """A leaf's shape as its user sees it: a key array's keys, not its data's words."""
+    return tuple(user_leaf.shape) if tree_util.is_opaque(user_leaf) else type_of(leaf).shape
+
+
+def _output(trace, x, axis, size, path, words: int = 0):
+    """An output leaf with its batch axis at `axis` (broadcast if it has none); `words`:
+    the trailing axes of a key array's data, which `axis` does not count."""
     if isinstance(x, BatchTracer) and x._trace is trace:
         value, dim = x.value, x.batch_dim
     else:
-        leaf_type(x)  # outputs must be arrays: a clear error otherwise
+        try:
+            type_of(x)
+        except TypeError:  # outputs must be arrays, as in JAX
+            raise TypeError(at_user_line(
+                f"Output from batched function {x!r} with type {type(x)} is not a valid "
+                "array type")) from None
         value, dim = _as_array(x), not_mapped
     if axis is None:
         if dim is not not_mapped:
@@ -302,7 +332,7 @@ def _output(trace, x, axis, size, path):
                 f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None but output "
                 f"was batched on axis {dim}"))
         return value
-    ndim = type_of(value).ndim + (dim is not_mapped)
+    ndim = type_of(value).ndim + (dim is not_mapped) - words
     if not -ndim <= axis < ndim:
         raise ValueError(at_user_line(
             f"vmap out_axes{tree_util.keystr(path)}: axis {axis} is out of bounds for an "

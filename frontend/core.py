@@ -160,6 +160,12 @@ def type_of(x) -> ArrayType:
         "Python scalars or nested lists of numbers"))
 
 
+def check_callable(fun) -> None:
+    """A transformation is given a function: JAX's error, at once, where not."""
+    if not callable(fun):
+        raise TypeError(at_user_line(f"Expected a callable value, got {fun}"))
+
+
 def result_types(prim: Primitive, in_types: list, params: dict) -> list:
     """The output types the primitive's shape rule gives, errors at the user's line."""
     try:
@@ -357,6 +363,14 @@ class Tracer:
     def __index__(self):
         return operator.index(self._trace.concrete(
             self, "using a traced value as a Python index"))
+
+    def item(self, *args):
+        """The value as a Python scalar, where the trace has it (a transformation outside
+        jit: without its derivative, as JAX's item)."""
+        return np.asarray(self._trace.concrete(self, "item()")).item(*args)
+
+    def tolist(self):
+        return np.asarray(self).tolist()
 
     def __array__(self, dtype=None, copy=None):
         return np.asarray(self._trace.concrete(self, "converting to a NumPy array"), dtype)

@@ -65,10 +65,11 @@ class _CustomRule:
     rules first; each class says what a traced value there does) and the differentiable
     ones, and the dispatch on the trace that sees the call."""
 
-    def __init__(self, fun, nondiff_argnums):
+    def __init__(self, fun, nondiff_argnums, nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(sorted(nondiff_argnums))
+        self.nondiff_argnums = tuple(sorted(set(nondiff_argnums) | _positions(
+            fun, nondiff_argnames)))
         self.signature = None  # fun's, once called
 
     def split(self, args):
@@ -150,11 +151,12 @@ class custom_jvp(_CustomRule):
     tape, the rule's tangent function (linear in the tangents) is recorded on a nested
     tape, and its backward pass is the VJP."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.jvp = None
 
-    def defjvp(self, jvp):
+    def defjvp(self, jvp, symbolic_zeros=False):
+        _no_symbolic_zeros(symbolic_zeros)
         self.jvp = jvp
         return jvp
 
@@ -258,11 +260,14 @@ class custom_vjp(_CustomRule):
     cotangents of the other arguments` (None: zero). Forward mode raises JAX's TypeError:
     the rule says nothing about tangents."""
 
-    def __init__(self, fun, nondiff_argnums=()):
-        super().__init__(fun, nondiff_argnums)
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
+        super().__init__(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
 
-    def defvjp(self, fwd, bwd):
+    def defvjp(self, fwd, bwd, symbolic_zeros=False, optimize_remat=False):
+        """`optimize_remat` asks JAX not to run fwd again under remat: a saving only, which
+        tracehlo's checkpoint does not make (fwd runs again), so it changes no result."""
+        _no_symbolic_zeros(symbolic_zeros)
         self.fwd, self.bwd = fwd, bwd
 
     def nondiff_arg(self, arg):
@@ -366,6 +371,28 @@ class custom_vjp(_CustomRule):
     def vmap_rules(self, app, batched):
         batched.defvjp(vmap(lambda *xs: self.checked_fwd(app, xs)),
                        vmap(lambda res, ct: self.flat_bwd(app, res, ct)))
+
+
+def _positions(fun, names) -> set:
+    """The positions of fun's parameters called `names`, as JAX's nondiff_argnames."""
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if not names:
+        return set()
+    params = list(inspect.signature(fun).parameters)
+    missing = [n for n in names if n not in params]
+    if missing:
+        raise ValueError(at_user_line(
+            f"nondiff_argnames {missing} are not parameters of {getattr(fun, '__name__', fun)}"))
+    return {params.index(n) for n in names}
+
+
+def _no_symbolic_zeros(symbolic_zeros) -> None:
+    """JAX's symbolic_zeros hands the rules SymbolicZero and CustomVJPPrimal objects
+    instead of arrays; rules written for them would misread arrays, so it is refused."""
+    if symbolic_zeros:
+        raise NotImplementedError(at_user_line(
+            "symbolic_zeros=True is not supported by tracehlo: the rules get arrays (zeros "
+            "where a tangent or cotangent is zero)"))
 
 
 def _at(fn, message) -> str:

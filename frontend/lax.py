@@ -20,8 +20,9 @@ from .primitives.reductions import (
     argmax, argmin, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max, reduce_min,
     reduce_or, reduce_prod, reduce_sum)
 from .primitives.shape_ops import (
-    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice,
-    dynamic_update_slice, expand_dims, iota, pad, reshape, rev, slice, slice_in_dim, squeeze,
+    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_index_in_dim,
+    dynamic_slice, dynamic_slice_in_dim, dynamic_update_slice, dynamic_update_slice_in_dim,
+    expand_dims, iota, pad, reshape, rev, slice, slice_in_dim, squeeze,
     transpose)
 from .primitives.sort import sort
 from .ad import stop_gradient
@@ -34,7 +35,8 @@ __all__ = [
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",
     "broadcasted_iota", "cbrt", "ceil", "clamp", "complex", "concatenate", "cond", "conj",
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
-    "digamma", "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "eq",
+    "digamma", "div", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice",
+    "dynamic_slice_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq",
     "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims", "expm1", "fft", "FftType",
     "floor", "fori_loop",
     "gather", "ge", "gt", "imag", "integer_pow", "iota", "is_finite", "le", "lgamma", "log", "log1p",

@@ -14,6 +14,7 @@ from jax.dtypes import float0
 import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import ad, core, lax, verify
+from tracehlo.ad_checkpoint import checkpoint_name
 from tracehlo.primitives.linalg import triangular_solve
 
 from numpy_helpers import JAX_RELEASE
@@ -192,6 +193,7 @@ ROWS = [
     ("fft", lambda x: lax.fft(x, "rfft", (2, 3)), [normal()]),  # odd: one weight of 1
     ("fft", lambda x: lax.fft(x, "irfft", (2, 4)), [cnormal()]),  # even: two
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
+    ("name", lambda x: lax.mul(checkpoint_name(x, "h"), x), [normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),
     ("pjit", jitted_sin_mul, [normal(), normal()]),
@@ -1029,6 +1031,55 @@ def test_checkpoint_policies_recompute_what_jax_recomputes():
     np.testing.assert_allclose(grad_w(tracehlo, tnp)(w1), grad_w(jax, jnp)(w1), rtol=1e-5)
 
 
+def test_checkpoint_policies_by_name_recompute_what_jax_recomputes():
+    """checkpoint_name names values; the policies that save by name (and the others JAX
+    has) recompute as many sines, cosines, tanh and products as JAX's StableHLO, with
+    JAX's gradients. The offloading policies save what they would offload."""
+    from jax.ad_checkpoint import checkpoint_name as jax_name
+    rng = np.random.default_rng(1)
+    x, w = rng.normal(size=(3, 4)).astype(np.float32), rng.normal(size=(4, 4)).astype(np.float32)
+
+    def f(L, name, x, w):
+        h = name(L.sin(x @ w), "h")
+        g = name(L.cos(h) * h, "g")
+        return L.sum(L.tanh(g @ w))
+
+    def policies(P):
+        return {"only h": P.save_only_these_names("h"),
+                "all but h": P.save_anything_except_these_names("h"),
+                "names but h": P.save_any_names_but_these("h"),
+                "g or dots": P.save_from_both_policies(P.save_only_these_names("g"),
+                                                       P.dots_saveable),
+                "unbatched dots": P.dots_with_no_batch_dims_saveable,
+                "offload g": P.save_and_offload_only_these_names(
+                    names_which_can_be_saved=["h"], names_which_can_be_offloaded=["g"],
+                    offload_src="device", offload_dst="pinned_host")}
+    ours, theirs = policies(tracehlo.checkpoint_policies), policies(jax.checkpoint_policies)
+    ops = ["dot_general", "sin", "cos", "tanh"]
+    for case in ours:
+        mine = tracehlo.grad(tracehlo.checkpoint(
+            lambda x, w: f(tnp, checkpoint_name, x, w), policy=ours[case]), (0, 1))
+        want = jax.grad(jax.checkpoint(lambda x, w: f(jnp, jax_name, x, w),
+                                       policy=theirs[case]), (0, 1))
+        ir = str(tracehlo.make_ir(mine)(x, w))
+        hlo = jax.jit(want).lower(x, w).as_text()
+        counts = [ir.count(f"= {op}") for op in ops]
+        if case != "offload g":  # JAX's offloading moves g, which ours saves
+            assert counts == [hlo.count(f"stablehlo.{op} ") for op in
+                              ["dot_general", "sine", "cosine", "tanh"]], (case, counts)
+        for a, b in zip(tracehlo.jit(mine)(x, w), want(x, w)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_checkpoint_static_argnames_are_python_values():
+    f = tracehlo.checkpoint(lambda x, mode: tnp.sin(x) if mode == "sin" else tnp.cos(x),
+                            static_argnames="mode")
+    for mode in ("sin", "cos"):
+        for call in (lambda x: f(x, mode), lambda x: f(x, mode=mode)):
+            np.testing.assert_allclose(tracehlo.grad(call)(0.5),
+                                       jax.grad(getattr(jnp, mode))(0.5), rtol=1e-6)
+
+
 def test_checkpoint_static_argnums_are_python_values():
     """As in JAX: static arguments stay Python values (a loop count, a function name),
     and fun is staged anew per value; others are traced, so Python control flow on them
@@ -1198,6 +1249,29 @@ def _bad_jvp_rules(M, np_):
         "a keyword-only argument": make(lambda p, t: p, lambda x, *, y: x * y)}
 
 
+def _nondiff_by_name(M, np_):
+    @functools.partial(M.custom_vjp, nondiff_argnames=("n",))
+    def scale(x, n):
+        return x * n
+    scale.defvjp(lambda x, n: (x * n, None), lambda n, r, g: (g * n,), optimize_remat=True)
+
+    @functools.partial(M.custom_jvp, nondiff_argnames="n")
+    def sine(x, n):
+        return np_.sin(x) * n
+    sine.defjvp(lambda n, p, t: (np_.sin(p[0]) * n, np_.cos(p[0]) * t[0] * n))
+    return [M.grad(lambda x: scale(x, 3.0))(2.0), M.grad(lambda x: sine(x, n=2.0))(1.0),
+            M.jit(M.grad(lambda x: sine(x, 2.0)))(1.0)]
+
+
+def test_custom_rules_take_nondiff_argnames_as_jax():
+    np.testing.assert_allclose(_nondiff_by_name(tracehlo, tnp), _nondiff_by_name(jax, jnp),
+                               rtol=1e-6)
+    f = tracehlo.custom_jvp(lambda x: x)
+    with pytest.raises(NotImplementedError, match=r"test_ad\.py:\d+: symbolic_zeros=True is "
+                                                  r"not supported"):
+        f.defjvp(lambda p, t: (p[0], t[0]), symbolic_zeros=True)
+
+
 def test_custom_jvp_misuse_raises_as_jax():
     x, y = np.float32(2.0), np.ones(3, np.float32)
     ours, theirs = _bad_jvp_rules(tracehlo, tnp), _bad_jvp_rules(jax, jnp)
@@ -1220,6 +1294,137 @@ def test_custom_jvp_misuse_raises_as_jax():
     mine, cases = misuses(tracehlo), misuses(jax)
     for a, b in zip(mine, cases):
         _same_error(a, b)
+
+
+# ---------------------------------------------------------------- API details as in JAX
+
+XS = np.arange(1.0, 4.0, dtype=np.float32)
+YS = XS + 1
+
+
+def _raises_as_jax(ours, theirs, match):
+    """ours() raises the type of error theirs() (JAX) raises (its builtin class: JAX's
+    ConcretizationTypeError is our ConcretizationError, both TypeErrors), with `match`
+    in its message after the user's line in this file."""
+    with pytest.raises(Exception) as want:
+        theirs()
+    kind = next(k for k in type(want.value).__mro__ if k.__module__ == "builtins")
+    with pytest.raises(kind, match=r"test_ad\.py:\d+: " + match):
+        ours()
+
+
+def test_argnums_are_checked_as_jax_checks_them():
+    f, jf = (lambda a, b: tnp.sum(a ** 2 * b)), (lambda a, b: jnp.sum(a ** 2 * b))
+    for argnums in (np.int64(1), -1, (-2, 1), [0]):
+        got, want = tracehlo.grad(f, argnums)(XS, YS), jax.grad(jf, argnums)(XS, YS)
+        assert type(got) is type(want)
+        np.testing.assert_allclose(got, want)
+    _raises_as_jax(lambda: tracehlo.grad(f, -3)(XS, YS), lambda: jax.grad(jf, -3)(XS, YS),
+                   r"Positional argument indices, e\.g\. for `argnums`, must have value "
+                   r"greater than or equal to -len\(args\)")
+    # JAX fails on these by accident (a TypeError, a ValueError from max()); a position
+    # named twice gave one of the two a zero gradient, silently
+    for M in (tracehlo.grad, tracehlo.jacfwd, tracehlo.jacrev):
+        with pytest.raises(ValueError, match=r"test_ad\.py:\d+: argnums=\(1, -1\) names "
+                                             r"argument 1 more than once"):
+            M(f, (1, -1))(XS, YS)
+        with pytest.raises(ValueError, match=r"argnums=\(\) differentiates with respect to "
+                                             r"no argument"):
+            M(f, ())(XS, YS)
+
+
+def test_functions_and_reduce_axes_are_checked_when_transformed():
+    for M, name in ((tracehlo, "tracehlo"), (jax, "jax")):
+        for api in ("grad", "value_and_grad", "jacfwd", "jacrev", "hessian", "vmap"):
+            with pytest.raises(TypeError, match="Expected a callable value, got 3"):
+                getattr(M, api)(3)
+        np.testing.assert_allclose(M.grad(lambda a: a.sum(), reduce_axes=())(XS), 1.0)
+        with pytest.raises(NotImplementedError, match="reduce_axes argument to grad is "
+                                                      "deprecated"):
+            M.grad(lambda a: a.sum(), reduce_axes=("i",))
+        # has_aux takes a pair as a list too
+        g, aux = M.grad(lambda a: [(a ** 2).sum(), a], has_aux=True)(XS)
+        np.testing.assert_allclose(g, 2 * XS), np.testing.assert_allclose(aux, XS)
+
+
+def test_jacobians_check_dtypes_and_take_holomorphic_and_allow_int_as_jax():
+    z = XS.astype(np.complex64) * (1 + 1j)
+    for api, f in (("jacfwd", lambda a: a ** 2), ("jacrev", lambda a: a ** 2),
+                   ("hessian", lambda a: (a ** 3).sum())):
+        got = getattr(tracehlo, api)(f, holomorphic=True)(z)
+        np.testing.assert_allclose(got, getattr(jax, api)(f, holomorphic=True)(z), rtol=1e-6)
+    # an integer output's forward block and an integer input's reverse block are zeros
+    # of that integer dtype
+    got = tracehlo.jacfwd(lambda a: (a > 1).astype(tnp.int32))(XS)
+    want = jax.jacfwd(lambda a: (a > 1).astype(jnp.int32))(XS)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    n = np.arange(3, dtype=np.int32)
+    got = tracehlo.jacrev(lambda a, b: a * b, (0, 1), allow_int=True)(n, XS)
+    want = jax.jacrev(lambda a, b: a * b, (0, 1), allow_int=True)(n, XS)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype
+        np.testing.assert_allclose(g, w)
+    cases = [("jacfwd", lambda a: a * 2.0, n, "jacfwd requires real-valued inputs .* got int32"),
+             ("jacfwd", lambda a: a * 2.0, z, "jacfwd requires real-valued inputs .* got "
+                                              "complex64"),
+             ("jacrev", lambda a: a * 2.0, n, r"jacrev requires real- or complex-valued inputs "
+                                              r".* got int32"),
+             ("jacrev", lambda a: a * 2.0, z, r"jacrev requires real-valued outputs .* got "
+                                              r"complex64\. For holomorphic"),
+             ("jacrev", lambda a: (a > 1).astype(np.int32), XS,
+              r"jacrev requires real-valued outputs .* got int32\. For differentiation of "
+              r"functions with integer outputs, use tracehlo\.vjp directly"),
+             ("grad", lambda a: (a > 1).sum(), XS,
+              r"grad requires real-valued outputs .* got int32\. For differentiation of "
+              r"functions with integer outputs")]
+    for api, f, x, match in cases:
+        _raises_as_jax(lambda: getattr(tracehlo, api)(f)(x), lambda: getattr(jax, api)(f)(x),
+                       match)
+
+
+def test_linearize_and_vjp_take_and_check_tangents_as_jax():
+    for M in (tracehlo, jax):
+        out, f_jvp = M.linearize(lambda a: a ** 2, 2.0)  # an array, weakly typed
+        assert (out.dtype, out.weak_type, float(out)) == (np.float32, True, 4.0)
+        out, f_jvp, aux = M.linearize(lambda a, b: (a * b, b), np.arange(3), XS, has_aux=True)
+        np.testing.assert_allclose(f_jvp(np.zeros(3, float0), XS), [0, 2, 6])
+        np.testing.assert_allclose(aux, XS)
+        # an integer output's cotangent is float0, or zeros of its dtype
+        _, f_vjp = M.vjp(lambda a: (a * 2, (a > 1).astype(np.int32)), XS)
+        for ct in (np.zeros(3, float0), np.zeros(3, np.int32)):
+            np.testing.assert_allclose(f_vjp((XS, ct))[0], 2 * XS)
+    _raises_as_jax(lambda: tracehlo.linearize(lambda a: a ** 2, XS)[1](np.ones(4, np.float32)),
+                   lambda: jax.linearize(lambda a: a ** 2, XS)[1](np.ones(4, np.float32)),
+                   r"linearized function called on tangent values inconsistent with the "
+                   r"original primal values: got float32\[4\] for primal aval float32\[3\]")
+    f_vjp, jf_vjp = tracehlo.vjp(lambda a: a * 2, XS)[1], jax.vjp(lambda a: a * 2, XS)[1]
+    _raises_as_jax(lambda: f_vjp(XS.astype(np.float16)), lambda: jf_vjp(XS.astype(np.float16)),
+                   r"unexpected type \(shape/dtype\) for argument to vjp function: got "
+                   r"float16\[3\], but expected float32\[3\]")
+    _raises_as_jax(lambda: f_vjp((XS,)), lambda: jf_vjp((XS,)),
+                   "unexpected tree structure of argument to vjp function")
+    f, jf = (lambda a: a * 2), (lambda a: a * 2)
+    _raises_as_jax(lambda: tracehlo.jvp(f, (XS,), (np.ones(4, np.float32),)),
+                   lambda: jax.jvp(jf, (XS,), (np.ones(4, np.float32),)),
+                   r"jvp called with different primal and tangent shapes; got primal shape "
+                   r"\(3,\) and tangent shape as \(4,\)")
+    _raises_as_jax(lambda: tracehlo.jvp(f, (XS,), (XS.astype(np.float16),)),
+                   lambda: jax.jvp(jf, (XS,), (XS.astype(np.float16),)),
+                   r"primal and tangent arguments to tracehlo\.jvp do not match; .* expected "
+                   r"tangent dtype float32, but got tangent dtype float16 instead")
+
+
+def test_python_conversions_of_a_differentiated_value_as_jax():
+    """item() and int() give the value (without its derivative), as JAX's do; float()
+    and tolist() raise, as in JAX, rather than drop the derivative silently."""
+    for M in (tracehlo, jax):
+        assert float(M.grad(lambda a: a * a.item())(np.float32(3.0))) == 3.0
+        assert float(M.grad(lambda a: a * int(a))(3.0)) == 3.0
+    for conversion in (float, lambda a: a.tolist()):
+        _raises_as_jax(lambda: tracehlo.grad(lambda a: a * conversion(a))(3.0),
+                       lambda: jax.grad(lambda a: a * conversion(a))(3.0),
+                       r"float\(\) of a value being differentiated would drop its "
+                       r"derivative|a value being differentiated was converted to a NumPy")
 
 
 # ---------------------------------------------------------------- errors and IR

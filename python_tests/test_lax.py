@@ -6,6 +6,7 @@ import textwrap
 
 import jax.lax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -246,6 +247,26 @@ def test_dot_general():
     lax_check(lambda lax, a, b: lax.dot_general(a, b, (((0,), (0,)), ((), ()))),
               i32(3, 2), i32(3, 4))
     lax_check(lambda lax, a, b: lax.dot(a, b), f32(2, 3), f32(3), rtol=1e-5)
+
+
+def test_jax_s_keyword_arguments_and_in_dim_helpers():
+    """preferred_element_type (int8 products summed in int32, bf16 in f32), reshape's
+    dimensions, sort's is_stable and tuple result, the *_in_dim slicing helpers."""
+    i8 = np.arange(-12, 12, dtype=np.int8).reshape(4, 6)
+    lax_check(lambda lax, a: lax.dot_general(a, a, (((1,), (1,)), ((), ())),
+                                             preferred_element_type=np.int32), i8)
+    lax_check(lambda lax, a, b: lax.dot(a, b, preferred_element_type=np.float32),
+              f32(2, 3).astype(ml_dtypes.bfloat16), f32(3, 4).astype(ml_dtypes.bfloat16),
+              rtol=1e-6)
+    lax_check(lambda lax, x: lax.reshape(x, (4, 6), dimensions=(1, 0, 2)), f32(2, 3, 4))
+    lax_check(lambda lax, k, v: lax.sort((k, v), 0, False, 1), f32(5), f32(5))
+    x, i = f32(5, 4), np.int32(2)
+    lax_check(lambda lax, x, i: lax.dynamic_slice_in_dim(x, i, 2, axis=-1), x, i)
+    lax_check(lambda lax, x, i: lax.dynamic_index_in_dim(x, i, 0, keepdims=False), x, i)
+    lax_check(lambda lax, x, i: lax.dynamic_index_in_dim(x, i, 1), x, i)
+    lax_check(lambda lax, x, u, i: lax.dynamic_update_slice_in_dim(x, u, i, axis=0),
+              x, f32(2, 4), i)
+    assert type(tlax.sort((np.ones(2), np.ones(2)))) is tuple
 
 
 def test_sort_multi_operand():

@@ -6,7 +6,8 @@ import types
 import pytest
 
 NAMESPACES = ["tracehlo", "tracehlo.numpy", "tracehlo.numpy.fft", "tracehlo.numpy.linalg",
-              "tracehlo.nn", "tracehlo.lax", "tracehlo.lax.linalg", "tracehlo.random"]
+              "tracehlo.nn", "tracehlo.lax", "tracehlo.lax.linalg", "tracehlo.random",
+              "tracehlo.ad_checkpoint"]
 
 
 def _public(names):

@@ -13,6 +13,7 @@ import dataclasses
 import itertools
 
 import jax
+import jax.ad_checkpoint
 import jax.numpy as jnp
 import ml_dtypes
 from jax._src import config as jax_config
@@ -165,6 +166,8 @@ CASES.update({
         ([(0,)], {"dimension": 0, "num_keys": 1})]),
     "optimization_barrier": Case(lambda *xs: tuple(jax.lax.optimization_barrier(xs)), [
         ([(2, 3), ("int32", (3,))], {}), ([()], {})]),
+    "name": Case(lambda x, name: jax.ad_checkpoint.checkpoint_name(x, name), [
+        ([(2, 3)], {"name": "h"}), ([()], {"name": "g"})]),
     "triangular_solve": Case(jax.lax.linalg.triangular_solve, [
         ([(3, 3), (3, 2)], dict(left_side=True, lower=True, transpose_a=False,
                                 conjugate_a=False, unit_diagonal=False)),

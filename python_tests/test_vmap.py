@@ -22,6 +22,7 @@ import tracehlo
 import tracehlo.numpy as tnp
 from tracehlo import core, lax
 from tracehlo.batching import batch_rules
+from tracehlo.ad_checkpoint import checkpoint_name
 from tracehlo.primitives.linalg import triangular_solve
 
 from numpy_helpers import JAX_RELEASE
@@ -102,6 +103,7 @@ ROWS = [
     unary("erf_inv", lax.erf_inv), unary("lgamma", lax.lgamma, POS),
     unary("digamma", lax.digamma, POS), unary("exp2", lax.exp2), unary("sign", lax.sign),
     unary("round", lambda x: lax.round(x * 4)), unary("stop_gradient", lax.stop_gradient),
+    unary("name", lambda x: checkpoint_name(x, "h")),
     unary("is_finite", lambda x: lax.is_finite(lax.log(x))),
     # elementwise, several operands; rank-0 operands broadcast against the others
     Row("add", "binary", lax.add, [X, X]), Row("sub", "binary", lax.sub, [X, X]),
@@ -444,6 +446,61 @@ def test_a_per_example_type_error_names_the_user_line():
     with pytest.raises(TypeError, match=r"test_vmap.py:\d+: add needs operands of one shape "
                                         r"\(or rank 0\), got f32\[4\], f32\[3\]"):
         tracehlo.vmap(lambda x, y: lax.add(x, y))(A, np.ones((3, 3), np.float32))
+
+
+def test_vmap_takes_jax_s_arguments_in_jax_s_order():
+    """axis_name comes before axis_size, as in JAX, so a positional call means the same;
+    a bad axis_size or a non-callable is refused when vmap is called, not inside XLA; an
+    output that is no array is named as one."""
+    got = tracehlo.vmap(lambda x: x * 2.0, None, 0, "i", 4)(V)
+    np.testing.assert_allclose(got, jax.vmap(lambda x: x * 2.0, None, 0, "i", 4)(V))
+    for bad in (-1, 3.0):
+        with pytest.raises(TypeError):
+            jax.vmap(lambda x: x, in_axes=None, axis_size=bad)(V)
+        with pytest.raises(TypeError, match=r"test_vmap.py:\d+: vmap's axis_size must be a "
+                                            r"non-negative int"):
+            tracehlo.vmap(lambda x: x, in_axes=None, axis_size=bad)(V)
+    with pytest.raises(TypeError, match=r"test_vmap.py:\d+: Expected a callable value, got 3"):
+        tracehlo.vmap(3)
+    with pytest.raises(NotImplementedError, match="spmd_axis_name"):
+        tracehlo.vmap(lambda x: x, spmd_axis_name="d")
+    with pytest.raises(TypeError, match=r"test_vmap.py:\d+: Output from batched function 's' "
+                                        r"with type <class 'str'> is not a valid array type"):
+        tracehlo.vmap(lambda x: "s")(V)
+
+
+def test_key_arrays_are_mapped_along_their_keys_axes():
+    """A key array's axes are its keys', not its data's (which has the words last)."""
+    import jax.random as jr
+    import tracehlo.random as tr
+
+    def shapes(M, R):
+        keys = R.split(R.key(0), 3)
+        return [M.vmap(lambda k: k, in_axes=-1)(keys).shape,
+                M.vmap(R.split, out_axes=-1)(keys).shape,
+                M.vmap(lambda k: R.normal(k, (2,)), in_axes=-1, out_axes=-1)(keys).shape]
+    assert shapes(tracehlo, tr) == shapes(jax, jr) == [(3,), (2, 3), (2, 3)]
+    for M, R in ((jax, jr), (tracehlo, tr)):
+        for bad in (lambda: M.vmap(lambda k: k, in_axes=1)(R.split(R.key(0), 3)),
+                    lambda: M.vmap(R.split, out_axes=2)(R.split(R.key(0), 3)),
+                    lambda: M.vmap(lambda k: k)(R.key(0))):
+            with pytest.raises(ValueError, match="axis|rank"):
+                bad()
+
+
+def test_an_empty_batch_gives_empty_results():
+    """No example to compute: a batched gather or dynamic slice over an empty batch
+    gives an empty result of the right type, as in JAX (a rule's slice of size 1 would
+    not fit the empty axis)."""
+    empty, no_index = np.zeros((0, 4), np.float32), np.zeros(0, np.int32)
+
+    def cases(M, L, np_):
+        return [M.vmap(lambda a, i: a[i])(empty, no_index),
+                M.vmap(lambda a, s: L.dynamic_slice(a, (s,), (2,)))(empty, no_index),
+                M.jit(M.vmap(lambda a: np_.take_along_axis(a, np_.argsort(a), axis=0)))(empty),
+                M.vmap(lambda a: np_.sum(a) + 1)(empty)]
+    for got, want in zip(cases(tracehlo, lax, tnp), cases(jax, jax.lax, jnp)):
+        assert (got.shape, got.dtype) == (want.shape, want.dtype)
 
 
 # JAX's messages, read from jax.vmap itself; ours may add the user's line in front.

@@ -105,7 +105,8 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
     elif n:
         rows = t.reshape(aux, (n, width))
         keys = [_ix(rows, (slice(None), j)) for j in range(width)]
-        perm = lax.sort(keys + [t.arange(n, dtype=_dtypes.default_int())], 0, width)[-1]
+        perm = lax.sort(keys + [t.arange(n, dtype=_dtypes.default_int())], 0,
+                        num_keys=width)[-1]
         aux = t.take(aux, perm, axis=0)
     else:
         perm = t.zeros(0, _dtypes.default_int())

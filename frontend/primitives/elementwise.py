@@ -921,6 +921,19 @@ stop_gradient_p = define("stop_gradient", shape=lambda x: x, lower=lambda ctx, e
                          batch=broadcasting_rule)
 
 
+# name[name=...]: the identity, naming a value for checkpoint's policies
+# (tracehlo.ad_checkpoint.checkpoint_name; checkpoint_policies.save_only_these_names).
+name_p = define("name", shape=lambda x, *, name: x, lower=lambda ctx, eqn, x: x,
+                jvp=ad.linear_jvp, vjp=lambda cts, primals, outs, *, name: [cts[0]],
+                batch=broadcasting_rule)
+
+
+def checkpoint_name(x, name: str):
+    """x (a pytree of arrays), each leaf named `name` for checkpoint's policies, as
+    JAX's ad_checkpoint.checkpoint_name."""
+    return tree_util.tree_map(lambda leaf: name_p.bind(leaf, name=name), x)
+
+
 # optimization_barrier(*xs): the identity, which XLA does not look through: what is
 # computed from its results is neither merged with nor moved before what is computed
 # from its operands. checkpoint's recomputation starts from it (so CSE cannot undo it).

@@ -118,15 +118,23 @@ dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_gener
                        batch=_dot_general_batch)
 
 
-def dot_general(lhs, rhs, dimension_numbers):
+def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
+    """JAX's lax.dot_general. `preferred_element_type` (the result's dtype, which XLA
+    accumulates in) converts the operands to it first: the same products, summed in
+    that type. `precision` is a hint XLA CPU does not read; it is taken and left."""
+    if preferred_element_type is not None:
+        want = dtypes.canonicalize(preferred_element_type)
+        lhs, rhs = (x if type_of(x).dtype == want else convert_element_type(x, want)
+                    for x in (lhs, rhs))
     (lc, rc), (lb, rb) = dimension_numbers
     return dot_general_p.bind(lhs, rhs, dimension_numbers=(
         (tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))))
 
 
-def dot(lhs, rhs):
+def dot(lhs, rhs, precision=None, preferred_element_type=None):
     """Matrix/vector product contracting lhs's last axis with rhs's first."""
-    return dot_general(lhs, rhs, (((type_of(lhs).ndim - 1,), (0,)), ((), ())))
+    return dot_general(lhs, rhs, (((type_of(lhs).ndim - 1,), (0,)), ((), ())), precision,
+                       preferred_element_type)
 
 
 # cholesky: the lower-triangular factor L of x = L Lᴴ, over the last two axes. What it

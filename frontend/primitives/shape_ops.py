@@ -128,7 +128,10 @@ reshape_p = define("reshape", shape=_reshape_shape, lower=_reshape_lowering,
                    batch=_reshape_batch)
 
 
-def reshape(x, new_sizes):
+def reshape(x, new_sizes, dimensions=None):
+    """JAX's lax.reshape: `dimensions` transposes x first."""
+    if dimensions is not None:
+        x = transpose(x, dimensions)
     new_sizes = tuple(int(n) for n in new_sizes)
     if type_of(x).shape == new_sizes:
         return unchanged(x)
@@ -556,3 +559,29 @@ dynamic_update_slice_p = define("dynamic_update_slice", shape=_dynamic_update_sl
 def dynamic_update_slice(x, update, start_indices):
     return dynamic_update_slice_p.bind(x, update,
                                        *_start_indices(start_indices, type_of(x).shape))
+
+
+def dynamic_slice_in_dim(x, start_index, slice_size: int, axis: int = 0):
+    """dynamic_slice along one axis, the others whole (JAX's)."""
+    t = type_of(x)
+    axis = axis % t.ndim
+    starts = [0] * t.ndim
+    starts[axis] = start_index
+    return dynamic_slice(x, starts, [slice_size if i == axis else n
+                                     for i, n in enumerate(t.shape)])
+
+
+def dynamic_index_in_dim(x, index, axis: int = 0, keepdims: bool = True):
+    """The slice at `index` along one axis (JAX's), that axis kept or dropped."""
+    axis = axis % type_of(x).ndim
+    out = dynamic_slice_in_dim(x, index, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def dynamic_update_slice_in_dim(x, update, start_index, axis: int):
+    """dynamic_update_slice at `start_index` along one axis, 0 along the others (JAX's)."""
+    t = type_of(x)
+    axis = axis % t.ndim
+    starts = [0] * t.ndim
+    starts[axis] = start_index
+    return dynamic_update_slice(x, update, starts)

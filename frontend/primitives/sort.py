@@ -116,10 +116,12 @@ sort_p = define("sort", shape=_sort_shape, lower=_sort_lowering, multiple_result
                 batch=_sort_batch)
 
 
-def sort(operands, dimension: int = -1, num_keys: int = 1):
+def sort(operands, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
+    """JAX's lax.sort: one array, or a tuple of them sorted by the first num_keys. The
+    sort is always stable, which is_stable=False allows too."""
     single = not isinstance(operands, (list, tuple))
     operands = [operands] if single else list(operands)
     ndim = type_of(operands[0]).ndim
     dimension = dimension % ndim if ndim else dimension  # rank 0: the shape rule says why
     out = sort_p.bind(*operands, dimension=dimension, num_keys=num_keys)
-    return out[0] if single else out
+    return out[0] if single else tuple(out)
