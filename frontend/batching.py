@@ -58,9 +58,8 @@ class BatchTrace(core.Trace):
         if axis_size(values, dims) == 0:
             # no example to compute: empty results of the right types (a rule's gather
             # or slice would not fit the empty axis, as JAX's rules need not either)
-            return [BatchTracer(self, broadcast_batch(
-                core.lift(0, t.dtype, t.weak) if not t.shape else _shape_ops().broadcast_in_dim(
-                    core.lift(0, t.dtype, t.weak), t.shape, ()), 0, 0), 0) for t in out_types]
+            return [BatchTracer(self, _shape_ops().broadcast_in_dim(
+                core.lift(0, t.dtype, t.weak), (0, *t.shape), ()), 0) for t in out_types]
         rule = batch_rules.get(prim)
         if rule is None:
             raise NotImplementedError(at_user_line(f"vmap has no batching rule for {prim}"))
