@@ -455,8 +455,6 @@ def test_vmap_takes_jax_s_arguments_in_jax_s_order():
     got = tracehlo.vmap(lambda x: x * 2.0, None, 0, "i", 4)(V)
     np.testing.assert_allclose(got, jax.vmap(lambda x: x * 2.0, None, 0, "i", 4)(V))
     for bad in (-1, 3.0):
-        with pytest.raises(TypeError):
-            jax.vmap(lambda x: x, in_axes=None, axis_size=bad)(V)
         with pytest.raises(TypeError, match=r"test_vmap.py:\d+: vmap's axis_size must be a "
                                             r"non-negative int"):
             tracehlo.vmap(lambda x: x, in_axes=None, axis_size=bad)(V)
