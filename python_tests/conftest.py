@@ -9,11 +9,38 @@ import tracehlo
 def pytest_addoption(parser):
     parser.addoption("--conformance-all", action="store_true", default=False,
                      help="run the whole StableHLO conformance corpus, not the default sample")
+    parser.addoption("--shard", default=None, metavar="K/N",
+                     help="run the K-th (from 0) of N shards of the tests (parallel.py)")
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "fusion_fallback: the test provokes a fallback to XLA's fusion on purpose")
+    config.addinivalue_line(
+        "markers", "slow: a corpus, random-program or whole-install run; `-m 'not slow'` "
+                   "is the fast inner loop, CI runs everything")
+
+
+def pytest_collection_modifyitems(config, items):
+    """--shard K/N: the tests dealt out in collection order, each to the shard with
+    the fewest so far, so each shard holds about 1/N of every file; the tests of a
+    module-scoped fixture (a worker process, a built wheel) go together, so it is set
+    up once."""
+    if config.getoption("shard") is None:
+        return
+    k, n = map(int, config.getoption("shard").split("/"))
+    groups: dict = {}
+    for item in items:
+        defs = item._fixtureinfo.name2fixturedefs.values()
+        shares_module_fixture = any(d[-1].scope == "module" for d in defs)
+        groups.setdefault(item.module.__name__ if shares_module_fixture else item.nodeid,
+                          []).append(item)
+    shards: list[list] = [[] for _ in range(n)]
+    for group in groups.values():
+        min(shards, key=len).extend(group)
+    mine = {id(item) for item in shards[k]}
+    config.hook.pytest_deselected(items=[item for item in items if id(item) not in mine])
+    items[:] = [item for item in items if id(item) in mine]
 
 
 class _FallbackRecorder(logging.Handler):

@@ -45,6 +45,7 @@ def _need_fusion():
         pytest.skip(f"fusion pipeline not available: {e}")
 
 
+@pytest.mark.slow
 def test_corpus_file(corpus_file):
     _need_corpus(corpus_file)
     _check(conformance.run_file(corpus_file, backend=BACKEND))
@@ -59,6 +60,7 @@ def fused_worker():
         yield worker
 
 
+@pytest.mark.slow
 def test_corpus_file_fused(corpus_file, request):
     """Fusion must keep every passing file passing, with XLA's own fusion off."""
     _need_corpus(corpus_file)
@@ -168,6 +170,7 @@ RUNTIME_INPUT_FILES = ["add_float64_20_20_float64_20_20",
                        "reduce_float32_4_6_int32_4_6", "sin_complex64_20_20", "iota_"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fuse", [False, True], ids=["plain", "fused"])
 def test_corpus_runtime_inputs(fuse):
     """A few corpus files with @inputs as arguments, so their ops run rather than

@@ -6,6 +6,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 SCRIPT = os.path.join(os.path.dirname(__file__), "random_programs.py")
 
 

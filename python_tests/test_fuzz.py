@@ -10,6 +10,8 @@ import pytest
 
 import fuzz
 
+pytestmark = pytest.mark.slow
+
 # eight seeds of each kind, and the long runs' aborts, internal errors and refusals since fixed
 SLICE = {"jit": [*range(1000, 1008), 647, 677, 1902],
          "hlo-opt": [*range(1000, 1008), 917, 1160, 1321, 1665, 10325]}

@@ -1270,6 +1270,7 @@ def test_python_predicates():
     assert seen == [True, False, False]
 
 
+@pytest.mark.slow
 def test_x64_subset():
     """The 64-bit defaults (TRACEHLO_ENABLE_X64=1 with JAX's x64 on) in a child process:
     both switches are read at import."""

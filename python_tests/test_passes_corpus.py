@@ -10,6 +10,8 @@ import pytest
 
 from tracehlo.tools import conformance
 
+pytestmark = pytest.mark.slow
+
 SAMPLE = 80
 
 CHILD = """

@@ -689,6 +689,7 @@ def check_fused_equals_unfused(program):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
+@pytest.mark.slow
 def test_random_elementwise_programs_fused_equal_unfused():
     """Run in a child process: should XLA abort on a fusion, this test fails and
     prints the program instead of the test run dying. (This is how a fusion whose
