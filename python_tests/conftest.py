@@ -19,22 +19,23 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "slow: a corpus, random-program or whole-install run; `-m 'not slow'` "
                    "is the fast inner loop, CI runs everything")
+    config.addinivalue_line(
+        "markers", "one_shard: the module's tests run in one shard (--shard), as their "
+                   "shared fixture must not be set up twice at once")
 
 
 def pytest_collection_modifyitems(config, items):
     """--shard K/N: the tests dealt out in collection order, each to the shard with
-    the fewest so far, so each shard holds about 1/N of every file; the tests of a
-    module-scoped fixture (a worker process, a built wheel) go together, so it is set
-    up once."""
+    the fewest so far, so each shard holds about 1/N of every file; a module marked
+    one_shard goes whole to one. A module-scoped fixture is set up in each shard that
+    uses it (a worker process: a second costs a second or two)."""
     if config.getoption("shard") is None:
         return
     k, n = map(int, config.getoption("shard").split("/"))
     groups: dict = {}
     for item in items:
-        defs = item._fixtureinfo.name2fixturedefs.values()
-        shares_module_fixture = any(d[-1].scope == "module" for d in defs)
-        groups.setdefault(item.module.__name__ if shares_module_fixture else item.nodeid,
-                          []).append(item)
+        whole = item.get_closest_marker("one_shard") is not None
+        groups.setdefault(item.module.__name__ if whole else item.nodeid, []).append(item)
     shards: list[list] = [[] for _ in range(n)]
     for group in groups.values():
         min(shards, key=len).extend(group)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+# one build at a time: pip builds the wheel in the checkout (build/, *.egg-info)
+pytestmark = [pytest.mark.slow, pytest.mark.one_shard]
 
 REPO = Path(__file__).resolve().parents[1]
 
