@@ -1,3 +1,4 @@
+import fcntl
 import logging
 
 import jax
@@ -9,8 +10,9 @@ import tracehlo
 def pytest_addoption(parser):
     parser.addoption("--conformance-all", action="store_true", default=False,
                      help="run the whole StableHLO conformance corpus, not the default sample")
-    parser.addoption("--shard", default=None, metavar="K/N",
-                     help="run the K-th (from 0) of N shards of the tests (parallel.py)")
+    parser.addoption("--claim-tests", default=None, metavar="FILE",
+                     help="run only the tests this process claims, one at a time, from a "
+                          "counter in FILE shared with other pytest processes (parallel.py)")
 
 
 def pytest_configure(config):
@@ -20,28 +22,50 @@ def pytest_configure(config):
         "markers", "slow: a corpus, random-program or whole-install run; `-m 'not slow'` "
                    "is the fast inner loop, CI runs everything")
     config.addinivalue_line(
-        "markers", "one_shard: the module's tests run in one shard (--shard), as their "
-                   "shared fixture must not be set up twice at once")
+        "markers", "one_shard: the module's tests run in one process (--claim-tests), as "
+                   "their shared fixture must not be set up twice at once")
 
 
-def pytest_collection_modifyitems(config, items):
-    """--shard K/N: the tests dealt out in collection order, each to the shard with
-    the fewest so far, so each shard holds about 1/N of every file; a module marked
-    one_shard goes whole to one. A module-scoped fixture is set up in each shard that
-    uses it (a worker process: a second costs a second or two)."""
-    if config.getoption("shard") is None:
-        return
-    k, n = map(int, config.getoption("shard").split("/"))
+def pytest_runtestloop(session):
+    """--claim-tests FILE: pytest's own loop, except that each test is first claimed
+    from a counter that every process of the run increments under a file lock, so the
+    processes share out the tests as they go and finish together. A module marked
+    one_shard is claimed whole; other module-scoped fixtures are set up in each process
+    that needs them (a worker process: a second or two)."""
+    path = session.config.getoption("claim_tests")
+    if path is None or session.config.option.collectonly or session.testsfailed:
+        return None  # pytest's own loop (which reports collection errors)
     groups: dict = {}
-    for item in items:
+    for item in session.items:
         whole = item.get_closest_marker("one_shard") is not None
         groups.setdefault(item.module.__name__ if whole else item.nodeid, []).append(item)
-    shards: list[list] = [[] for _ in range(n)]
-    for group in groups.values():
-        min(shards, key=len).extend(group)
-    mine = {id(item) for item in shards[k]}
-    config.hook.pytest_deselected(items=[item for item in items if id(item) not in mine])
-    items[:] = [item for item in items if id(item) in mine]
+    groups = list(groups.values())
+    queue = (item for index in _claims(path, len(groups)) for item in groups[index])
+    item = next(queue, None)
+    while item is not None:
+        nextitem = next(queue, None)  # claimed before this test's teardown, which needs it
+        item.config.hook.pytest_runtest_protocol(item=item, nextitem=nextitem)
+        if session.shouldfail:
+            raise session.Failed(session.shouldfail)
+        if session.shouldstop:
+            raise session.Interrupted(session.shouldstop)
+        item = nextitem
+    return True
+
+
+def _claims(path, count):
+    """The indices below `count` this process claims from the counter in `path`."""
+    while True:
+        with open(path, "a+") as counter:
+            fcntl.flock(counter, fcntl.LOCK_EX)
+            counter.seek(0)
+            index = int(counter.read() or 0)
+            counter.seek(0)
+            counter.truncate()
+            counter.write(str(index + 1))
+        if index >= count:
+            return
+        yield index
 
 
 class _FallbackRecorder(logging.Handler):

@@ -1,5 +1,6 @@
-"""parallel.py and conftest's --shard: the shards split the tests exactly, and the run's
-exit status is the worst shard's."""
+"""parallel.py and conftest's --claim-tests: the processes of a run share out the tests
+exactly, a module marked one_shard whole, and the run's exit status is the worst one's."""
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,27 +13,34 @@ HERE = Path(__file__).parent
 
 
 @pytest.mark.parametrize("codes, status", [
-    ([0, 0], 0), ([0, 1], 1), ([2, 1], 2),
-    ([5, 0], 0), ([5, 5], 5),  # 5: the shard drew no tests (-k selecting a few)
+    ([0, 0], 0), ([0, 1], 1), ([2, 1], 2), ([5, 5], 5),
     ([-9, 0], 1), ([0, -6], 1),  # killed by a signal (an XLA abort)
 ])
-def test_the_worst_shard_decides(codes, status):
+def test_the_worst_process_decides(codes, status):
     assert worst(codes) == status
 
 
-def collected(*args):
-    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-o", "addopts=",
-                           "-q", "-p", "no:cacheprovider", *args],
-                          capture_output=True, text=True, cwd=HERE)
-    return [line for line in proc.stdout.splitlines() if "::" in line]
+def test_processes_claim_each_test_once_and_a_one_shard_module_whole(tmp_path):
+    shutil.copy(HERE / "conftest.py", tmp_path)
+    (tmp_path / "test_whole.py").write_text(
+        "import pytest\npytestmark = pytest.mark.one_shard\n"
+        "def test_w1(): pass\ndef test_w2(): pass\n")
+    (tmp_path / "test_dealt.py").write_text("".join(f"def test_d{i}(): pass\n" for i in range(6)))
+    counter = tmp_path / "claimed"
 
+    def run():
+        proc = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                               f"--claim-tests={counter}", "test_dealt.py", "test_whole.py"],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return [line.split("::")[1].split()[0] for line in proc.stdout.splitlines()
+                if " PASSED" in line]
 
-def test_shards_split_the_tests_exactly_and_keep_a_one_shard_module_whole():
-    files = ["test_namespaces.py", "test_fuzz.py", "test_wheel.py", "test_parallel.py"]
-    everything = collected(*files)
-    shards = [collected(*files, f"--shard={k}/3") for k in range(3)]
-    assert sorted(sum(shards, [])) == sorted(everything)
-    for file in ("test_namespaces.py", "test_fuzz.py"):  # dealt out
-        assert all(any(t.split("::")[0].endswith(file) for t in shard) for shard in shards), file
-    wheel = [[t for t in shard if "test_wheel.py::" in t] for shard in shards]
-    assert sorted(map(len, wheel)) == [0, 0, 2]  # marked one_shard: built once
+    counter.write_text("3")  # another process has claimed the first three tests
+    first = run()
+    assert first == ["test_d3", "test_d4", "test_d5", "test_w1", "test_w2"]
+    assert run() == []  # nothing left to claim
+    counter.write_text("6")  # the whole module is one claim, after the six dealt ones
+    assert run() == ["test_w1", "test_w2"]
+    counter.write_text("7")  # so there is no eighth
+    assert run() == []
