@@ -22,22 +22,22 @@ def pytest_configure(config):
         "markers", "slow: a corpus, random-program or whole-install run; `-m 'not slow'` "
                    "is the fast inner loop, CI runs everything")
     config.addinivalue_line(
-        "markers", "one_shard: the module's tests run in one process (--claim-tests), as "
-                   "their shared fixture must not be set up twice at once")
+        "markers", "one_process: the module's tests run in one process (--claim-tests), "
+                   "as their shared fixture must not be set up twice at once")
 
 
 def pytest_runtestloop(session):
     """--claim-tests FILE: pytest's own loop, except that each test is first claimed
     from a counter that every process of the run increments under a file lock, so the
     processes share out the tests as they go and finish together. A module marked
-    one_shard is claimed whole; other module-scoped fixtures are set up in each process
+    one_process is claimed whole; other module-scoped fixtures are set up in each process
     that needs them (a worker process: a second or two)."""
     path = session.config.getoption("claim_tests")
     if path is None or session.config.option.collectonly or session.testsfailed:
         return None  # pytest's own loop (which reports collection errors)
     groups: dict = {}
     for item in session.items:
-        whole = item.get_closest_marker("one_shard") is not None
+        whole = item.get_closest_marker("one_process") is not None
         groups.setdefault(item.module.__name__ if whole else item.nodeid, []).append(item)
     groups = list(groups.values())
     queue = (item for index in _claims(path, len(groups)) for item in groups[index])

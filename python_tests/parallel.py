@@ -33,7 +33,8 @@ def main(argv):
         for k, (proc, log) in enumerate(processes):
             codes.append(proc.wait())
             log.seek(0)
-            print(f"===== pytest process {k + 1} of {jobs} (exit {codes[-1]}) =====\n{log.read()}", flush=True)
+            print(f"===== pytest process {k + 1} of {jobs} (exit {codes[-1]}) =====",
+                  log.read(), sep="\n", flush=True)
     finally:
         for proc, _ in processes:
             proc.kill()

@@ -1,5 +1,5 @@
 """parallel.py and conftest's --claim-tests: the processes of a run share out the tests
-exactly, a module marked one_shard whole, and the run's exit status is the worst one's."""
+exactly, a module marked one_process whole, and the run's exit status is the worst one's."""
 import shutil
 import subprocess
 import sys
@@ -20,10 +20,10 @@ def test_the_worst_process_decides(codes, status):
     assert worst(codes) == status
 
 
-def test_processes_claim_each_test_once_and_a_one_shard_module_whole(tmp_path):
+def test_processes_claim_each_test_once_and_a_one_process_module_whole(tmp_path):
     shutil.copy(HERE / "conftest.py", tmp_path)
     (tmp_path / "test_whole.py").write_text(
-        "import pytest\npytestmark = pytest.mark.one_shard\n"
+        "import pytest\npytestmark = pytest.mark.one_process\n"
         "def test_w1(): pass\ndef test_w2(): pass\n")
     (tmp_path / "test_dealt.py").write_text("".join(f"def test_d{i}(): pass\n" for i in range(6)))
     counter = tmp_path / "claimed"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 # one build at a time: pip builds the wheel in the checkout (build/, *.egg-info)
-pytestmark = [pytest.mark.slow, pytest.mark.one_shard]
+pytestmark = [pytest.mark.slow, pytest.mark.one_process]
 
 REPO = Path(__file__).resolve().parents[1]
 
