@@ -44,3 +44,16 @@ def test_processes_claim_each_test_once_and_a_one_process_module_whole(tmp_path)
     assert run() == ["test_w1", "test_w2"]
     counter.write_text("7")  # so there is no eighth
     assert run() == []
+
+
+def test_two_processes_claiming_at_once_run_each_test_once(tmp_path):
+    shutil.copy(HERE / "conftest.py", tmp_path)
+    (tmp_path / "test_many.py").write_text(
+        "import time\n" + "".join(f"def test_m{i}(): time.sleep(0.01)\n" for i in range(40)))
+    command = [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+               f"--claim-tests={tmp_path / 'claimed'}", "test_many.py"]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, cwd=tmp_path)
+             for _ in range(2)]
+    ran = [[line.split("::")[1].split()[0] for line in proc.communicate()[0].splitlines()
+            if " PASSED" in line] for proc in procs]
+    assert sorted(ran[0] + ran[1]) == sorted(f"test_m{i}" for i in range(40))

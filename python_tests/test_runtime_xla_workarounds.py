@@ -89,3 +89,10 @@ def test_an_argmin_beside_a_narrowing_convert_keeps_xlas_fusion():
     for got, want in zip(ours(a, x), theirs(a, x)):
         np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
                                       np.atleast_1d(want).view(np.uint8))
+
+
+def test_text_that_does_not_parse_is_a_compile_error_with_mlirs_diagnostic():
+    """runtime.compile parses text itself (into the shared context): a malformed program
+    is still an XlaCompileError, naming the line and column, not a ParseError."""
+    with pytest.raises(runtime.XlaCompileError, match=r"could not compile.*:1:\d+: error"):
+        runtime.compile("module { func.func @main( }", [])
