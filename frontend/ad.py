@@ -53,6 +53,10 @@ from .ir import ArrayType
 jvp_rules: dict = {}  # prim -> (primals, tangents, **params) -> (primal_outs, tangent_outs)
 vjp_rules: dict = {}  # prim -> (cts_out, primals_in, primals_out, **params) -> cts_in
 vjp_fwd_rules: dict = {}  # prim -> (primals_in, **params) -> (primals_out, cts_out -> cts_in)
+# prim -> the operands it is linear in (see linear_use_problem): "all" jointly, "each"
+# one at a time (a product), positions (a tuple or range) jointly, "body" for a call or
+# loop (its body's linearity is not checked), or a function of the params giving one
+linear_in: dict = {}
 
 
 def takes_zero_cotangents(backward):
@@ -199,6 +203,27 @@ def zero_jvp(prim):
     return rule
 
 
+def linear_use_problem(prim, operands, params, is_tangent) -> str | None:
+    """Why applying prim to these operands is not linear in the tangents among them
+    (`is_tangent(x)`), or None. Reverse mode runs a JVP rule of the user's (custom_jvp)
+    with tangents on a tape and pulls cotangents back through it, which is the
+    derivative only where the rule is linear in them: a tangent squared, say, would
+    come back as 0 (the tangents are zeros), a silent wrong gradient. JAX refuses such
+    a rule when it transposes it; this is the same line drawn at the op."""
+    positions = tuple(k for k, x in enumerate(operands) if is_tangent(x))
+    if not positions:
+        return None
+    linear = linear_in.get(prim)
+    if callable(linear):
+        linear = linear(**params)
+    if linear in ("all", "body") or (linear == "each" and len(positions) == 1) or (
+            isinstance(linear, (tuple, range)) and all(k in linear for k in positions)):
+        return None
+    if linear == "each":
+        return f"{prim} of {len(positions)} tangents (a product of tangents)"
+    return f"{prim} of a tangent ({prim} is not linear in operand {positions[0]})"
+
+
 @_takes_primitive
 def linear_jvp(prim):
     """The JVP rule of a primitive linear in all its operands: itself on the tangents."""
@@ -215,7 +240,7 @@ def vjp_fwd_from_jvp(jvp_rule):
     the VJP (custom_jvp's reverse mode, the same way); its primal outputs are the
     results, so the primitive is bound once."""
     def fwd(primals, **params):
-        with new_trace(VJPTrace()) as linear:
+        with new_trace(VJPTrace(f"the JVP rule {jvp_rule.__name__}")) as linear:
             tangents = [VJPTracer(linear, zeros(Zero.like(p).type))
                         if dtypes.is_inexact(type_of(p).dtype) else Zero.like(p)
                         for p in primals]
@@ -418,15 +443,26 @@ class VJPTracer(Tracer):
 
 class VJPTrace(Trace):
     """Records a tape: each node is (backward, input tracers, output tracers, outputs,
-    source line), `backward(cts_out) -> cts_in`. Not dynamic, like JVPTrace."""
+    source line), `backward(cts_out) -> cts_in`. Not dynamic, like JVPTrace.
+    `linear_rule` names a JVP rule run with its tangents on this tape, which must be
+    linear in them (linear_use_problem)."""
 
-    def __init__(self):
+    def __init__(self, linear_rule: str | None = None):
         self.tape: list = []
+        self.linear_rule = linear_rule
 
     def primal(self, x):
         return x.primal if isinstance(x, VJPTracer) and x._trace is self else x
 
     def process_primitive(self, prim, operands, params):
+        if self.linear_rule is not None:
+            problem = linear_use_problem(prim, operands, params, self.is_own)
+            if problem:
+                raise TypeError(at_user_line(
+                    f"{self.linear_rule} is not linear in its tangents: it applies "
+                    f"{problem}, so reverse mode (grad, vjp) cannot transpose it, as "
+                    "in JAX. Make the tangent outputs linear in the tangents (sums, "
+                    "and products with primal values only), or use custom_vjp."))
         primals = [self.primal(x) for x in operands]
         fwd = vjp_fwd_rules.get(prim)
         if fwd is not None:  # it emits the primal itself, with what its backward reads
@@ -448,16 +484,18 @@ class VJPTrace(Trace):
         params = self.with_needed(rule, params, operands)
         return self.record(lambda cts: rule(cts, primals, outs, **params), operands, outs)
 
+    def is_own(self, x) -> bool:
+        return isinstance(x, VJPTracer) and x._trace is self
+
     def with_needed(self, rule, params, operands) -> dict:
         """params, with `needed` for a rule that takes it (see takes_needed)."""
         if not getattr(rule, "takes_needed", False):
             return params
-        return dict(params, needed=[isinstance(x, VJPTracer) and x._trace is self
-                                    for x in operands])
+        return dict(params, needed=[self.is_own(x) for x in operands])
 
     def record(self, backward, operands, outs) -> list:
         """Tracers for outs (inexact ones), and a tape node for them."""
-        ins = [x if isinstance(x, VJPTracer) and x._trace is self else None for x in operands]
+        ins = [x if self.is_own(x) else None for x in operands]
         tracers = [VJPTracer(self, o) if dtypes.is_inexact(type_of(o).dtype) else o
                    for o in outs]
         self.tape.append((backward, ins, tracers, outs, core.current_location()))

@@ -127,4 +127,4 @@ def _pjit_batch(values, dims, *, name, graph):
 
 pjit_p = define("pjit", shape=_pjit_shape, lower=_pjit_lowering, multiple_results=True,
                 jvp=_pjit_jvp, vjp=_pjit_vjp,
-                batch=_pjit_batch)
+                batch=_pjit_batch, linear="body")

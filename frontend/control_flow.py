@@ -314,7 +314,7 @@ def _cond_batch(values, dims, *, branches):
 
 
 cond_p = define("cond", shape=_cond_shape, lower=_cond_lowering, multiple_results=True,
-                jvp=_cond_jvp, vjp=_cond_vjp, batch=_cond_batch)
+                jvp=_cond_jvp, vjp=_cond_vjp, batch=_cond_batch, linear="body")
 
 
 # ---------------------------------------------------------------- while_loop / fori_loop
@@ -576,7 +576,7 @@ def _while_batch(values, dims, *, cond, body):
 
 
 while_p = define("while", shape=_while_shape, lower=_while_lowering, multiple_results=True,
-                 jvp=_while_jvp, vjp=_while_vjp, batch=_while_batch)
+                 jvp=_while_jvp, vjp=_while_vjp, batch=_while_batch, linear="body")
 
 
 # ---------------------------------------------------------------- scan / map
@@ -1000,7 +1000,7 @@ def _scan_batch(values, dims, *, body, length, reverse, num_carry, num_consts):
 
 
 scan_p = define("scan", shape=_scan_shape, lower=_scan_lowering, multiple_results=True,
-                jvp=_scan_jvp, vjp_fwd=_scan_vjp_fwd, batch=_scan_batch)
+                jvp=_scan_jvp, vjp_fwd=_scan_vjp_fwd, batch=_scan_batch, linear="body")
 
 
 

@@ -237,7 +237,8 @@ class custom_jvp(_CustomRule):
     def vjp_fwd(self, app, primals):
         """(primal outs, backward): the rule run with its tangents on a nested tape,
         whose backward pass is the VJP."""
-        with new_trace(VJPTrace()) as linear:
+        rule = f"the JVP rule {fn_name(self.jvp)} of custom_jvp function {self.__name__}"
+        with new_trace(VJPTrace(rule)) as linear:
             tangents = [instantiate(Zero.like(p)) for p in primals]
             tangents = [VJPTracer(linear, t) if dtypes.is_inexact(type_of(p).dtype) else t
                         for t, p in zip(tangents, primals)]
@@ -463,7 +464,7 @@ def _call_batch(values, dims, *, call, rule):
 
 custom_jvp_call_p = define("custom_jvp_call", shape=_call_shape, lower=_call_lowering,
                            multiple_results=True, jvp=_call_jvp, vjp_fwd=_call_vjp_fwd,
-                           batch=_call_batch)
+                           batch=_call_batch, linear="body")
 custom_vjp_call_p = define("custom_vjp_call", shape=_call_shape, lower=_call_lowering,
                            multiple_results=True, jvp=_call_jvp, vjp_fwd=_call_vjp_fwd,
-                           batch=_call_batch)
+                           batch=_call_batch, linear="body")

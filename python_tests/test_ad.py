@@ -1296,6 +1296,52 @@ def test_custom_jvp_misuse_raises_as_jax():
         _same_error(a, b)
 
 
+def _rule_of(M, np_, tangent_out):
+    f = M.custom_jvp(np_.sin)
+    f.defjvp(lambda p, t: (f(p[0]), tangent_out(np_, p[0], t[0])))
+    return f
+
+
+NOT_LINEAR = {  # a JVP rule's tangent output, not linear in the tangent t
+    "mul of 2 tangents": lambda np_, x, t: np_.cos(x) * t * t,
+    "sin of a tangent": lambda np_, x, t: np_.cos(x) * np_.sin(t),
+    r"div of a tangent \(div is not linear in operand 1\)": lambda np_, x, t: x / t,
+    "max of a tangent": lambda np_, x, t: np_.maximum(t, 0.0)}
+
+
+@pytest.mark.parametrize("problem", NOT_LINEAR)
+def test_a_custom_jvp_rule_not_linear_in_its_tangents_is_refused_by_reverse_mode(problem):
+    """Reverse mode pulls cotangents back through the rule run on zero tangents, so a
+    rule that is not linear in them gave a gradient of 0 (t * t: its derivative at
+    t = 0). JAX fails when it transposes such a rule; we name the rule and the op."""
+    f = _rule_of(tracehlo, tnp, NOT_LINEAR[problem])
+    for grad in (tracehlo.grad(f), tracehlo.jit(tracehlo.grad(f))):
+        with pytest.raises(TypeError, match=(
+                r"test_ad\.py:\d+: the JVP rule <lambda> of custom_jvp function sin is not "
+                rf"linear in its tangents: it applies {problem}")):
+            grad(np.float32(0.5))
+    # JAX: an assertion, or no transpose rule for the op, inside its transposition
+    with pytest.raises((AssertionError, NotImplementedError)):
+        jax.grad(_rule_of(jax, jnp, NOT_LINEAR[problem]))(np.float32(0.5))
+    # forward mode needs no linearity, in JAX neither
+    np.testing.assert_allclose(
+        tracehlo.jvp(f, (np.float32(0.5),), (np.float32(2.0),))[1],
+        jax.jvp(_rule_of(jax, jnp, NOT_LINEAR[problem]), (np.float32(0.5),),
+                (np.float32(2.0),))[1], rtol=1e-6)
+
+
+def test_linear_custom_jvp_rules_still_differentiate_in_reverse_mode():
+    """Sums, negation, products and quotients by primal values, selects, converts,
+    reshapes, slices and dots: all linear in the tangent."""
+    def tangent_out(np_, x, t):
+        v = np_.stack([t, -t, t / (x + 2.0), np_.where(x > 0, t, 0.0)])
+        w = np_.reshape(v, (2, 2))[:, ::-1].astype(np_.float16).astype(np_.float32)
+        return np_.sum(w @ np_.ones(2, np_.float32) * x)
+    got = tracehlo.grad(_rule_of(tracehlo, tnp, tangent_out))(np.float32(0.5))
+    want = jax.grad(_rule_of(jax, jnp, tangent_out))(np.float32(0.5))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 # ---------------------------------------------------------------- API details as in JAX
 
 XS = np.arange(1.0, 4.0, dtype=np.float32)

@@ -17,17 +17,20 @@ from ..lowering import lowering_rules
 
 
 def define(name: str, *, shape, lower, multiple_results: bool = False,
-           jvp=None, vjp=None, vjp_fwd=None, batch=None) -> Primitive:
+           jvp=None, vjp=None, vjp_fwd=None, batch=None, linear=None) -> Primitive:
     """Register primitive `name` with its shape rule and its StableHLO lowering, its
     derivative rules (ad.py): `jvp` (a rule, or a factory given the primitive such as
     ad.zero_jvp and ad.linear_jvp) and `vjp` (or `vjp_fwd`, a rule that emits the forward
-    pass itself), and its batching rule (batching.py; a rule, or a factory given the
+    pass itself), the operands it is linear in (`linear`, see ad.linear_in; "all" for
+    ad.linear_jvp), and its batching rule (batching.py; a rule, or a factory given the
     primitive such as batching.broadcasting_rule)."""
     prim = primitive(name, multiple_results)
     shape_rules[prim] = shape
     lowering_rules[prim] = lower
     if jvp is not None:
         ad.jvp_rules[prim] = jvp(prim) if getattr(jvp, "takes_primitive", False) else jvp
+    if linear is not None or jvp is ad.linear_jvp:
+        ad.linear_in[prim] = linear or "all"
     if vjp is not None:
         ad.vjp_rules[prim] = vjp
     if vjp_fwd is not None:

@@ -90,9 +90,10 @@ def _shape_rule(name, arity, allowed, out_dtype=lambda dtype: dtype):
     return shape_rule
 
 
-def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype, deriv=None):
+def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype, deriv=None,
+                 linear=None):
     """One elementwise primitive lowered to one op, and its wrapper. `deriv`: see
-    _derivative_rules."""
+    _derivative_rules; `linear`: see ad.linear_in."""
 
     def lowering(ctx, eqn, *operands):
         operands = _operands_broadcast(ctx, eqn, operands)
@@ -104,7 +105,7 @@ def _elementwise(name, mlir_op, arity, allowed, out_dtype=lambda dtype: dtype, d
 
     prim = define(name, shape=_shape_rule(name, arity, allowed, out_dtype), lower=lowering,
                   **_derivative_rules(deriv, lambda *xs: prim.bind(*xs)),
-                  batch=broadcasting_rule)
+                  batch=broadcasting_rule, linear=linear)
     return prim, _nary(prim)
 
 
@@ -196,7 +197,7 @@ def _scaled_deriv(c, factor):
 
 # name, StableHLO/CHLO op, arity, dtypes accepted, derivative (see _derivative_rules)
 neg_p, neg = _elementwise("neg", "stablehlo.negate", 1, "number",
-    deriv=[lambda g, out, x: neg(g)])
+    deriv=[lambda g, out, x: neg(g)], linear="all")
 abs_p, abs = _elementwise("abs", "stablehlo.abs", 1, "signed", out_dtype=_real_dtype,
     deriv={"jvp": lambda xs, ts: _abs_jvp(xs[0], ts[0]),
            "vjp": lambda cts, xs, outs: [_abs_scale(cts[0], outs[0], xs[0])]})
@@ -257,11 +258,11 @@ population_count_p, population_count = _elementwise("population_count", "stableh
                                                      1, "int", deriv="zero")
 
 add_p, add = _elementwise("add", "stablehlo.add", 2, "number",
-    deriv=[lambda g, out, x, y: g, lambda g, out, x, y: g])
+    deriv=[lambda g, out, x, y: g, lambda g, out, x, y: g], linear="all")
 sub_p, sub = _elementwise("sub", "stablehlo.subtract", 2, "number",
-    deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)])
+    deriv=[lambda g, out, x, y: g, lambda g, out, x, y: neg(g)], linear="all")
 mul_p, mul = _elementwise("mul", "stablehlo.multiply", 2, "number",
-    deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)])
+    deriv=[lambda g, out, x, y: mul(g, y), lambda g, out, x, y: mul(x, g)], linear="each")
 max_p, max = _elementwise("max", "stablehlo.maximum", 2, "any",
     deriv=[lambda g, out, x, y: _where_chosen(g, x, y, out),
            lambda g, out, x, y: _where_chosen(g, y, x, out)])
@@ -594,7 +595,7 @@ div_p = define("div", shape=_shape_rule("div", 2, "number"),
                    lambda g, out, x, y: mul(mul(neg(g), x), integer_pow(y, -2)),
                    lambda g, out, x, y: neg(mul(mul(g, integer_pow(y, -2)), x)))],
                                    lambda *xs: div_p.bind(*xs)),
-               batch=broadcasting_rule)
+               batch=broadcasting_rule, linear=(0,))
 div = _nary(div_p)
 rem_p = define("rem", shape=_shape_rule("rem", 2, "real number"),
                lower=_division_lowering("stablehlo.remainder", remainder=True),
@@ -794,7 +795,7 @@ def _select_on_false(g, out, p, x, y):
 select_p = define("select", shape=_select_shape, lower=_select_lowering,
                   **_derivative_rules([None, _select_on_true, _select_on_false],
                                       lambda *xs: select_p.bind(*xs)),
-                  batch=broadcasting_rule)
+                  batch=broadcasting_rule, linear=(1, 2))
 
 
 def select(pred, on_true, on_false):
@@ -857,7 +858,7 @@ def _convert_vjp(cts, primals, outs, *, new_dtype, weak_type=False):
 convert_element_type_p = define("convert_element_type", shape=_convert_shape,
                                 lower=_convert_lowering,
                                 jvp=_convert_jvp, vjp=_convert_vjp,
-                                batch=broadcasting_rule)
+                                batch=broadcasting_rule, linear="all")
 
 
 def convert_element_type(x, new_dtype, weak_type=False):
@@ -954,7 +955,7 @@ def _optimization_barrier_jvp(primals, tangents):
 
 optimization_barrier_p = define(
     "optimization_barrier", shape=lambda *xs: list(xs), lower=_optimization_barrier_lowering,
-    multiple_results=True, jvp=_optimization_barrier_jvp,
+    multiple_results=True, jvp=_optimization_barrier_jvp, linear="all",
     vjp=lambda cts, primals, outs: [c if dtypes.is_inexact(type_of(x).dtype) else None
                                     for c, x in zip(cts, primals)],
     batch=lambda values, dims: (optimization_barrier_p.bind(*values), list(dims)))

@@ -171,7 +171,7 @@ def _gather_vjp(cts, primals, outs, **params):
 
 gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering,
                   jvp=_gather_jvp, vjp=_gather_vjp,
-                  batch=_gather_batch)
+                  batch=_gather_batch, linear="all")
 
 
 def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
@@ -387,7 +387,8 @@ def _scatter_vjp(cts, primals, outs, *, needed, **params):
 
 scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering,
                    jvp=_scatter_jvp, vjp=_scatter_vjp,
-                   batch=_scatter_batch)
+                   batch=_scatter_batch, linear=lambda combiner, **_: {
+                       "set": "all", "add": "all", "mul": "each"}.get(combiner))
 
 
 def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,

@@ -115,7 +115,7 @@ def _dot_general_vjp(cts, primals, outs, *, dimension_numbers, needed):
 
 dot_general_p = define("dot_general", shape=_dot_general_shape, lower=_dot_general_lowering,
                        jvp=_dot_general_jvp, vjp=_dot_general_vjp,
-                       batch=_dot_general_batch)
+                       batch=_dot_general_batch, linear="each")
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
@@ -359,7 +359,8 @@ def _triangular_solve_vjp(cts, primals, outs, *, needed, **p):
 
 triangular_solve_p = define("triangular_solve", shape=_triangular_solve_shape,
                             lower=_triangular_solve_lowering, jvp=_triangular_solve_jvp,
-                            vjp=_triangular_solve_vjp, batch=_triangular_solve_batch)
+                            vjp=_triangular_solve_vjp, batch=_triangular_solve_batch,
+                            linear=(1,))
 
 
 def triangular_solve(a, b, *, left_side=False, lower=False, transpose_a=False,

@@ -480,7 +480,7 @@ def _dynamic_slice_batch(values, dims, *, slice_sizes):
 dynamic_slice_p = define("dynamic_slice", shape=_dynamic_slice_shape,
                          lower=_dynamic_slice_lowering,
                          jvp=_dynamic_slice_jvp, vjp=_dynamic_slice_vjp,
-                         batch=_dynamic_slice_batch)
+                         batch=_dynamic_slice_batch, linear="all")
 
 
 def _start_indices(indices, shape):
@@ -553,7 +553,7 @@ def _dynamic_update_slice_batch(values, dims):
 dynamic_update_slice_p = define("dynamic_update_slice", shape=_dynamic_update_slice_shape,
                                 lower=_dynamic_update_slice_lowering,
                                 jvp=_dynamic_update_slice_jvp, vjp=_dynamic_update_slice_vjp,
-                                batch=_dynamic_update_slice_batch)
+                                batch=_dynamic_update_slice_batch, linear="all")
 
 
 def dynamic_update_slice(x, update, start_indices):

@@ -113,7 +113,7 @@ def _sort_vjp(cts, primals, outs, *, dimension, num_keys):
 
 sort_p = define("sort", shape=_sort_shape, lower=_sort_lowering, multiple_results=True,
                 jvp=_sort_jvp, vjp=_sort_vjp,
-                batch=_sort_batch)
+                batch=_sort_batch, linear=lambda num_keys, **_: range(num_keys, 2 ** 31))
 
 
 def sort(operands, dimension: int = -1, is_stable: bool = True, num_keys: int = 1):
