@@ -4,7 +4,8 @@ a test's time is XLA compiling on one core, so a 2-core machine runs the suite i
 0.6 of the time. pytest-xdist would do this, but the test dependencies are pytest, lit
 and FileCheck only.
 
-    python3 python_tests/parallel.py [-j N] [pytest options...]   (-j: default, the cores)
+    python3 python_tests/parallel.py [-j N] [pytest options and paths...]
+    (-j: default, the cores; no path: all of python_tests)
 
 Each process's output is printed whole when it ends; the exit status is the worst one's.
 """
@@ -23,10 +24,12 @@ def main(argv):
         jobs, argv = int(argv[1]), argv[2:]
     start = time.perf_counter()
     counter = tempfile.NamedTemporaryFile(prefix="tracehlo-tests-claimed-")
+    paths = [a for a in argv if not a.startswith("-") and os.path.exists(a.split("::")[0])]
     processes = []
     for _ in range(jobs):
         log = tempfile.TemporaryFile("w+")
-        command = [sys.executable, "-m", "pytest", HERE, f"--claim-tests={counter.name}", *argv]
+        command = [sys.executable, "-m", "pytest", *([] if paths else [HERE]),
+                   f"--claim-tests={counter.name}", *argv]
         processes.append((subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT), log))
     codes = []
     try:
