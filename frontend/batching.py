@@ -314,7 +314,9 @@ def _user_shape(user_leaf, leaf) -> tuple:
 
 def _output(trace, x, axis, size, path, words: int = 0):
     """An output leaf with its batch axis at `axis` (broadcast if it has none); `words`:
-    the trailing axes of a key array's data, which `axis` does not count."""
+    the trailing axes of a key array's data, which `axis` does not count. An output
+    with no batch axis, asked for none, is returned as the function returned it (a
+    NumPy array or a Python number stays one), as in JAX."""
     if isinstance(x, BatchTracer) and x._trace is trace:
         value, dim = x.value, x.batch_dim
     else:
@@ -330,7 +332,7 @@ def _output(trace, x, axis, size, path, words: int = 0):
             raise ValueError(at_user_line(
                 f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None but output "
                 f"was batched on axis {dim}"))
-        return value
+        return value if isinstance(x, BatchTracer) else x
     ndim = type_of(value).ndim + (dim is not_mapped) - words
     if not -ndim <= axis < ndim:
         raise ValueError(at_user_line(

@@ -437,6 +437,21 @@ def test_unbatched_output_is_broadcast_to_out_axes():
     np.testing.assert_allclose(got[1], np.broadcast_to(V[:, None], (3, 3)))
 
 
+def test_unbatched_output_with_out_axes_none_is_returned_as_the_function_returned_it():
+    """As in JAX: not lifted to a device array (a NumPy array or a Python number stays
+    one, and keeps its identity)."""
+    for value in (V, 2.0, 3):
+        for M in (tracehlo, jax):
+            assert M.vmap(lambda x: value, out_axes=None)(A) is value
+            got = M.vmap(lambda x, y: (x * 2.0, y), in_axes=(0, None), out_axes=(0, None))(
+                A, value)
+            assert got[1] is value
+    shared = tnp.ones(3)
+    assert tracehlo.vmap(lambda x: shared, out_axes=None)(A) is shared
+    inner = tracehlo.vmap(lambda x, y: y, in_axes=(0, None), out_axes=None)
+    np.testing.assert_allclose(tracehlo.vmap(inner, in_axes=(None, 0))(A, A), A)
+
+
 def test_axis_size_without_a_mapped_argument():
     got = tracehlo.vmap(lambda x: x * 2.0, in_axes=None, axis_size=4)(V)
     np.testing.assert_allclose(got, np.broadcast_to(V * 2, (4, 3)))
