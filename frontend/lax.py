@@ -13,6 +13,9 @@ from .primitives.elementwise import (
     neg, nextafter, optimization_barrier, polygamma, population_count, pow, real, rem, round,
     rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh,
     sqrt, sub, tan, tanh)
+from .primitives.conv import (
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+    conv_with_general_padding)
 from .primitives.fft import FftType, fft
 from .primitives.indexing import gather, scatter
 from .primitives.linalg import dot, dot_general
@@ -24,7 +27,7 @@ from .primitives.shape_ops import (
     dynamic_slice, dynamic_slice_in_dim, dynamic_update_slice, dynamic_update_slice_in_dim,
     expand_dims, iota, pad, reshape, rev, slice, slice_in_dim, squeeze,
     transpose)
-from .primitives.sort import sort
+from .primitives.sort import sort, top_k
 from .ad import stop_gradient
 from .control_flow import associative_scan, cond, fori_loop, map, scan, switch, while_loop
 from . import lax_linalg as linalg  # also importable as tracehlo.lax.linalg
@@ -34,6 +37,8 @@ __all__ = [
     "associative_scan", "atan", "atan2", "atanh", "bitcast_convert_type", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",
     "broadcasted_iota", "cbrt", "ceil", "clamp", "complex", "concatenate", "cond", "conj",
+    "conv", "conv_dimension_numbers", "conv_general_dilated", "conv_with_general_padding",
+    "ConvDimensionNumbers",
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
     "digamma", "div", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice",
     "dynamic_slice_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq",
@@ -46,4 +51,4 @@ __all__ = [
     "reshape", "rev", "round", "rsqrt", "scan", "scatter", "select", "shift_left",
     "shift_right_arithmetic", "shift_right_logical", "sign", "sin", "sinh", "slice",
     "slice_in_dim", "sort", "sqrt", "squeeze", "stop_gradient", "sub", "switch", "tan",
-    "tanh", "transpose", "while_loop"]
+    "tanh", "top_k", "transpose", "while_loop"]

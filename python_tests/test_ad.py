@@ -159,6 +159,11 @@ ROWS = [
     ("scatter", _scatter_rows("max"), [distinct(), distinct((3, 3)) + 0.25]),
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
+    ("conv_general_dilated", lambda x, y: lax.conv_general_dilated(
+        x, y, (2, 1), ((1, 0), (0, -1)), (1, 2), (2, 1), ("NHWC", "HWIO", "NHWC"),
+        feature_group_count=2), [normal((1, 5, 3, 4)), normal((2, 2, 2, 4))]),
+    ("conv_general_dilated", lambda x, y: lax.conv_general_dilated(
+        x, y, (1,), "SAME", batch_group_count=2), [normal((2, 2, 4)), normal((2, 2, 3))]),
     ("cholesky", tnp.linalg.cholesky, [positive_definite(3)]),
     ("cholesky", tnp.linalg.cholesky, [positive_definite(3, complex_=True)]),
     ("triangular_solve", lambda a, b: triangular_solve(a, b, left_side=True, lower=True),
@@ -193,6 +198,8 @@ ROWS = [
     ("fft", lambda x: lax.fft(x, "rfft", (2, 3)), [normal()]),  # odd: one weight of 1
     ("fft", lambda x: lax.fft(x, "irfft", (2, 4)), [cnormal()]),  # even: two
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
+    ("top_k", lambda x: lax.top_k(x, 2)[0], [distinct()]),
+    ("top_k", lambda x: lax.top_k(x, 1, axis=0)[0], [distinct()]),
     ("name", lambda x: lax.mul(checkpoint_name(x, "h"), x), [normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

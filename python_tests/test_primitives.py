@@ -34,6 +34,15 @@ def i32(value):
     return np.int32(value)
 
 
+def _conv_params(strides, padding, lhs_dilation, rhs_dilation, lhs_spec, rhs_spec=None,
+                 groups=1):
+    """conv_general_dilated's params, the output in the lhs's layout."""
+    return dict(window_strides=strides, padding=padding, lhs_dilation=lhs_dilation,
+                rhs_dilation=rhs_dilation,
+                dimension_numbers=(lhs_spec, rhs_spec or lhs_spec, lhs_spec),
+                feature_group_count=groups, batch_group_count=1)
+
+
 @dataclasses.dataclass
 class Case:
     """How to call one primitive: `instances` are (operand specs, params) pairs, where a
@@ -159,11 +168,21 @@ CASES.update({
         ([(2, 2, 3), (2, 3, 1)], {"dimension_numbers": (((2,), (1,)), ((0,), (0,)))}),
         ([(2, 0), (0, 3)], {"dimension_numbers": (((1,), (0,)), ((), ()))}),
         ([(), ()], {"dimension_numbers": (((), ()), ((), ()))})]),
+    "conv_general_dilated": Case(
+        lambda x, y, dimension_numbers, **p: jax.lax.conv_general_dilated(
+            x, y, dimension_numbers=jax.lax.ConvDimensionNumbers(*dimension_numbers), **p),
+        [([(2, 3, 5), (4, 3, 2)], _conv_params((1,), ((1, 0),), (1,), (2,), (0, 1, 2))),
+         ([(2, 5, 4, 4), (3, 3, 2, 2)], _conv_params(
+             (2, 1), ((0, 1), (1, -1)), (1, 2), (1, 1), (0, 3, 1, 2), (3, 2, 0, 1), groups=2)),
+         ([(0, 3, 5), (4, 3, 2)], _conv_params((1,), ((0, 0),), (1,), (1,), (0, 1, 2)))]),
     "sort": Case(lambda *xs, dimension, num_keys: tuple(jax.lax.sort(
         xs, dimension=dimension, num_keys=num_keys)), [
         ([(2, 5)], {"dimension": 1, "num_keys": 1}),
         ([(3, 2), ("int32", (3, 2))], {"dimension": 0, "num_keys": 1}),
         ([(0,)], {"dimension": 0, "num_keys": 1})]),
+    "top_k": Case(lambda x, k, axis: tuple(jax.lax.top_k(x, k, axis=axis)), [
+        ([(2, 5)], {"k": 3, "axis": 1}), ([(3, 2)], {"k": 3, "axis": 0}),
+        ([(0,)], {"k": 0, "axis": 0}), ([()], {"k": 0, "axis": 0})]),
     "optimization_barrier": Case(lambda *xs: tuple(jax.lax.optimization_barrier(xs)), [
         ([(2, 3), ("int32", (3,))], {}), ([()], {})]),
     "name": Case(lambda x, name: jax.ad_checkpoint.checkpoint_name(x, name), [

@@ -197,6 +197,14 @@ ROWS = [
         a, b, (((2,), (1,)), ((0,), (0,)))), [f32(2, 5, 4), f32(2, 4, 5)]),
     Row("dot_general/vector", "dot", lambda a, b: lax.dot_general(
         a, b, (((0,), (0,)), ((), ()))), [f32(4), f32(4)]),
+    Row("conv_general_dilated", "dot", lambda x, w: lax.conv_general_dilated(
+        x, w, (1, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
+        [f32(2, 4, 5, 2), f32(2, 2, 2, 4)]),
+    Row("conv_general_dilated/feature_groups", "dot", lambda x, w: lax.conv_general_dilated(
+        x, w, (1,), ((1, 0),), rhs_dilation=(2,), feature_group_count=2),
+        [f32(2, 4, 5), f32(4, 2, 2)]),
+    Row("conv_general_dilated/batch_groups", "dot", lambda x, w: lax.conv_general_dilated(
+        x, w, (1,), "VALID", batch_group_count=2), [f32(4, 2, 5), f32(4, 2, 2)]),
     Row("cholesky", "dot", lambda m: tnp.linalg.cholesky(
         tnp.matmul(m, m.T) + 4 * tnp.eye(4, dtype=np.float32)), [f32(4, 4)]),
     Row("triangular_solve", "dot", lambda a, b: triangular_solve(
@@ -216,6 +224,8 @@ ROWS = [
     Row("fft/irfft", "dot", lambda c: lax.fft(c, "irfft", (2, 4)), [c64(2, 3)]),
     Row("sort", "sort", lambda k, v: lax.sort([k, v], dimension=1, num_keys=1), [X, X]),
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
+    Row("top_k", "sort", lambda x: lax.top_k(x, 2), [X]),
+    Row("top_k/axis0", "sort", lambda x: lax.top_k(x, 2, axis=0), [f32(4, 2)]),
     Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
     Row("custom_jvp_call", "call", lambda x, y: custom_calls(x, y)[0], [X, X]),

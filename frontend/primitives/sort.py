@@ -1,4 +1,5 @@
-"""sort: a stable multi-operand sort along one axis, ordered by the first num_keys operands."""
+"""sort: a stable multi-operand sort along one axis, ordered by the first num_keys operands;
+top_k: the k largest entries along one axis."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,10 +8,11 @@ from .. import ad, dtypes
 from ..batching import axis_size, batch_at, not_mapped
 from ..core import type_of
 from ..ir import ArrayType
-from ..lowering import tensor_type
+from ..lowering import dims_attr, tensor_type
 from . import define
 from .elementwise import compare_type
-from .shape_ops import broadcasted_iota
+from .indexing import _gather_vjp, gather
+from .shape_ops import broadcasted_iota, expand_dims
 
 # sort[dimension, num_keys] *operands -> sorted operands (the same shapes)
 def _sort_shape(*xs, dimension, num_keys):
@@ -125,3 +127,84 @@ def sort(operands, dimension: int = -1, is_stable: bool = True, num_keys: int = 
     dimension = dimension % ndim if ndim else dimension  # rank 0: the shape rule says why
     out = sort_p.bind(*operands, dimension=dimension, num_keys=num_keys)
     return out[0] if single else tuple(out)
+
+
+# top_k[k, axis] operand -> (values, indices): the k largest along axis, largest first
+def _top_k_shape(x, *, k, axis):
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("top_k is not compatible with complex inputs.")
+    if not isinstance(k, (int, np.integer)):
+        raise TypeError(f"k argument to top_k must be an integer, got {k!r}")
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+    shape = list(x.shape)
+    if shape[axis] < k:
+        raise ValueError("k argument to top_k must be no larger than size along axis;"
+                         f" got k={k} with shape={shape} and axis={axis}")
+    shape[axis] = k
+    # the indices are as weak as the operand: JAX's abstract eval keeps its weak_type
+    return [ArrayType(tuple(shape), x.dtype, x.weak),
+            ArrayType(tuple(shape), dtypes.int32, x.weak)]
+
+
+def _top_k_lowering(ctx, eqn, x):
+    """chlo.top_k, as JAX emits it, so XLA's TopK (and on CPU its runtime call) orders
+    as JAX's: floats by their bits (NaN above inf, -NaN below -inf, -0.0 below 0.0), ties
+    by lower index. It works on the last axis: another axis is swapped there and back."""
+    axis, last = eqn.params["axis"], eqn.inputs[0].type.ndim - 1
+    perm = list(range(last + 1))
+    perm[axis], perm[last] = last, axis
+    swapped = [ArrayType(tuple(t.shape[d] for d in perm), t.dtype)
+               for t in [eqn.inputs[0].type] + [v.type for v in eqn.outputs]]
+
+    def transpose(value, t_in, t_out):
+        return value if axis == last else ctx.generic(
+            "stablehlo.transpose", [value], [t_in], [t_out], {"permutation": dims_attr(perm)})
+
+    x = transpose(x, eqn.inputs[0].type, swapped[0])
+    outs = ctx.generic("chlo.top_k", [x], swapped[:1], swapped[1:],
+                       {"k": f"{eqn.params['k']} : i64"})
+    return [transpose(o, t, v.type) for o, t, v in zip(outs, swapped[1:], eqn.outputs)]
+
+
+def _along(indices, axis):
+    """(start indices, params) of the gather that reads the elements at `indices` along
+    `axis`, the other axes as batching dimensions: JAX's top_k JVP gathers so, and
+    _gather_vjp then transposes it without scatter code of our own."""
+    ndim = type_of(indices).ndim
+    others = tuple(d for d in range(ndim) if d != axis)
+    return expand_dims(indices, (ndim,)), dict(
+        offset_dims=(), collapsed_slice_dims=(axis,), start_index_map=(axis,),
+        operand_batching_dims=others, start_indices_batching_dims=others,
+        slice_sizes=(1,) * ndim, index_vector_dim=ndim, mode="promise_in_bounds")
+
+
+def _top_k_jvp(primals, tangents, *, k, axis):
+    values, indices = top_k_p.bind(primals[0], k=k, axis=axis)
+    starts, params = _along(indices, axis)
+    return [values, indices], [gather(tangents[0], starts, **params),
+                               ad.Zero.like(indices)]
+
+
+def _top_k_vjp(cts, primals, outs, *, k, axis):
+    """The JVP's gather transposed: the cotangent scatter-added back where it came from."""
+    starts, params = _along(outs[1], axis)
+    return _gather_vjp(cts[:1], [primals[0], starts], None, **params)[:1]
+
+
+def _top_k_batch(values, dims, *, k, axis):
+    (x,), (d,) = values, dims
+    return top_k_p.bind(x, k=k, axis=axis + (d <= axis)), [d, d]
+
+
+top_k_p = define("top_k", shape=_top_k_shape, lower=_top_k_lowering, multiple_results=True,
+                 jvp=_top_k_jvp, vjp=_top_k_vjp, batch=_top_k_batch)
+
+
+def top_k(operand, k: int, *, axis: int = -1):
+    """JAX's lax.top_k: (values, int32 indices) of the k largest entries along axis."""
+    ndim = type_of(operand).ndim
+    axis = axis + ndim if -ndim <= axis < 0 else axis  # out of range: the shape rule says so
+    return tuple(top_k_p.bind(operand, k=k, axis=axis))
