@@ -14,7 +14,7 @@ from . import pytree as tree_util
 
 from . import calls, core, eager, runtime  # noqa: F401  (eager: the evaluation trace)
 from .arguments import (Signature, as_tuple, donated_leaves, fn_location, fn_name,
-                        leaf_type, trace)
+                        leaf_type, trace, with_float0)
 from .config import config
 from .ir import ArrayType
 from .lowering import lower_graph
@@ -46,6 +46,7 @@ class Compiled:
         t0 = time.perf_counter()
         traced = trace(sig, args, kwargs)
         self.ir, self._in_tree, self._out_tree = traced.graph, traced.in_tree, traced.out_tree
+        self._float0_outputs = traced.float0_outputs
         self._leaf_names = traced.leaf_names
         times["trace"] = time.perf_counter() - t0
         self._sig, self._static = sig, sig.split(args, kwargs)[2]
@@ -191,6 +192,8 @@ class Compiled:
             outs = exe(buffers)
         except Exception:
             outs = exe(runtime.move_to(buffers, exe.device))  # arrays on another device
+        if self._float0_outputs:
+            outs = with_float0(outs, self._float0_outputs)
         return outs[0] if self._single_output else tree_util.tree_unflatten(self._out_tree, outs)
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import inspect
 from typing import NamedTuple
 
+import numpy as np
+from jax.dtypes import float0
+
 from . import pytree as tree_util
 
 from . import core
@@ -112,6 +115,23 @@ class Traced(NamedTuple):
     out_tree: object
     leaf_names: list
     captured: list        # outer tracers the graph closed over: its extra inputs
+    float0_outputs: dict  # output leaf position -> shape, of the float0 ones (not in graph)
+
+    def results(self, outs: list):
+        """The function's output tree, from the graph's outputs."""
+        return tree_util.tree_unflatten(self.out_tree, with_float0(outs, self.float0_outputs))
+
+
+def with_float0(outs: list, float0_outputs: dict) -> list:
+    """The graph's outputs with the function's float0 outputs put back in their places:
+    the tangents of integer values (jvp of argmax), arrays of no data that the graph does
+    not hold, as JAX's jit returns them (NumPy arrays)."""
+    if not float0_outputs:
+        return outs
+    outs = list(outs)
+    for k in sorted(float0_outputs):
+        outs.insert(k, np.zeros(float0_outputs[k], float0))
+    return outs
 
 
 def trace(sig: Signature, args, kwargs) -> Traced:
@@ -124,12 +144,15 @@ def trace(sig: Signature, args, kwargs) -> Traced:
         call_args, call_kwargs = sig.merge(t_args, t_kwargs, static)
         out = sig.fn(*call_args, **call_kwargs)
         out_leaves, out_tree = tree_util.tree_flatten(out)
+        float0s = {k: np.shape(leaf) for k, leaf in enumerate(out_leaves)
+                   if not isinstance(leaf, Tracer) and getattr(leaf, "dtype", None) == float0}
+        out_leaves = [leaf for k, leaf in enumerate(out_leaves) if k not in float0s]
         for leaf in out_leaves:
             if not isinstance(leaf, Tracer):
                 leaf_type(leaf)  # outputs must be arrays too; raises a clear error
         graph = staged.build(out_leaves)
     return Traced(graph, in_tree, out_tree, sig.leaf_names(dyn_args, dyn_kwargs, static),
-                  staged.captured_values())
+                  staged.captured_values(), float0s)
 
 
 def donated_leaves(sig: Signature, args, donate_argnums) -> set:

@@ -20,6 +20,9 @@ import functools
 import inspect
 import weakref
 
+import numpy as np
+from jax.dtypes import float0
+
 from . import pytree as tree_util
 
 from . import core, runtime
@@ -316,9 +319,13 @@ def _output(trace, x, axis, size, path, words: int = 0):
     """An output leaf with its batch axis at `axis` (broadcast if it has none); `words`:
     the trailing axes of a key array's data, which `axis` does not count. An output
     with no batch axis, asked for none, is returned as the function returned it (a
-    NumPy array or a Python number stays one), as in JAX."""
+    NumPy array or a Python number stays one), as in JAX. A float0 output (the tangent
+    of an integer value) holds no data: it gets its batch axis as a NumPy array."""
+    no_data = getattr(x, "dtype", None) == float0 and not isinstance(x, Tracer)
     if isinstance(x, BatchTracer) and x._trace is trace:
         value, dim = x.value, x.batch_dim
+    elif no_data:
+        value, dim = x, not_mapped
     else:
         try:
             type_of(x)
@@ -333,9 +340,13 @@ def _output(trace, x, axis, size, path, words: int = 0):
                 f"at vmap out_axes{tree_util.keystr(path)}, got axis spec None but output "
                 f"was batched on axis {dim}"))
         return value if isinstance(x, BatchTracer) else x
-    ndim = type_of(value).ndim + (dim is not_mapped) - words
+    ndim = (np.ndim(x) if no_data else type_of(value).ndim) + (dim is not_mapped) - words
     if not -ndim <= axis < ndim:
         raise ValueError(at_user_line(
             f"vmap out_axes{tree_util.keystr(path)}: axis {axis} is out of bounds for an "
             f"output of rank {ndim - 1} (batched: {ndim})"))
+    if no_data:
+        shape = list(np.shape(x))
+        shape.insert(axis % ndim, size)
+        return np.zeros(shape, float0)
     return batch_at(value, dim, size, axis % ndim)

@@ -34,7 +34,7 @@ def call(sig: arguments.Signature, args, kwargs):
         if not traced.captured:
             cache[key] = traced
     outs = pjit_p.bind(*leaves, *traced.captured, name=traced.graph.name, graph=traced.graph)
-    return tree_util.tree_unflatten(traced.out_tree, outs)
+    return traced.results(outs)
 
 
 def _pjit_shape(*in_types, name, graph):

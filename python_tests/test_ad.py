@@ -827,6 +827,35 @@ def test_integer_inputs_have_float0_tangents():
     assert ct_x == 3.0 and np.asarray(ct_n).dtype == float0
 
 
+def test_jit_returns_the_float0_tangents_of_integer_outputs_as_jax_jit_does():
+    """jvp of a function with an integer output, under jit (and through a nested jit):
+    its float0 tangent, which holds no data, is returned outside the compiled graph.
+    Before, tracing refused it as an output that is not an array."""
+    def f(x):
+        return tnp.argmax(x), x * 2
+
+    def jf(x):
+        return jnp.argmax(x), x * 2
+
+    jvp_of = (lambda M, g: lambda x, t: M.jvp(g, (x,), (t,)))
+    (want_index, _), (want_t_index, want_t) = jax.jit(jvp_of(jax, jf))(XS, YS)
+    for got in (tracehlo.jit(jvp_of(tracehlo, f))(XS, YS),
+                tracehlo.jit(lambda x, t: tracehlo.jit(jvp_of(tracehlo, f))(x, t))(XS, YS)):
+        (index, _), (t_index, t_doubled) = got
+        assert int(index) == int(want_index)
+        assert np.asarray(t_index).dtype == float0 and np.shape(t_index) == ()
+        np.testing.assert_allclose(t_doubled, want_t)
+    # per example: a float0 tangent per index
+    _, (t_index, t_doubled) = tracehlo.vmap(tracehlo.jit(jvp_of(tracehlo, f)))(
+        XS[:, None], YS[:, None])
+    assert np.asarray(t_index).dtype == float0 and np.shape(t_index) == (3,)
+    np.testing.assert_allclose(t_doubled, YS[:, None] * 2)
+    for M, g in ((tracehlo, f), (jax, jf)):  # as jax.vmap places it
+        shared = M.vmap(jvp_of(M, g), out_axes=((0, 0), (None, 1)))(XS[:, None], YS[:, None])
+        assert np.shape(shared[1][0]) == () and np.shape(shared[1][1]) == (1, 3)
+    assert "argmax" in str(tracehlo.make_ir(jvp_of(tracehlo, f))(XS, YS))
+
+
 def test_linearize_and_stop_gradient():
     out, f_jvp = tracehlo.linearize(tnp.sin, 1.0)
     np.testing.assert_allclose(out, np.sin(1.0), rtol=1e-6)
