@@ -409,7 +409,17 @@ def _multiply_by_reciprocal(divide, is_constant) -> ir.Value | None:
             spread_back = spread.clone(ip=ir.InsertionPoint(divide))
             spread_back.operands[0] = reciprocal
             reciprocal = spread_back.results[0]
-        return _create("multiply", [x, reciprocal], divide.result.type)
+        product = _create("multiply", [x, reciprocal], divide.result.type)
+        if spread is not None and b.type.shape and not is_constant(b):
+            product.owner.attributes[_LATE_PRODUCT] = ir.UnitAttr.get()
+        return product
+
+
+# marks a multiply made of x / broadcast(b), b of rank 1 or more and not a constant:
+# XLA rewrites that divide outside its simplifier's divide rules (which take constant
+# and scalar divisors only), too late for its bool-multiply rule, so such a product
+# stays a multiply (_bool_multiply_to_select; fuzz jit --transform vmap seed 3026)
+_LATE_PRODUCT = "tracehlo.late_product"
 
 
 def _reciprocal(number: float) -> float:
@@ -1208,7 +1218,11 @@ def _bool_multiply_to_select(multiply, is_constant) -> bool:
     under JAX's jit (fuzzer, jit seed 8048). Nor for a bool XLA folds to a constant
     (`is_constant`; x != x of integers, say), whose convert it folds too before it
     visits the multiply: log2(x != x) * (x != x) is -inf * 0, nan under JAX's jit
-    (fuzzer, jit seed 9594)."""
+    (fuzzer, jit seed 9594). Nor for a product XLA makes from a divide after its
+    simplifier has run (_LATE_PRODUCT)."""
+    if _LATE_PRODUCT in multiply.operation.attributes:
+        del multiply.operation.attributes[_LATE_PRODUCT]
+        return False
     result_type = multiply.result.type
     element = ir.RankedTensorType(result_type).element_type
     if not isinstance(element, ir.FloatType) or str(element) == "bf16":

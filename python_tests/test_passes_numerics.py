@@ -474,20 +474,26 @@ def test_converted_bools_times_inf_are_nan_as_under_jax_jit():
     where the multiply reads the convert itself: a broadcast bool's convert reads as
     broadcast(convert(p)) once XLA sinks the broadcast, an f16 outer product is an
     f32 multiply between converts, and a bool XLA folds to a constant (x != x of
-    integers) has its convert folded before the multiply is visited. There false *
-    inf and false / 0 stay nan (fuzz jit seeds 8048, 8294 and 9594 gave 0 fused)."""
-    def program(np_, L, p, y, q, z):
+    integers) has its convert folded before the multiply is visited. Nor where the
+    multiply is XLA's of a divide by a broadcast row (a reciprocal XLA makes after its
+    simplifier). There false * inf and false / 0 stay nan (fuzz jit seeds 8048, 8294
+    and 9594, and jit --transform vmap 3026, gave 0 fused)."""
+    def program(M, np_, L, p, y, q, z, rows):
         bool_over_zero = L.broadcast_in_dim(np_.any(p), (3,), ()) / z
         outer = np_.matmul(q, y)  # vmap's weight gradient: contracts a unit dim
         never = p != p
-        return bool_over_zero, outer, np_.log2(never) * never
+        return bool_over_zero, outer, np_.log2(never) * never, M.vmap(
+            lambda v: np_.logical_and(np_.isnan(v), v) / L.argmin(v, 0, np_.int32),
+            in_axes=-1)(rows)
 
     p, z = np.array([0], np.uint16), np.zeros(1, np.uint16)
     y = np.full((1, 1, 1), np.inf, np.float16)
     q = np.array([True, True, False, False]).reshape(2, 2, 1, 1)
+    rows = np.array([[5, 12, 7], [10, 10, 17], [8, 10, 16]], np.uint8)  # argmins 0, 1, 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        ours = tracehlo.jit(lambda *a: program(tnp, tracehlo.lax, *a))(p, y, q, z)
-        theirs = jax.jit(lambda *a: program(jnp, jax.lax, *a))(p, y, q, z)
+        ours = tracehlo.jit(lambda *a: program(tracehlo, tnp, tracehlo.lax, *a))(
+            p, y, q, z, rows)
+        theirs = jax.jit(lambda *a: program(jax, jnp, jax.lax, *a))(p, y, q, z, rows)
     for got, want in zip(ours, theirs, strict=True):
         assert np.isnan(np.asarray(want)).any()
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))

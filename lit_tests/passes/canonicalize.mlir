@@ -107,6 +107,26 @@ func.func @divide_by_a_folded_constant(%p: tensor<i1>) -> tensor<f32> {
 
 // -----
 
+// A divide by a broadcast of a value of rank 1 or more, not a constant, is a
+// multiply by its reciprocal too, but XLA makes that multiply after its simplifier's
+// bool rule has run, so a converted bool times it stays a multiply: a false divided
+// by a broadcast 0 is nan, as under jax.jit (a select gave 0; fuzz jit --transform
+// vmap seed 3026). No marker is left on the multiply.
+// CHECK-LABEL: func.func @bool_divided_by_a_broadcast_row
+// CHECK:      %[[R:.*]] = stablehlo.divide %{{.*}}, %arg1 : tensor<3xf32>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = [1]
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %{{.*}}, %[[B]] : tensor<2x3xf32>
+// CHECK-NEXT: return %[[M]]
+// CHECK-NOT:  late_product
+func.func @bool_divided_by_a_broadcast_row(%p: tensor<2x3xi1>, %y: tensor<3xf32>) -> tensor<2x3xf32> {
+  %c = stablehlo.convert %p : (tensor<2x3xi1>) -> tensor<2x3xf32>
+  %b = stablehlo.broadcast_in_dim %y, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+  %q = stablehlo.divide %c, %b : tensor<2x3xf32>
+  return %q : tensor<2x3xf32>
+}
+
+// -----
+
 // In bf16 a converted bool times y stays a multiply: XLA CPU computes it in f32
 // between converts, where its simplifier does not match it, so inf * false is nan
 // under jax.jit (fuzzer, jit seed 3001).
