@@ -60,6 +60,37 @@ def test_bool_products():
     check(lambda m, a, b: m.matmul(a, b), a, b)
 
 
+# batch shapes where one side's 1 (or a missing axis) meets the other's size
+BATCH_SHAPES = [((2, 1, 3, 4), (1, 5, 4, 2)), ((1, 3, 4), (1, 4, 5)),
+                ((1, 1, 3, 4), (2, 1, 4, 5)), ((6, 2, 1, 3, 4), (2, 7, 4, 5)),
+                ((1, 3, 4), (7, 2, 4, 5)), ((3, 4), (1, 1, 4, 5)), ((2, 0, 3, 4), (1, 4, 5))]
+
+
+def test_matmul_of_broadcast_batches_is_jaxs_dot_and_transpose():
+    """A batch axis of size 1 against a larger one is a free axis of the dot, not a
+    broadcast of the operand, and the result's axes move into place after it, as in
+    JAX's matmul: the same ops, so XLA's simplifier sees what it sees under jax.jit.
+    There a bf16 product converted to f32 is rounded to bf16 first (the transpose keeps
+    XLA from folding the convert into the dot); a broadcast batch made it the f32 dot's
+    exact sum (fuzz jit seed 25017)."""
+    import re
+    ops = lambda text: [op for op in re.findall(r'stablehlo\.([a-z_]+)[ "]', text)
+                        if op != "constant"]
+    for sa, sb in BATCH_SHAPES:
+        a, b = f32(*sa), f32(*sb)
+        np.testing.assert_allclose(tracehlo.jit(tnp.matmul)(a, b), np.matmul(a, b),
+                                   rtol=1e-5, atol=1e-5)
+        assert ops(tracehlo.compile(tnp.matmul, (a, b)).stablehlo) == \
+            ops(jax.jit(jnp.matmul).lower(a, b).as_text()), (sa, sb)
+    a, b = (f32(*shape).astype(jnp.bfloat16) for shape in BATCH_SHAPES[0])
+    got = tracehlo.jit(lambda a, b: tnp.matmul(a, b).astype(tnp.float32))(a, b)
+    want = jax.jit(lambda a, b: jnp.matmul(a, b).astype(jnp.float32))(a, b)
+    np.testing.assert_array_equal(got, want)
+    check_raises(lambda m, a, b: m.matmul(a, b), f32(2, 3, 4), f32(3, 4, 5), exc=ValueError,
+                 match=r"matmul: batch shapes \(2,\) and \(3,\) of \(2, 3, 4\) and "
+                       r"\(3, 4, 5\) do not broadcast")
+
+
 EINSUMS = [
     ("ij,jk->ik", [(2, 3), (3, 4)]),
     ("ij,jk", [(2, 3), (3, 4)]),

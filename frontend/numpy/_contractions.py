@@ -59,19 +59,53 @@ def matmul(a, b):
         # a vector contracts as it is, as under JAX: a bool one converted for the
         # dot then reaches XLA's simplifier as JAX hands it over (fuzz jit 5326)
         return _dot_general(a, b, (((ndim(a) - 1,), (contracted,)), ((), ())), "matmul")
-    if ndim(b) == 2:  # a batch of rows times one matrix: no batch axes, no broadcast
-        out = _dot_general(a, b, (((ndim(a) - 1,), (0,)), ((), ())), "matmul")
-    elif ndim(a) == 2:  # one matrix times a batch: contract, then move the batch first
-        out = _dot_general(a, b, (((1,), (ndim(b) - 2,)), ((), ())), "matmul")
-        nb = ndim(b) - 2
-        out = lax.transpose(out, tuple(range(1, nb + 1)) + (0, nb + 1))
-    else:
-        batch = _broadcast_shapes(_shape(a)[:-2], _shape(b)[:-2])
-        a = broadcast_to(a, batch + _shape(a)[-2:])
-        b = broadcast_to(b, batch + _shape(b)[-2:])
-        nb = len(batch)
-        out = _dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                           "matmul")
+    a_batch, b_batch = _shape(a)[:-2], _shape(b)[:-2]
+    nb = builtins.max(len(a_batch), len(b_batch))
+    a_batch = (None,) * (nb - len(a_batch)) + a_batch
+    b_batch = (None,) * (nb - len(b_batch)) + b_batch
+    # as JAX's matmul: a batch axis of size 1 (or missing) on one side is a free axis
+    # of the other, not broadcast, and the result's axes are moved into place after
+    # the dot; a transpose then sits between the dot and what reads it, as under
+    # jax.jit, where XLA would otherwise fold a convert of a bf16 product into the
+    # dot and skip its rounding (fuzz jit seed 25017)
+    a_squeeze, b_squeeze, a_dims, b_dims = [], [], [], []
+    # output positions of each kind of axis; `unit_at`: size 1 on both sides, squeezed
+    batch_at, a_free_at, b_free_at, unit_at = [], [], [], []
+    for i, (na, nb_) in enumerate(zip(a_batch, b_batch)):
+        if na == 1 and nb_ == 1:
+            a_squeeze.append(i - (nb - ndim(a) + 2))
+            b_squeeze.append(i - (nb - ndim(b) + 2))
+            unit_at.append(i)
+        elif na is None or nb_ is not None and na == 1:
+            b_free_at.append(i)
+            if na is not None:
+                a_squeeze.append(i - (nb - ndim(a) + 2))
+        elif nb_ is None or nb_ == 1:
+            a_free_at.append(i)
+            if nb_ is not None:
+                b_squeeze.append(i - (nb - ndim(b) + 2))
+        elif na == nb_:
+            a_dims.append(i - (nb - ndim(a) + 2) - len(a_squeeze))
+            b_dims.append(i - (nb - ndim(b) + 2) - len(b_squeeze))
+            batch_at.append(i)
+        else:
+            raise ValueError(at_user_line(
+                f"matmul: batch shapes {_shape(a)[:-2]} and {_shape(b)[:-2]} of "
+                f"{_shape(a)} and {_shape(b)} do not broadcast"))
+    a = lax.squeeze(a, tuple(a_squeeze)) if a_squeeze else a
+    b = lax.squeeze(b, tuple(b_squeeze)) if b_squeeze else b
+    out = _dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 2,)), (tuple(a_dims), tuple(b_dims))),
+                       "matmul")
+    order = batch_at + a_free_at + [nb] + b_free_at + [nb + 1]  # the dot's result axes
+    permutation = tuple(sorted(range(len(order)), key=order.__getitem__))
+    if permutation != tuple(range(len(order))):
+        out = lax.transpose(out, permutation)
+    if unit_at:  # as JAX puts them back: a broadcast
+        shape = list(_shape(out))
+        for i in unit_at:
+            shape.insert(i, 1)
+        out = lax.broadcast_in_dim(out, tuple(shape),
+                                   tuple(i for i in range(len(shape)) if i not in unit_at))
     return out
 
 
