@@ -270,3 +270,17 @@ def test_error_under_jit_names_the_users_line():
                                          r"feature dimension size"):
         tracehlo.jit(lambda a, b: tlax.conv_general_dilated(a, b, (1,), "VALID"))(
             F, np.ones((4, 2, 2), np.float32))
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(feature_group_count=2.0), "feature_group_count must be an integer, got 2.0"),
+    (dict(batch_group_count="2"), "batch_group_count must be an integer, got '2'"),
+    (dict(lhs_dilation=(1.5,)), r"lhs_dilation must be a sequence of integers, got \(1\.5,\)"),
+    (dict(window_strides=1), "window_strides must be a sequence of integers, got 1")])
+def test_non_integer_arguments_name_the_users_line_once(kwargs, message):
+    """Where JAX fails by accident (NotImplementedError for a float group count, a
+    comparison of str and int), ours names the argument."""
+    args = {"window_strides": (1,), "padding": "VALID", **kwargs}
+    with pytest.raises(TypeError, match=r"^[^:]*test_conv\.py:\d+: conv_general_dilated "
+                                        + message):
+        tlax.conv_general_dilated(F, np.ones((4, 3, 2), np.float32), **args)

@@ -389,9 +389,16 @@ def _ints(name, values):
     try:
         return tuple(operator.index(v) for v in values)
     except TypeError:
-        raise TypeError(at_user_line(
-            f"conv_general_dilated {name} must be a sequence of integers, got {values}")
-        ) from None
+        raise TypeError(f"conv_general_dilated {name} must be a sequence of integers, "
+                        f"got {values}") from None
+
+
+def _int(name, value):
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"conv_general_dilated {name} must be an integer, got {value!r}"
+                        ) from None
 
 
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
@@ -403,6 +410,10 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     try:
         dnums = conv_dimension_numbers(lt.shape, rt.shape, dimension_numbers)
         n = len(dnums.rhs_spec) - 2
+        window_strides = _ints("window_strides", window_strides)
+        groups = {name: _int(name, count) for name, count in (
+            ("feature_group_count", feature_group_count),
+            ("batch_group_count", batch_group_count))}
         lhs_dilation = (1,) * n if lhs_dilation is None else _ints("lhs_dilation", lhs_dilation)
         rhs_dilation = (1,) * n if rhs_dilation is None else _ints("rhs_dilation", rhs_dilation)
         if isinstance(padding, str):
@@ -427,10 +438,9 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
         lhs, rhs = (x if type_of(x).dtype == want else convert_element_type(x, want)
                     for x in (lhs, rhs))
     return conv_general_dilated_p.bind(
-        lhs, rhs, window_strides=_ints("window_strides", window_strides),
-        padding=tuple(padding), lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
-        dimension_numbers=tuple(dnums), feature_group_count=operator.index(feature_group_count),
-        batch_group_count=operator.index(batch_group_count))
+        lhs, rhs, window_strides=window_strides, padding=tuple(padding),
+        lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation, dimension_numbers=tuple(dnums),
+        **groups)
 
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
