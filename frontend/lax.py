@@ -14,7 +14,7 @@ from .primitives.elementwise import (
     rsqrt, select, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh,
     sqrt, sub, tan, tanh)
 from .primitives.conv import (
-    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated,
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, conv_transpose,
     conv_with_general_padding)
 from .primitives.fft import FftType, fft
 from .primitives.indexing import gather, scatter
@@ -37,7 +37,8 @@ __all__ = [
     "associative_scan", "atan", "atan2", "atanh", "bitcast_convert_type", "bitwise_and",
     "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast", "broadcast_in_dim",
     "broadcasted_iota", "cbrt", "ceil", "clamp", "complex", "concatenate", "cond", "conj",
-    "conv", "conv_dimension_numbers", "conv_general_dilated", "conv_with_general_padding",
+    "conv", "conv_dimension_numbers", "conv_general_dilated", "conv_transpose",
+    "conv_with_general_padding",
     "ConvDimensionNumbers",
     "convert_element_type", "cos", "cosh", "cummax", "cummin", "cumprod", "cumsum",
     "digamma", "div", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice",

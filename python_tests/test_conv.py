@@ -284,3 +284,38 @@ def test_non_integer_arguments_name_the_users_line_once(kwargs, message):
     with pytest.raises(TypeError, match=r"^[^:]*test_conv\.py:\d+: conv_general_dilated "
                                         + message):
         tlax.conv_general_dilated(F, np.ones((4, 3, 2), np.float32), **args)
+
+
+# (lhs, rhs, strides, padding, rhs_dilation, dimension_numbers, transpose_kernel)
+TRANSPOSES = [((2, 5, 3), (3, 3, 4), (2,), "SAME", None, None, False),
+              ((2, 5, 3), (3, 4, 3), (2,), "VALID", None, None, True),
+              ((1, 6, 5, 2), (3, 2, 3, 2), (2, 1), "SAME", (1, 2), None, True),
+              ((1, 6, 5, 2), (3, 2, 2, 3), (3, 2), "VALID", None, None, False),
+              ((1, 6, 5, 2), (3, 2, 2, 3), (2, 2), ((1, 2), (0, 1)), None, None, False),
+              ((2, 3, 6, 5), (3, 4, 2, 2), (2, 1), "SAME", None, ("NCHW", "OIHW", "NCHW"),
+               True)]
+
+
+def test_conv_transpose_is_jaxs():
+    """Channels-last defaults, SAME/VALID/explicit padding, dilation, a flipped kernel;
+    values eagerly and under jit, and the gradient of a loss through it."""
+    rng = np.random.default_rng(3)
+    for shapes_and_args in TRANSPOSES:
+        sl, sr, *args = shapes_and_args
+        x, w = (rng.normal(size=s).astype(np.float32) for s in (sl, sr))
+
+        def f(M, x, w, args=args):
+            strides, padding, dilation, dnums, flip = args
+            return M.lax.conv_transpose(x, w, strides, padding, rhs_dilation=dilation,
+                                        dimension_numbers=dnums, transpose_kernel=flip)
+        want = f(jax, x, w)
+        np.testing.assert_allclose(f(tracehlo, x, w), want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(tracehlo.jit(lambda x, w: f(tracehlo, x, w))(x, w), want,
+                                   rtol=1e-5, atol=1e-5)
+    loss = lambda M, np_: lambda x, w: np_.sum(f(M, x, w) ** 2)
+    for got, want in zip(tracehlo.jit(tracehlo.grad(loss(tracehlo, tnp), (0, 1)))(x, w),
+                         jax.grad(loss(jax, jnp), (0, 1))(x, w), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match=r"test_conv\.py:\d+: Padding mode must be `SAME` "
+                                         r"or `VALID`\."):
+        tlax.conv_transpose(x, w, (2, 1), "SAME_LOWER")

@@ -15,7 +15,7 @@ from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
 from .elementwise import _real_dtype, add, convert_element_type
-from .shape_ops import reshape, rev
+from .shape_ops import reshape, rev, transpose
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -454,4 +454,55 @@ def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, r
     """conv_general_dilated with NCHW/OIHW layouts."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=lhs_dilation,
                                 rhs_dilation=rhs_dilation, precision=precision,
+                                preferred_element_type=preferred_element_type)
+
+
+_TRANSPOSE_LAYOUTS = {2: ("NC", "IO", "NC"), 3: ("NHC", "HIO", "NHC"),
+                      4: ("NHWC", "HWIO", "NHWC"), 5: ("NHWDC", "HWDIO", "NHWDC")}
+
+
+def _transpose_padding(k: int, s: int, padding: str) -> tuple[int, int]:
+    """JAX's padding of a transposed convolution's dilated input, for a window of k
+    and a stride of s, such that "SAME" gives s times the input size."""
+    if padding == "SAME":
+        total = k + s - 2
+        low = k - 1 if s > k - 1 else -(-total // 2)
+    elif padding == "VALID":
+        total = k + s - 2 + max(k - s, 0)
+        low = k - 1
+    else:
+        raise ValueError("Padding mode must be `SAME` or `VALID`.")
+    return low, total - low
+
+
+def conv_transpose(lhs, rhs, strides, padding, rhs_dilation=None, dimension_numbers=None,
+                   transpose_kernel=False, precision=None, preferred_element_type=None):
+    """JAX's lax.conv_transpose: the lhs dilated by the strides, then convolved (the
+    gradient of a strided convolution when `transpose_kernel`, which flips the kernel's
+    window and swaps its feature axes). Its layouts default to channels last."""
+    lt, rt = type_of(lhs), type_of(rhs)
+    try:
+        if lt.ndim != rt.ndim or lt.ndim < 2:
+            raise ValueError("conv_transpose needs lhs and rhs of one rank, at least 2, "
+                             f"got {lt.shape} and {rt.shape}")
+        if dimension_numbers is None:
+            if lt.ndim not in _TRANSPOSE_LAYOUTS:
+                raise ValueError("No 4+ dimensional dimension_number defaults.")
+            dimension_numbers = _TRANSPOSE_LAYOUTS[lt.ndim]
+        dnums = conv_dimension_numbers(lt.shape, rt.shape, dimension_numbers)
+        n = lt.ndim - 2
+        strides = _ints("strides", strides)
+        rhs_dilation = (1,) * n if rhs_dilation is None else _ints("rhs_dilation", rhs_dilation)
+        if isinstance(padding, str):
+            window = [_dilate(rt.shape[a], d) for a, d in zip(dnums.rhs_spec[2:], rhs_dilation)]
+            padding = [_transpose_padding(k, s, padding) for k, s in zip(window, strides)]
+    except (TypeError, ValueError) as e:
+        raise type(e)(at_user_line(str(e))) from None
+    if transpose_kernel:
+        o, i = dnums.rhs_spec[:2]
+        permutation = list(range(rt.ndim))
+        permutation[o], permutation[i] = i, o
+        rhs = transpose(rev(rhs, dnums.rhs_spec[2:]), tuple(permutation))
+    return conv_general_dilated(lhs, rhs, (1,) * n, padding, strides, rhs_dilation, dnums,
+                                precision=precision,
                                 preferred_element_type=preferred_element_type)
