@@ -66,7 +66,7 @@ def matmul(a, b):
     # as JAX's matmul: a batch axis of size 1 (or missing) on one side is a free axis
     # of the other, not broadcast, and the result's axes are moved into place after
     # the dot; a transpose then sits between the dot and what reads it, as under
-    # jax.jit, where XLA would otherwise fold a convert of a bf16 product into the
+    # JAX's jit, where XLA would otherwise fold a convert of a bf16 product into the
     # dot and skip its rounding (fuzz jit seed 25017)
     a_squeeze, b_squeeze, a_dims, b_dims = [], [], [], []
     # output positions of each kind of axis; `unit_at`: size 1 on both sides, squeezed
