@@ -321,7 +321,7 @@ def _output(trace, x, axis, size, path, words: int = 0):
     with no batch axis, asked for none, is returned as the function returned it (a
     NumPy array or a Python number stays one), as in JAX. A float0 output (the tangent
     of an integer value) holds no data: it gets its batch axis as a NumPy array."""
-    no_data = getattr(x, "dtype", None) == float0 and not isinstance(x, Tracer)
+    no_data = not isinstance(x, Tracer) and getattr(x, "dtype", None) == float0
     if isinstance(x, BatchTracer) and x._trace is trace:
         value, dim = x.value, x.batch_dim
     elif no_data:
