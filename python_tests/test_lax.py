@@ -241,6 +241,23 @@ def test_cumulative(name):
     lax_check(lambda lax, x: getattr(lax, name)(x, axis=0, reverse=True), x, rtol=1e-5)
 
 
+def test_cumulative_gradients_are_jax_s_with_nan_and_ties():
+    """JAX differentiates cumprod, cummax and cummin through its associative_scan: a
+    NaN at the front of a cummax keeps its gradient (the scan passes the first element
+    through), ties split it as max's rule does (fuzz jit --transform grad 3223: a
+    scan by doubling gave 0 where JAX gives 1.5)."""
+    x = np.array([[np.nan, -1.0, 2.0, 2.0, 0.5], [1.0, 1.0, np.nan, 3.0, 3.0]], np.float32)
+    w = np.linspace(0.5, 1.5, 10, dtype=np.float32).reshape(2, 5)
+
+    def loss(lax, x):
+        return sum((w * f(x, axis=a, reverse=r)).sum()
+                   for f in (lax.cummax, lax.cummin, lax.cumprod)
+                   for a, r in ((1, False), (1, True), (0, False)))
+    got = tracehlo.jit(tracehlo.grad(lambda x: loss(tlax, x)))(x)
+    want = jax.jit(jax.grad(lambda x: loss(jax.lax, x)))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
+
+
 def test_dot_general():
     lax_check(lambda lax, a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
               f32(2, 3, 4), f32(2, 4, 5), rtol=1e-5)

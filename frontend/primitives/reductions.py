@@ -295,23 +295,21 @@ def _cumulative(kind, allowed, **rules):
 cumsum_p, cumsum = _cumulative(
     "sum", _number, jvp=ad.linear_jvp,
     vjp=lambda cts, xs, outs, *, axis, reverse: [cumsum(cts[0], axis, not reverse)])
-def _scan_by_doubling(kind, combine):
-    """cum{kind} as log2(n) steps that combine x with itself shifted by 1, 2, 4, ...
-    places (Hillis and Steele's scan): the decomposition its derivative is taken from."""
+
+
+def _associative_scan_of(combine):
+    """cum{kind} as JAX differentiates it, whatever lowering the primitive has: its
+    lax.associative_scan of `combine` (odd/even recursion over slices). The derivative
+    is taken from that decomposition, so it is JAX's where the decompositions' orders
+    matter: rounding in cumprod, and where a NaN meets max's balanced tie rule (the
+    scan's first element passes through untouched, its gradient with it)."""
     def scan(x, *, axis, reverse):
-        t = type_of(x)
-        fill = identity_element(kind, t.dtype).item()
-        shift = 1
-        while shift < t.shape[axis]:
-            move = (-shift, shift) if reverse else (shift, -shift)
-            x = combine(x, pad(x, fill, [(*move, 0) if d == axis else (0, 0, 0)
-                                         for d in range(t.ndim)]))
-            shift *= 2
-        return x
+        from ..control_flow import associative_scan  # control_flow builds on this module
+        return associative_scan(combine, x, reverse=reverse, axis=axis)
     return scan
 
 
 cumprod_p, cumprod = _cumulative("prod", _number,
-                                 **ad.rules_from(_scan_by_doubling("prod", mul)))
-cummax_p, cummax = _cumulative("max", _any, **ad.rules_from(_scan_by_doubling("max", max_)))
-cummin_p, cummin = _cumulative("min", _any, **ad.rules_from(_scan_by_doubling("min", min_)))
+                                 **ad.rules_from(_associative_scan_of(mul)))
+cummax_p, cummax = _cumulative("max", _any, **ad.rules_from(_associative_scan_of(max_)))
+cummin_p, cummin = _cumulative("min", _any, **ad.rules_from(_associative_scan_of(min_)))
