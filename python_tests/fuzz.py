@@ -32,13 +32,16 @@ inside a kernel, so a kernel boundary between them rounds twice).
     python python_tests/fuzz.py --kind hlo-opt --seed 123 --shrink
     python python_tests/fuzz.py --kind jit --loop --count 500
     python python_tests/fuzz.py --kind jit --transform grad --count 500
+    python python_tests/fuzz.py --kind jit --extra-ops --transform vmap --count 200
 (--loop: each program is the body of a lax.scan, its inputs carried; --transform
 grad: the gradient, with respect to its float inputs, of the sum of its float
 outputs each weighted by a fixed cotangent, tracehlo.grad against jax.grad;
 --transform vmap: the program mapped over a batch of 3 along an axis of each input
 drawn from its seed, or over none, tracehlo.vmap against jax.vmap. Either runs
 under each kind: jit compiles the transformed program in the three modes, hlo-opt
-fuses JAX's module of it, and with --loop it transforms the scan.)
+fuses JAX's module of it, and with --loop it transforms the scan. --extra-ops: convolutions,
+gathers and .at[] scatters, top_k too; added after the default seeds were recorded, they
+draw other programs for the same seeds.)
 prints one line per failing seed and a summary by class; --shrink reduces a
 failing seed to a minimal program (fewer outputs, ops, inputs, smaller shapes,
 no special values, the class unchanged) and prints it as a standalone script.
@@ -92,6 +95,14 @@ BINARY_LAX = ["add", "sub", "mul", "div", "rem", "max", "min", "pow", "atan2", "
               "shift_right_logical", "eq", "ne", "lt", "le", "gt", "ge", "nextafter"]
 REDUCE_LAX = ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
               "reduce_or", "argmax", "argmin"]
+FAMILIES = ["unary", "binary", "operator", "scalar", "reduce", "cumulative", "shape",
+            "lax_unary", "lax_binary", "lax_reduce", "lax_shape", "select", "dot", "sort",
+            "convert"]
+WEIGHTS = [.1, .1, .1, .06, .1, .03, .12, .06, .06, .05, .06, .05, .03, .03, .05]
+# --extra-ops: families added after seeds were first recorded. Drawn only in that mode, so
+# every seed of the default mode keeps its program (test_fuzz.py's regression seeds).
+EXTRA_FAMILIES = FAMILIES + ["conv", "index", "top_k"]
+EXTRA_WEIGHTS = [w * .8 for w in WEIGHTS] + [.08, .08, .04]
 
 
 # ---------------------------------------------------------------- programs
@@ -139,11 +150,12 @@ class Generator:
     """Draws one program from a seed: inputs, ops whose operands come from earlier
     values (broadcast-compatible for binary ops), and up to 20 outputs."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, extra: bool = False):
         import jax
         import jax.numpy as jnp
         self.jax, self.jnp = jax, jnp
         self.rng = np.random.default_rng(seed)
+        self.extra = extra
 
     def program(self) -> dict:
         rng = self.rng
@@ -222,11 +234,8 @@ class Generator:
         rng, a = self.rng, self.avals[x]
         ndim = len(a.shape)
         axis = int(rng.integers(-ndim, ndim)) if ndim else None
-        family = rng.choice(["unary", "binary", "operator", "scalar", "reduce", "cumulative",
-                             "shape", "lax_unary", "lax_binary", "lax_reduce", "lax_shape",
-                             "select", "dot", "sort", "convert"],
-                            p=[.1, .1, .1, .06, .1, .03, .12, .06, .06, .05, .06, .05, .03,
-                               .03, .05])
+        families, weights = (EXTRA_FAMILIES, EXTRA_WEIGHTS) if self.extra else (FAMILIES, WEIGHTS)
+        family = rng.choice(families, p=weights)
         pick = lambda names: names[int(rng.integers(len(names)))]
         if family == "unary":
             return "{np}.%s({0})" % pick(UNARY_NP), [x]
@@ -271,7 +280,57 @@ class Generator:
                                "{lax}.convert_element_type({0}, {np}.%s)" % _np_name(dtype)]), [x]
         if family == "lax_shape":
             return self._lax_shape(x, axis), [x]
+        if family == "conv":
+            return self._conv(x), [x]
+        if family == "index":
+            return self._index(x, axis), [x]
+        if family == "top_k":
+            k = int(rng.integers(0, a.shape[-1] + 1)) if ndim else 0
+            return "{lax}.top_k({0}, %d)[%d]" % (k, rng.integers(2)), [x]
         return self._np_shape(x, axis), [x]
+
+    def _conv(self, x: int) -> str | None:
+        """A convolution of `x` with a kernel sliced from `x` itself, so that grad and
+        vmap reach both operands: channels first or last, strides, padding and both
+        dilations drawn."""
+        rng, shape = self.rng, self.avals[x].shape
+        spatial = len(shape) - 2
+        if spatial not in (1, 2):
+            return None
+        window = [int(rng.integers(1, 3)) for _ in range(spatial)]
+        last = rng.random() < .4  # NHWC / HWIO, as flax writes convolutions
+        if last:  # kernel (spatial..., in = x's channels, out = 1)
+            kernel = "{0}[0, %s, :, None]" % ", ".join(f":{w}" for w in window)
+            layout = ", dimension_numbers=%r" % (
+                ("NWC", "WIO", "NWC") if spatial == 1 else ("NHWC", "HWIO", "NHWC"),)
+        else:  # kernel (out <= 2, in = x's channels, spatial...)
+            kernel = "{0}[:2, :, %s]" % ", ".join(f":{w}" for w in window)
+            layout = ""
+        strides = tuple(int(rng.integers(1, 3)) for _ in range(spatial))
+        padding = rng.choice(["'SAME'", "'VALID'", repr(tuple(
+            (int(rng.integers(-1, 2)), int(rng.integers(0, 2))) for _ in range(spatial)))])
+        dilations = "".join(
+            ", %s=%r" % (name, tuple(int(rng.integers(1, 3)) for _ in range(spatial)))
+            for name in ("lhs_dilation", "rhs_dilation") if rng.random() < .3)
+        return "{lax}.conv_general_dilated({0}, %s, %r, %s%s%s)" % (
+            kernel, strides, padding, dilations, layout)
+
+    def _index(self, x: int, axis) -> str | None:
+        """Gathers and scatters with static or data-dependent indices: repeated indices
+        (scatter-add's duplicates), negative ones, .at[] updates of every kind."""
+        rng, ndim = self.rng, len(self.avals[x].shape)
+        if not ndim:
+            return None
+        forms = ["{0}[[0, -1, 0]]", "{0}[..., [1, 0]]", "{0}.at[0].set(1)",
+                 "{0}.at[[0, 0]].add({0}[0])", "{0}.at[..., 0].multiply(2)",
+                 "{0}.at[1:].min({0}[:1])", "{0}.at[[-1, 0]].max(0)", "{0}.at[0].get()",
+                 "{np}.take({0}, {np}.array([1, 0, 1]), axis=%d)" % axis,
+                 "{np}.take_along_axis({0}, {np}.argsort({0}, axis=%d), axis=%d)" % (axis, axis),
+                 "{lax}.dynamic_slice_in_dim({0}, 1, 1, %d)" % (axis % ndim),
+                 "{lax}.dynamic_update_slice_in_dim({0}, {0}[:1], {np}.argmax({0}), 0)",
+                 "{np}.ravel({0})[{np}.argmin({0})]",
+                 "{0}.at[{np}.argmax({0}, axis=0)].add(1)"]
+        return forms[int(rng.integers(len(forms)))]
 
     def _np_shape(self, x: int, axis):
         rng, shape = self.rng, self.avals[x].shape
@@ -317,10 +376,12 @@ def _np_name(dtype: str) -> str:
     return "bool_" if dtype == "bool" else dtype
 
 
-def program(seed: int, loop: bool = False, transform: str | None = None) -> dict:
+def program(seed: int, loop: bool = False, transform: str | None = None,
+            extra: bool = False) -> dict:
     """Seed `seed`'s program; with `loop`, the same program as a scan's body; with
-    `transform` (one of TRANSFORMS), that program transformed."""
-    generator = Generator(seed)
+    `transform` (one of TRANSFORMS), that program transformed; with `extra`, drawn from
+    EXTRA_FAMILIES (another program for the same seed)."""
+    generator = Generator(seed, extra)
     prog = generator.program()
     if loop:
         prog = generator.loop(prog, seed)
@@ -763,12 +824,12 @@ def _serve() -> None:
 
 
 def fuzz(seeds, kind: str, worker: Worker, report=lambda seed, failures: None,
-         loop: bool = False, transform: str | None = None) -> dict:
+         loop: bool = False, transform: str | None = None, extra: bool = False) -> dict:
     """{seed: failures} for every seed; `report` sees invalid programs too, the
     result leaves them out."""
     results = {}
     for seed in seeds:
-        failures = worker.run(program(seed, loop, transform), kind)
+        failures = worker.run(program(seed, loop, transform, extra), kind)
         report(seed, failures)
         if not (failures and failures[0]["class"] == "invalid"):
             results[seed] = failures
@@ -938,6 +999,9 @@ def main(argv=None) -> int:
                     help="each program as the body of a scan (lax.scan over 2 or 3 steps)")
     ap.add_argument("--transform", choices=TRANSFORMS,
                     help="each program transformed: its gradient or its vmap (see above)")
+    ap.add_argument("--extra-ops", action="store_true",
+                    help="draw convolutions, gathers, scatters and top_k too (other programs "
+                         "for the same seeds)")
     ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     ap.add_argument("--bitwise", action="store_true",
@@ -950,7 +1014,7 @@ def main(argv=None) -> int:
         return 0
     seeds = [opts.seed] if opts.seed is not None else range(opts.start, opts.start + opts.count)
     if opts.seed is not None:
-        print(source(program(opts.seed, opts.loop, opts.transform)))
+        print(source(program(opts.seed, opts.loop, opts.transform, opts.extra_ops)))
 
     log = open(opts.log, "a") if opts.log else None
 
@@ -965,7 +1029,8 @@ def main(argv=None) -> int:
 
     t0 = time.monotonic()
     with Worker(opts.timeout, opts.bitwise) as worker:
-        results = fuzz(seeds, opts.kind, worker, report, opts.loop, opts.transform)
+        results = fuzz(seeds, opts.kind, worker, report, opts.loop, opts.transform,
+                       opts.extra_ops)
         classes = summary(results)
         print(f"\n{opts.kind}: {len(results)} programs in {time.monotonic() - t0:.0f} s, "
               f"{sum(bool(f) for f in results.values())} failing\n{rates(results)}")
@@ -973,7 +1038,8 @@ def main(argv=None) -> int:
             first = min(s for s, fs in results.items() if key in {class_key(f) for f in fs})
             print(f"{count:5d}  {key}  (first seed {first})")
             if opts.shrink:
-                small = shrink(program(first, opts.loop, opts.transform), opts.kind, key, worker)
+                small = shrink(program(first, opts.loop, opts.transform, opts.extra_ops),
+                               opts.kind, key, worker)
                 print(repro(small, opts.kind, f"{key} (seed {first})"))
     if log:
         log.close()
