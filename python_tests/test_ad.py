@@ -16,6 +16,7 @@ import tracehlo.numpy as tnp
 from tracehlo import ad, core, lax, verify
 from tracehlo.ad_checkpoint import checkpoint_name
 from tracehlo.primitives.linalg import triangular_solve
+from tracehlo.primitives.windowed import select_and_gather_add_p, select_and_scatter_add_p
 
 from numpy_helpers import JAX_RELEASE
 
@@ -124,6 +125,11 @@ ROWS = [
     ("conj", lax.conj, [cnormal()]),
     ("conj", lax.conj, [normal()]),
     ("select", lambda a, b: lax.select(PRED, a, b), [normal(), normal()]),
+    ("select_n", lambda a, b, c: lax.select_n(PRED + np.eye(2, 3, dtype=np.int32), a, b, c),
+     [normal(), normal(), normal()]),
+    ("select_n", lambda a, b, c: lax.select_n(np.uint8(2), a, b, c),
+     [normal(), normal(), normal()]),
+    ("reduce_precision", lambda x: lax.reduce_precision(x, 8, 40), [normal()]),
     ("clamp", lax.clamp, [np.float64(-0.75), distinct(), np.float64(0.75)]),
     ("convert_element_type", lambda x: lax.convert_element_type(x, np.complex128),
      [normal()]),
@@ -135,6 +141,8 @@ ROWS = [
     ("cumprod", lambda x: lax.cumprod(x, 1, reverse=True), [normal()]),
     ("cummax", lambda x: lax.cummax(x, 1), [distinct()]),
     ("cummin", lambda x: lax.cummin(x, 0), [distinct()]),
+    ("cumlogsumexp", lambda x: lax.cumlogsumexp(x, 1, reverse=True), [normal()]),
+    ("cumlogsumexp", lambda x: lax.cumlogsumexp(x, 0), [cnormal()]),
     ("broadcast_in_dim", lambda x: lax.broadcast_in_dim(x, (2, 2, 3), (1, 2)),
      [normal((1, 3))]),
     ("reshape", lambda x: lax.reshape(x, (3, 2)), [normal()]),
@@ -157,6 +165,14 @@ ROWS = [
     ("scatter", _scatter_rows("mul"), [normal(), normal((3, 3))]),  # row 1 twice
     ("scatter", _scatter_rows("min"), [distinct(), distinct((3, 3)) + 0.25]),
     ("scatter", _scatter_rows("max"), [distinct(), distinct((3, 3)) + 0.25]),
+    ("scatter", lambda x, u: lax.scatter_sub(x, IDX, u, lax.ScatterDimensionNumbers(
+        (1,), (0,), (0,)), mode="clip"), [normal(), normal((3, 3))]),
+    ("scatter", lambda x, u: lax.scatter_mul(x, IDX[:2], u, lax.ScatterDimensionNumbers(
+        (1,), (0,), (0,)), unique_indices=True), [normal(), normal((2, 3))]),
+    ("scatter", lambda x, u: lax.scatter_max(x, IDX[:, :, None], u, lax.ScatterDimensionNumbers(
+        (), (1,), (1,), (0,), (0,))), [distinct((3, 2)), distinct((3, 1)) + 0.25]),
+    ("slice", lambda x: lax.index_in_dim(x, -1, 1, keepdims=False), [normal()]),
+    ("reshape", lambda x: lax.collapse(x, 1), [normal((2, 3, 2))]),
     ("dot_general", lambda x, y: lax.dot_general(x, y, (((2,), (1,)), ((0,), (0,)))),
      [normal((2, 3, 4)), normal((2, 4, 2))]),
     ("conv_general_dilated", lambda x, y: lax.conv_general_dilated(
@@ -200,6 +216,20 @@ ROWS = [
     ("sort", lambda k, v: lax.mul(*lax.sort([k, v], dimension=1)), [distinct(), normal()]),
     ("top_k", lambda x: lax.top_k(x, 2)[0], [distinct()]),
     ("top_k", lambda x: lax.top_k(x, 1, axis=0)[0], [distinct()]),
+    ("reduce_window_sum", lambda x: lax.reduce_window(x, 0.0, lax.add, (2, 2), (1, 2),
+                                                      ((1, 0), (0, 1)), (1, 2), (2, 1)),
+     [normal((3, 4))]),
+    ("reduce_window_max", lambda x: lax.reduce_window(x, -np.inf, lax.max, (2, 2), (1, 1),
+                                                      "SAME", (1, 2)), [distinct((3, 4))]),
+    ("reduce_window_min", lambda x: lax.reduce_window(x, np.inf, lax.min, (2, 1), (2, 1),
+                                                      ((1, 0), (0, 0))), [distinct((3, 4))]),
+    ("select_and_gather_add", lambda t, x: select_and_gather_add_p.bind(
+        t, x, select_prim="ge", window_dimensions=(2, 2), window_strides=(1, 1),
+        padding=((0, 1), (1, 0)), base_dilation=(1, 1), window_dilation=(1, 1)),
+     [normal((3, 4)), distinct((3, 4))]),
+    ("select_and_scatter_add", lambda s, x: select_and_scatter_add_p.bind(
+        s, x, select_prim="le", window_dimensions=(2, 2), window_strides=(1, 2),
+        padding=((0, 1), (1, 0))), [normal((3, 2)), distinct((3, 4))]),
     ("name", lambda x: lax.mul(checkpoint_name(x, "h"), x), [normal()]),
     ("optimization_barrier", lambda x, y: lax.mul(*lax.optimization_barrier((x, y))),
      [normal(), normal()]),

@@ -17,6 +17,7 @@ import jax.ad_checkpoint
 import jax.numpy as jnp
 import ml_dtypes
 from jax._src import config as jax_config
+from jax._src.lax import windowed_reductions
 import numpy as np
 import pytest
 
@@ -161,7 +162,8 @@ CASES.update({
                 scatter_dims_to_operand_dims=p["scatter_dims_to_operand_dims"]), mode="drop"),
         [([(4, 3), np.array([[2], [0], [7]], np.int32), (3, 3)], dict(
             update_window_dims=(1,), inserted_window_dims=(0,),
-            scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner=c))
+            scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner=c,
+            indices_are_sorted=False, unique_indices=c == "add"))
          for c in ("set", "add", "mul", "min", "max")]),
     "dot_general": Case(jax.lax.dot_general, [
         ([(2, 3), (3, 4)], {"dimension_numbers": (((1,), (0,)), ((), ()))}),
@@ -216,6 +218,38 @@ for kind in ("sum", "prod", "max", "min"):
         ([(2, 3)], {"axis": 1, "reverse": False}), ([(2, 3)], {"axis": 0, "reverse": True}),
         ([(0, 3)], {"axis": 0, "reverse": False}), ([(2, 0)], {"axis": 1, "reverse": True}),
         ([()], {"axis": 0, "reverse": False})], (0.5, 1.5))
+CASES["cumlogsumexp"] = dataclasses.replace(CASES["cumsum"], oracle=jax.lax.cumlogsumexp)
+CASES["select_n"] = Case(jax.lax.select_n, [  # `which` out of range too: both clamp alike
+    ([("int32", (2, 3)), (2, 3), (2, 3), (2, 3)], {}),
+    ([("uint8", ()), (2, 3), (2, 3), (2, 3)], {}),
+    ([("int32", (0,)), (0,), (0,), (0,), (0,)], {})])
+CASES["reduce_precision"] = Case(jax.lax.reduce_precision, [
+    ([s], {"exponent_bits": e, "mantissa_bits": m})
+    for s, e, m in (((2, 3), 5, 2), ((), 4, 3), ((0,), 8, 7), ((2, 3), 11, 0))], (-300.0, 300.0))
+# (operand shape, window params): padding, strides and both dilations, rank 0, size 0
+_WINDOWS = [((3, 4), dict(window_dimensions=(2, 2), window_strides=(1, 2),
+                          padding=((0, 1), (1, 0)), base_dilation=(1, 1), window_dilation=(1, 1))),
+            ((3, 4), dict(window_dimensions=(2, 2), window_strides=(2, 1),
+                          padding=((1, 1), (0, -1)), base_dilation=(2, 1), window_dilation=(1, 2))),
+            ((), dict(window_dimensions=(), window_strides=(), padding=(), base_dilation=(),
+                      window_dilation=())),
+            ((0, 3), dict(window_dimensions=(1, 2), window_strides=(1, 1),
+                          padding=((0, 0), (0, 0)), base_dilation=(1, 1), window_dilation=(1, 1)))]
+for kind in ("sum", "max", "min"):
+    CASES[f"reduce_window_{kind}"] = Case(
+        getattr(windowed_reductions, f"reduce_window_{kind}_p").bind,
+        [([s], p) for s, p in _WINDOWS])
+_SELECT = {"ge": jax.lax.ge_p, "le": jax.lax.le_p}
+CASES["select_and_gather_add"] = Case(
+    lambda t, x, select_prim, **p: windowed_reductions._select_and_gather_add(
+        t, x, _SELECT[select_prim], **p),
+    [([s, s], dict(p, select_prim=k)) for (s, p), k in zip(_WINDOWS, ("ge", "le", "ge", "le"))])
+CASES["select_and_scatter_add"] = Case(
+    lambda s, x, select_prim, **p: windowed_reductions._select_and_scatter_add(
+        s, x, _SELECT[select_prim], **p),
+    # one case: XLA CPU takes 0.3 s to compile each; no rank 0: XLA aborts on JAX's
+    [([(3, 2), (3, 4)], dict(select_prim="le", window_dimensions=(2, 2), window_strides=(1, 2),
+                             padding=((0, 1), (1, 0))))])
 
 # Where our shape rule accepts a dtype that jax.lax refuses, on purpose.
 # These still go through verify, lowering and XLA; their values are not compared.
@@ -228,7 +262,13 @@ WIDER_THAN_JAX = {
     ("cummin", "bool"): "tnp.cummin keeps bool, as jax.numpy does (it converts around lax)",
 }
 # Where jax.lax's shape rule accepts a dtype that its lowering then fails on.
-JAX_CANNOT_LOWER = {("argmax", "complex64"), ("argmin", "complex64")}
+JAX_CANNOT_LOWER = {("argmax", "complex64"), ("argmin", "complex64")} | {
+    ("cumlogsumexp", d) for d in ("int8", "int16", "int32", "uint8", "uint16", "uint32")}
+# JAX's CPU lowering casts an infinite init to the operand's dtype, and has no GE/LE for
+# complex numbers: ours refuses those dtypes in the shape rule
+JAX_CANNOT_LOWER |= {("select_and_gather_add", d) for d in (
+    "int8", "int16", "int32", "uint8", "uint16", "uint32", "complex64")} | {
+    ("select_and_scatter_add", "complex64")}
 # Primitives this table does not run, with the reason.
 EXEMPT = {"pjit": "a call: its params hold a sub-Graph, not sampled operand types "
                   "(test_calls.py runs it against jax.jit)",

@@ -24,6 +24,7 @@ from tracehlo import core, lax
 from tracehlo.batching import batch_rules
 from tracehlo.ad_checkpoint import checkpoint_name
 from tracehlo.primitives.linalg import triangular_solve
+from tracehlo.primitives.windowed import select_and_gather_add_p, select_and_scatter_add_p
 
 from numpy_helpers import JAX_RELEASE
 
@@ -119,6 +120,9 @@ ROWS = [
     Row("compare/scalar", "binary", lax.le, [f32(), X]),
     Row("select", "binary", lax.select, [boolean(2, 4), X, X]),
     Row("select/scalar_pred", "binary", lax.select, [boolean(), X, X]),
+    Row("select_n", "binary", lax.select_n, [i32(2, 4, lo=0, hi=3), X, X, X]),
+    Row("select_n/scalar_which", "binary", lax.select_n, [i32(lo=-1, hi=4), X, X, X, X]),
+    Row("reduce_precision", "unary", lambda x: lax.reduce_precision(x, 4, 3), [X]),
     Row("clamp", "binary", lax.clamp, [f32(lo=-1, hi=0), X, f32(lo=0, hi=1)]),
     Row("not", "int", lax.bitwise_not, [i32(2, 4)]),
     Row("population_count", "int", lax.population_count, [i32(2, 4)]),
@@ -157,6 +161,7 @@ ROWS = [
     Row("cumprod", "reduce", lambda x: lax.cumprod(x, 0, reverse=True), [X]),
     Row("cummax", "reduce", lambda x: lax.cummax(x, 1, reverse=True), [X]),
     Row("cummin", "reduce", lambda x: lax.cummin(x, 0), [X]),
+    Row("cumlogsumexp", "reduce", lambda x: lax.cumlogsumexp(x, 1, reverse=True), [X]),
     # shapes
     Row("broadcast_in_dim", "shape",
         lambda x: lax.broadcast_in_dim(x, (5, 2, 4, 2), (1, 2)), [X]),
@@ -191,6 +196,14 @@ ROWS = [
     Row("scatter/set_implicit_vector", "gather", lambda x, i, u: lax.scatter(
         x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
         scatter_dims_to_operand_dims=(0,), index_vector_dim=1), [f32(5, 4), distinct(5, 2), X]),
+    Row("scatter/scatter_mul_clip", "gather", lambda x, i, u: lax.scatter_mul(
+        x, i, u, lax.ScatterDimensionNumbers((1,), (0,), (0,)), mode="clip"),
+        [f32(5, 4), i32(2, 1, lo=-2, hi=7), X]),
+    Row("scatter/scatter_min_batching_dims", "gather", lambda x, i, u: lax.scatter_min(
+        x, i, u, lax.ScatterDimensionNumbers((), (1,), (1,), (0,), (0,))),
+        [X, i32(2, 1, 1, lo=0, hi=4), f32(2, 1)]),
+    Row("slice/index_in_dim", "shape", lambda x: lax.index_in_dim(x, -2, 1, False), [X]),
+    Row("reshape/collapse", "shape", lambda x: lax.collapse(x, 0, 2), [f32(2, 4, 5)]),
     Row("dot_general", "dot", lambda a, b: lax.dot_general(a, b, dn_matmul),
         [X, f32(4, 5)]),
     Row("dot_general/batch", "dot", lambda a, b: lax.dot_general(
@@ -226,6 +239,21 @@ ROWS = [
     Row("sort/axis0", "sort", lambda k: lax.sort(k, dimension=0), [f32(4, 2)]),
     Row("top_k", "sort", lambda x: lax.top_k(x, 2), [X]),
     Row("top_k/axis0", "sort", lambda x: lax.top_k(x, 2, axis=0), [f32(4, 2)]),
+    Row("reduce_window_sum", "window", lambda x: lax.reduce_window(
+        x, 0.0, lax.add, (2, 2), (1, 2), ((1, 0), (0, 1)), (1, 2), (2, 1)), [X]),
+    Row("reduce_window_max", "window", lambda x: lax.reduce_window(
+        x, -np.inf, lax.max, (2, 2), (1, 1), "SAME"), [X]),
+    Row("reduce_window_min", "window", lambda x: lax.reduce_window(
+        x, np.inf, lax.min, (1, 3), (1, 2), "VALID"), [X]),
+    Row("select_and_gather_add", "window", lambda t, x: select_and_gather_add_p.bind(
+        t, x, select_prim="ge", window_dimensions=(2, 2), window_strides=(1, 1),
+        padding=((0, 1), (1, 0)), base_dilation=(1, 2), window_dilation=(1, 1)), [X, X]),
+    # the operand shared (both batched: test_reduce_window.py's vmap of grad), as XLA CPU
+    # takes 0.2 s to compile each select_and_scatter
+    Row("select_and_scatter_add", "window", lambda s: select_and_scatter_add_p.bind(
+        s, np.arange(8, dtype=np.float32).reshape(2, 4) % 3, select_prim="le",
+        window_dimensions=(2, 2), window_strides=(1, 2), padding=((0, 1), (1, 0))),
+        [f32(2, 2)]),
     Row("optimization_barrier", "sort", lambda x, y: lax.optimization_barrier((x, y)), [X, X]),
     Row("pjit", "call", lambda x, y: inner(x, y), [X, X]),
     Row("custom_jvp_call", "call", lambda x, y: custom_calls(x, y)[0], [X, X]),

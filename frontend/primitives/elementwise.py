@@ -803,6 +803,133 @@ def select(pred, on_true, on_false):
     return select_p.bind(pred, on_true, on_false)
 
 
+# select_n(which, *cases): JAX's select_n of three or more cases (an integer which, of
+# the cases' shape or rank 0); two cases are select's, one is itself.
+def _check_select_n(which, cases):
+    """JAX's select_n checks and messages, shapes before dtypes as JAX checks them."""
+    if builtins.any(c.shape != cases[0].shape for c in cases):
+        raise TypeError("select cases must have the same shapes, got "
+                        f"[{', '.join(str(c.shape) for c in cases)}].")
+    if which.shape and which.shape != cases[0].shape:
+        raise TypeError("select `which` must be scalar or have the same shape as cases, got "
+                        f"`which` shape {which.shape} but case shape {cases[0].shape}.")
+    if builtins.any(c.dtype != cases[0].dtype for c in cases):
+        raise TypeError("lax.select requires arguments to have the same dtypes, got "
+                        f"{', '.join(c.dtype.name for c in cases)}. (Tip: jnp.where is a "
+                        "similar function that does automatic type promotion on inputs).")
+    if which.dtype != dtypes.bool_ and not dtypes.is_int(which.dtype):
+        raise TypeError(f"select `which` must be boolean or integer type, got "
+                        f"{which.dtype.name}.")
+    if which.dtype == dtypes.bool_ and len(cases) > 2:
+        raise TypeError("select with boolean `which` cannot have > 2 cases.")
+
+
+def _select_n_shape(which, *cases):
+    _check_select_n(which, cases)
+    return ArrayType(cases[0].shape, cases[0].dtype, builtins.all(c.weak for c in cases))
+
+
+def _select_n_lowering(ctx, eqn, which, *cases):
+    """JAX's: a tree of selects, `which < offset + mid` choosing between the halves."""
+    out = eqn.outputs[0].type
+    which_type = eqn.inputs[0].type
+    (which,) = _operands_broadcast(ctx, eqn, [which], [which_type])
+    which_type = ArrayType(out.shape, which_type.dtype)
+    pred_type = ArrayType(out.shape, dtypes.bool_)
+
+    def tree(offset, cases):
+        if len(cases) == 1:
+            return cases[0]
+        mid = len(cases) // 2
+        bound = ctx.constant(offset + mid, which_type.dtype, which_type.shape)
+        pred = ctx.op(f"stablehlo.compare LT, {which}, {bound}, "
+                      f"{compare_type(which_type.dtype)} : "
+                      f"{_signature([which_type, which_type], pred_type)}")
+        return ctx.op(f"stablehlo.select {pred}, {tree(offset, cases[:mid])}, "
+                      f"{tree(offset + mid, cases[mid:])} : "
+                      f"{_signature([pred_type, out, out], out)}")
+    return tree(0, list(cases))
+
+
+def _select_n_jvp(primals, tangents):
+    """JAX's: the tangents selected as the values are (a which out of range takes the
+    nearest case's, though that case's cotangent below is zero)."""
+    which, *cases = primals
+    out = select_n_p.bind(which, *cases)
+    if builtins.all(ad.is_zero(t) for t in tangents[1:]):
+        return [out], [ad.Zero.like(out)]
+    return [out], [select_n_p.bind(which, *map(ad.instantiate, tangents[1:]))]
+
+
+@ad.takes_needed
+def _select_n_vjp(cts, primals, outs, needed):
+    which, *cases = primals
+    return [None] + [select(_is_case(which, k), cts[0], 0)
+                     if need and dtypes.is_inexact(type_of(c).dtype) else None
+                     for k, (c, need) in enumerate(zip(cases, needed[1:]))]
+
+
+select_n_p = define("select_n", shape=_select_n_shape, lower=_select_n_lowering,
+                    jvp=_select_n_jvp, vjp=_select_n_vjp, batch=broadcasting_rule,
+                    linear=lambda **_: range(1, 2 ** 31))
+
+
+def select_n(which, *cases):
+    """JAX's lax.select_n: cases[which], elementwise; `which` is bool for up to two
+    cases, else an integer, of the cases' shape or rank 0."""
+    if not cases:
+        raise ValueError(at_user_line("select_n() must have at least one case"))
+    cases = scalars_to(common_dtype(cases), *cases)
+    try:
+        _check_select_n(type_of(which), [type_of(c) for c in cases])
+    except TypeError as e:
+        raise TypeError(at_user_line(str(e))) from None
+    if len(cases) == 1:
+        return unchanged(cases[0])
+    if len(cases) == 2:
+        return select_p.bind(which, cases[1], cases[0])
+    return select_n_p.bind(which, *cases)
+
+
+# reduce_precision[exponent_bits, mantissa_bits]: x rounded to the nearest value of a
+# float format with those bit counts, as XLA's ReducePrecision; linear, so that (as in
+# JAX) tangents and cotangents are rounded the same way.
+def _reduce_precision_shape(x, *, exponent_bits, mantissa_bits):
+    if exponent_bits < 1:
+        raise ValueError(f"reduce_precision: exponent_bits must be positive; got "
+                         f"{exponent_bits}")
+    if mantissa_bits < 0:
+        raise ValueError(f"reduce_precision: mantissa_bits must be non-negative; got "
+                         f"{mantissa_bits}")
+    if not dtypes.is_float(x.dtype):
+        raise TypeError(f"reduce_precision does not accept dtype {x.dtype.name}. Accepted "
+                        "dtypes are subtypes of floating.")
+    return x
+
+
+def _reduce_precision_lowering(ctx, eqn, x):
+    p = eqn.params
+    return ctx.op(f"stablehlo.reduce_precision {x}, format = "
+                  f"e{p['exponent_bits']}m{p['mantissa_bits']} : "
+                  f"{tensor_type(eqn.outputs[0].type)}")
+
+
+reduce_precision_p = define(
+    "reduce_precision", shape=_reduce_precision_shape, lower=_reduce_precision_lowering,
+    jvp=ad.linear_jvp, vjp=lambda cts, primals, outs, **p: [reduce_precision_p.bind(
+        cts[0], **p)], batch=broadcasting_rule)
+
+
+def reduce_precision(operand, exponent_bits, mantissa_bits):
+    try:
+        bits = dict(exponent_bits=operator.index(exponent_bits),
+                    mantissa_bits=operator.index(mantissa_bits))
+    except TypeError as e:
+        raise TypeError(at_user_line(str(e))) from None
+    (operand,) = scalars_to(common_dtype([operand]), operand)
+    return reduce_precision_p.bind(operand, **bits)
+
+
 # clamp(min, x, max)
 def _clamp_shape(lo, x, hi):
     _same_dtype("clamp", [lo, x, hi])

@@ -8,17 +8,20 @@ XLA's scatter drops an out-of-bounds window.
 """
 from __future__ import annotations
 
+import enum
+from typing import NamedTuple, Sequence
+
 import numpy as np
 
 from .. import ad, core, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
-from ..core import lift, type_of
+from ..core import at_user_line, lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
-from . import define
-from .elementwise import (add, bitwise_and, clamp, div, eq, ge, le, mul, ne, select,
-                          sub)
-from .reductions import reduce_and
+from . import define, scalars_to
+from .elementwise import (add, bitwise_and, clamp, div, eq, ge, gt, le, mul, ne, neg,
+                          select, sub)
+from .reductions import reduce_and, reduce_max
 from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, iota,
                         reshape)
 
@@ -136,12 +139,21 @@ def _unbatched(indices, p):
         operand_batching_dims=(), start_indices_batching_dims=())
 
 
-def _clamped(indices, operand_shape, p):
+def _as_scatter(indices, p):
+    """The indices and params of the scatter that writes where the gather with params
+    `p` reads, batching dimensions made explicit (see _unbatched)."""
+    indices, p = _unbatched(indices, p)
+    return indices, dict(update_window_dims=p["offset_dims"],
+                         inserted_window_dims=p["collapsed_slice_dims"],
+                         scatter_dims_to_operand_dims=p["start_index_map"],
+                         index_vector_dim=p["index_vector_dim"])
+
+
+def _clamped(indices, operand_shape, start_index_map, slice_sizes, ivd):
     """Start indices clamped as gather clamps them, so a scatter writes where gather read
     (scatter drops out-of-bounds windows instead)."""
     t = type_of(indices)
-    hi = _upper_bounds(indices, operand_shape, p["start_index_map"], p["slice_sizes"],
-                       p["index_vector_dim"])
+    hi = _upper_bounds(indices, operand_shape, start_index_map, slice_sizes, ivd)
     return clamp(broadcast_in_dim(core.lift(0, t.dtype), t.shape, ()), indices, hi)
 
 
@@ -160,13 +172,11 @@ def _gather_vjp(cts, primals, outs, **params):
     JAX transposes its default promise_in_bounds gather of x[idx])."""
     operand, indices = primals
     if params["mode"] == "clip":
-        indices = _clamped(indices, type_of(operand).shape, params)
-    indices, p = _unbatched(indices, params)
-    return [scatter_p.bind(ad.zeros(type_of(operand)), indices, cts[0],
-                           update_window_dims=p["offset_dims"],
-                           inserted_window_dims=p["collapsed_slice_dims"],
-                           scatter_dims_to_operand_dims=p["start_index_map"],
-                           index_vector_dim=p["index_vector_dim"], combiner="add"), None]
+        indices = _clamped(indices, type_of(operand).shape, params["start_index_map"],
+                           params["slice_sizes"], params["index_vector_dim"])
+    indices, p = _as_scatter(indices, params)
+    return [scatter_p.bind(ad.zeros(type_of(operand)), indices, cts[0], **p, combiner="add",
+                           indices_are_sorted=False, unique_indices=False), None]
 
 
 gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering,
@@ -187,27 +197,109 @@ def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_m
 
 
 # scatter[update_window_dims, inserted_window_dims, scatter_dims_to_operand_dims,
-#         index_vector_dim, combiner] operand, indices, updates
+#         index_vector_dim, combiner, indices_are_sorted, unique_indices]
+#         operand, indices, updates
 # combiner: 'set' (last write wins) | 'add' | 'mul' | 'min' | 'max'. Out-of-bounds
-# updates are dropped (XLA's semantics).
+# updates are dropped (XLA's semantics). The two promises go to XLA as JAX passes them.
 _SCATTER_COMBINERS = {"add": "stablehlo.add", "mul": "stablehlo.multiply",
                       "min": "stablehlo.minimum", "max": "stablehlo.maximum"}
 
 
+def _check_dims(dims, rank, name):
+    """JAX's checks of one sorted dimension list of a scatter, with its messages."""
+    if list(dims) != sorted(dims):
+        raise TypeError(f"{name} in scatter op must be sorted; got {dims}")
+    if len(set(dims)) != len(dims):
+        raise TypeError(f"{name} in scatter op must not repeat; got: {dims}.")
+    for d in dims:
+        if not 0 <= d < rank:
+            raise TypeError(f"Invalid {name} set in scatter op; valid range is "
+                            f"[0, {rank}); got: {d}.")
+
+
+def _check_scatter(operand, indices, updates, update_window_dims, inserted_window_dims,
+                   scatter_dims_to_operand_dims, index_vector_dim, operand_batching_dims=(),
+                   scatter_indices_batching_dims=()):
+    """jax.lax's scatter shape and dtype checks, in its words: the primitive's (without
+    batching dimensions) and lax.scatter_*'s on the user's dimension numbers."""
+    if not dtypes.is_int(indices.dtype):
+        raise ValueError("indices must have an integer type")
+    if updates.dtype != operand.dtype:
+        raise TypeError(f"lax.scatter requires arguments to have the same dtypes, got "
+                        f"{operand.dtype.name}, {updates.dtype.name}.")
+    if not 0 <= index_vector_dim <= indices.ndim:
+        raise TypeError(f"Scatter index leaf dimension must be within [0, rank(indices) + "
+                        f"1). rank(indices) is {indices.ndim} and scatter index leaf "
+                        f"dimension is {index_vector_dim}.")
+    index_shape = list(indices.shape) + [1] * (index_vector_dim == indices.ndim)
+    rank = len(index_shape) - 1 + len(update_window_dims)
+    if updates.ndim != rank:
+        raise TypeError(f"Updates tensor must be of rank {rank}; got {updates.ndim}.")
+    _check_dims(update_window_dims, updates.ndim, "update_window_dims")
+    _check_dims(inserted_window_dims, operand.ndim, "inserted_window_dims")
+    _check_dims(operand_batching_dims, operand.ndim, "operand_batching_dims")
+    for d in scatter_indices_batching_dims:
+        if not 0 <= d < indices.ndim:
+            raise TypeError(f"Invalid scatter_indices_batching_dims set in scatter op; "
+                            f"valid range is [0, {indices.ndim}); got: {d}.")
+    if index_vector_dim in scatter_indices_batching_dims:
+        raise TypeError(f"Scatter op cannot have the index vector dimension as a batching "
+                        f"dimension; got {scatter_indices_batching_dims}.")
+    if len(operand_batching_dims) != len(scatter_indices_batching_dims):
+        raise TypeError(f"Scatter op requires equal numbers of operand_batching_dims and "
+                        f"scatter_indices_batching_dims, got {operand_batching_dims} and "
+                        f"{scatter_indices_batching_dims}.")
+    operand_batch = tuple(operand.shape[d] for d in operand_batching_dims)
+    indices_batch = tuple(index_shape[d] for d in scatter_indices_batching_dims)
+    if operand_batch != indices_batch:
+        raise TypeError(f"Scatter op requires operand batching dimensions and indices "
+                        f"batching dimensions to have the same shape, got {operand_batch} "
+                        f"and {indices_batch}.")
+    window = len(update_window_dims) + len(inserted_window_dims) + len(operand_batching_dims)
+    if window != operand.ndim:
+        raise TypeError(f"Scatter op has window of size {window}; doesn't match operand "
+                        f"of rank {operand.ndim}.")
+    if len(scatter_dims_to_operand_dims) != index_shape[index_vector_dim]:
+        raise TypeError(f"Scatter op has {len(scatter_dims_to_operand_dims)} elements in "
+                        f"scatter_dims_to_operand_dims and the bound of dimension "
+                        f"index_vector_dim={index_vector_dim} of indices is "
+                        f"{index_shape[index_vector_dim]}. These two numbers must be equal")
+    for i, d in enumerate(scatter_dims_to_operand_dims):
+        if not 0 <= d < operand.ndim:
+            raise TypeError(f"Invalid scatter_dims_to_operand_dims mapping; domain is "
+                            f"[0, {operand.ndim}), got: {i}->{d}.")
+    if len(set(scatter_dims_to_operand_dims)) != len(scatter_dims_to_operand_dims):
+        raise TypeError(f"scatter_dims_to_operand_dims in scatter op must not repeat; got: "
+                        f"{scatter_dims_to_operand_dims}.")
+    removed = set(inserted_window_dims) | set(operand_batching_dims)
+    bounds = [n for d, n in enumerate(operand.shape) if d not in removed]
+    for d, bound in zip(update_window_dims, bounds):
+        if updates.shape[d] > bound:
+            raise TypeError(f"Bounds of the window dimensions of updates must not exceed "
+                            f"the bounds of the corresponding dimensions of operand. For "
+                            f"dimension {d}, updates bound is {updates.shape[d]}, operand "
+                            f"bound is {bound}.")
+    scatter_bounds = iter(n for d, n in enumerate(index_shape) if d != index_vector_dim)
+    for d in range(updates.ndim):
+        if d not in update_window_dims and updates.shape[d] != (n := next(scatter_bounds)):
+            raise TypeError(f"Bounds of the scatter dimensions of updates must be the same "
+                            f"as the bounds of the corresponding dimensions of scatter "
+                            f"indices. For scatter dimension {d}, updates bound is "
+                            f"{updates.shape[d]}, indices bound is {n}.")
+
+
 def _scatter_shape(operand, indices, updates, *, update_window_dims, inserted_window_dims,
-                   scatter_dims_to_operand_dims, index_vector_dim, combiner):
+                   scatter_dims_to_operand_dims, index_vector_dim, combiner,
+                   indices_are_sorted, unique_indices):
     if combiner != "set" and combiner not in _SCATTER_COMBINERS:
         raise ValueError(f"scatter combiner must be 'set' or one of "
                          f"{sorted(_SCATTER_COMBINERS)}, got {combiner!r}")
-    if not dtypes.is_int(indices.dtype):
-        raise TypeError(f"scatter indices must be integers, got {indices}")
     if operand.dtype == dtypes.bool_ and combiner in ("add", "mul"):
-        raise TypeError(f"scatter combiner {combiner!r} does not accept bool operands")
-    if updates.dtype != operand.dtype:
-        raise TypeError(f"scatter updates {updates} must have the operand's dtype {operand}")
-    if len(update_window_dims) + len(inserted_window_dims) != operand.ndim:
-        raise ValueError("scatter: update_window_dims and inserted_window_dims must cover "
-                         "the operand's axes")
+        raise TypeError(f"{combiner} does not accept dtype bool at position 0. Accepted "
+                        "dtypes at position 0 are subtypes of integer, floating, "
+                        "complexfloating.")
+    _check_scatter(operand, indices, updates, update_window_dims, inserted_window_dims,
+                   scatter_dims_to_operand_dims, index_vector_dim)
     return ArrayType(operand.shape, operand.dtype, operand.weak)
 
 
@@ -228,11 +320,12 @@ def _scatter_lowering(ctx, eqn, operand, indices, updates):
                        [a.type for a in eqn.inputs], [eqn.outputs[0].type], {
                            "scatter_dimension_numbers":
                                f"#stablehlo.scatter<{', '.join(fields)}>",
-                           "indices_are_sorted": "false", "unique_indices": "false"}, [body])
+                           "indices_are_sorted": str(p["indices_are_sorted"]).lower(),
+                           "unique_indices": str(p["unique_indices"]).lower()}, [body])
 
 
 def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
-                   scatter_dims_to_operand_dims, index_vector_dim, combiner):
+                   scatter_dims_to_operand_dims, index_vector_dim, **kinds):
     """Operand and updates batched along axis 0. With shared indices the batch axis is
     one more window axis; with batched indices each index vector gets the example's
     number as a leading component, addressing the operand's batch axis."""
@@ -243,7 +336,7 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
         return [scatter(x, indices, updates, update_window_dims=(0,) + _plus1(update_window_dims),
                         inserted_window_dims=_plus1(inserted_window_dims),
                         scatter_dims_to_operand_dims=_plus1(scatter_dims_to_operand_dims),
-                        index_vector_dim=index_vector_dim, combiner=combiner)], [0]
+                        index_vector_dim=index_vector_dim, **kinds)], [0]
     indices = moveaxis(indices, di, 0)
     vector_dim = index_vector_dim + 1
     if vector_dim == type_of(indices).ndim:  # an implicit trailing vector of one index
@@ -255,7 +348,14 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
                     update_window_dims=_plus1(update_window_dims),
                     inserted_window_dims=(0,) + _plus1(inserted_window_dims),
                     scatter_dims_to_operand_dims=(0,) + _plus1(scatter_dims_to_operand_dims),
-                    index_vector_dim=vector_dim, combiner=combiner)], [0]
+                    index_vector_dim=vector_dim, **kinds)], [0]
+
+
+def _window_sizes(operand_type, updates_type, params):
+    """The size along each operand axis of the window one index vector addresses."""
+    pos = iter(params["update_window_dims"])
+    return [1 if d in params["inserted_window_dims"] else updates_type.shape[next(pos)]
+            for d in range(operand_type.ndim)]
 
 
 class _Targets:
@@ -268,10 +368,7 @@ class _Targets:
     def __init__(self, operand, indices, updates, params):
         self.indices, self.params = indices, params
         self.operand_type, self.updates_type = type_of(operand), type_of(updates)
-        window, inserted = params["update_window_dims"], params["inserted_window_dims"]
-        pos = iter(window)
-        self.sizes = [1 if d in inserted else self.updates_type.shape[next(pos)]
-                      for d in range(self.operand_type.ndim)]
+        self.sizes = _window_sizes(self.operand_type, self.updates_type, params)
 
     def back(self, x):
         p = self.params
@@ -392,9 +489,125 @@ scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering,
 
 
 def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,
-            scatter_dims_to_operand_dims, index_vector_dim, combiner="set"):
+            scatter_dims_to_operand_dims, index_vector_dim, combiner="set",
+            indices_are_sorted=False, unique_indices=False):
     return scatter_p.bind(
         operand, indices, updates, update_window_dims=tuple(update_window_dims),
         inserted_window_dims=tuple(inserted_window_dims),
         scatter_dims_to_operand_dims=tuple(scatter_dims_to_operand_dims),
-        index_vector_dim=index_vector_dim, combiner=combiner)
+        index_vector_dim=index_vector_dim, combiner=combiner,
+        indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices))
+
+
+# ------------------------------------------------- jax.lax's scatter_* functions
+
+class ScatterDimensionNumbers(NamedTuple):
+    """JAX's: the index vector is always the last axis of the indices."""
+    update_window_dims: Sequence[int]
+    inserted_window_dims: Sequence[int]
+    scatter_dims_to_operand_dims: Sequence[int]
+    operand_batching_dims: Sequence[int] = ()
+    scatter_indices_batching_dims: Sequence[int] = ()
+
+
+class GatherScatterMode(enum.Enum):
+    """JAX's out-of-bounds modes. A scatter drops an out-of-bounds window in every mode
+    but CLIP, which first clamps the indices so that the window fits."""
+    CLIP = enum.auto()
+    FILL_OR_DROP = enum.auto()
+    PROMISE_IN_BOUNDS = enum.auto()
+    ONE_HOT = enum.auto()
+
+    @staticmethod
+    def from_any(s):
+        if isinstance(s, enum.Enum):  # ours or jax.lax's
+            return GatherScatterMode[s.name]
+        if s == "clip":
+            return GatherScatterMode.CLIP
+        if s is None or s == "fill" or s == "drop":
+            return GatherScatterMode.FILL_OR_DROP
+        if s == "promise_in_bounds":
+            return GatherScatterMode.PROMISE_IN_BOUNDS
+        if s == "one_hot":
+            return GatherScatterMode.ONE_HOT
+        raise ValueError(f'Unknown gather mode "{s}"')
+
+
+def _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
+                indices_are_sorted, unique_indices, mode):
+    """jax.lax.scatter_{combiner} on the scatter primitive: batching dimensions become
+    explicit index components and mode 'clip' clamps the indices first, as JAX lowers
+    it, so the derivative and batching rules see a plain scatter."""
+    try:
+        mode = GatherScatterMode.from_any(mode)
+        dn = dimension_numbers
+        dims = [tuple(getattr(dn, f)) for f in ScatterDimensionNumbers._fields]
+        (updates,) = scalars_to(type_of(operand).dtype, updates)
+        operand_type, indices_type = type_of(operand), type_of(scatter_indices)
+        ivd = indices_type.ndim - 1
+        _check_scatter(operand_type, indices_type, type_of(updates), *dims[:3], ivd,
+                       *dims[3:])
+    except (TypeError, ValueError) as e:
+        raise type(e)(at_user_line(str(e))) from None
+    indices, params = _as_scatter(scatter_indices, dict(
+        offset_dims=dims[0], collapsed_slice_dims=dims[1], start_index_map=dims[2],
+        operand_batching_dims=dims[3], start_indices_batching_dims=dims[4],
+        index_vector_dim=ivd))
+    if mode is GatherScatterMode.CLIP:
+        indices = _clamped(indices, operand_type.shape, params["scatter_dims_to_operand_dims"],
+                           _window_sizes(operand_type, type_of(updates), params), ivd)
+    return scatter(operand, indices, updates, **params, combiner=combiner,
+                   indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
+
+
+def _scatter_function(combiner, doc):
+    def wrapper(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+        return _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
+                           indices_are_sorted, unique_indices, mode)
+    wrapper.__name__ = wrapper.__qualname__ = f"scatter_{combiner}"
+    wrapper.__doc__ = doc
+    return wrapper
+
+
+scatter_add = _scatter_function("add", "JAX's lax.scatter_add: duplicate indices add up.")
+scatter_mul = _scatter_function(
+    "mul", "JAX's lax.scatter_mul. Its derivative in the updates is the exact one for "
+    "duplicate indices too, where JAX's raises NotImplementedError unless unique_indices.")
+scatter_min = _scatter_function(
+    "min", "JAX's lax.scatter_min; the derivative splits evenly among the tied values.")
+scatter_max = _scatter_function(
+    "max", "JAX's lax.scatter_max; the derivative splits evenly among the tied values.")
+
+
+def scatter_sub(operand, scatter_indices, updates, dimension_numbers, *,
+                indices_are_sorted=False, unique_indices=False, mode=None):
+    """JAX's lax.scatter_sub, as scatter_add of the negated updates: the same bits for
+    every dtype (negation wraps as subtraction does) and the same derivative."""
+    if type_of(operand).dtype == dtypes.bool_:
+        raise TypeError(at_user_line(
+            "sub does not accept dtype bool at position 0. Accepted dtypes at position 0 "
+            "are subtypes of integer, floating, complexfloating."))
+    (updates,) = scalars_to(type_of(operand).dtype, updates)
+    return _scatter_as("add", operand, scatter_indices, neg(updates), dimension_numbers,
+                       indices_are_sorted, unique_indices, mode)
+
+
+def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
+                  indices_are_sorted=False, unique_indices=False, mode=None):
+    """JAX's lax.scatter_apply: func (elementwise) applied at each index, once per
+    occurrence, as XLA's scatter applies it: how often each element is addressed is
+    counted by a scatter_add, then a loop applies func that many times."""
+    from ..control_flow import fori_loop
+    operand_type = type_of(operand)
+    counts = scatter_add(broadcast_in_dim(np.int32(0), operand_type.shape, ()),
+                         scatter_indices, broadcast_in_dim(np.int32(1), update_shape, ()),
+                         dimension_numbers, indices_are_sorted=indices_are_sorted,
+                         unique_indices=unique_indices, mode=mode)
+
+    def body(k, y):
+        return select(gt(counts, k), func(y), y)
+    if unique_indices:
+        return body(np.int32(0), operand)
+    return fori_loop(np.int32(0), reduce_max(counts, tuple(range(operand_type.ndim))),
+                     body, operand)

@@ -26,6 +26,8 @@ def identity_element(kind: str, dtype) -> np.ndarray:
         return np.asarray(True if dtype == dtypes.bool_ else -1).astype(dtype)
     if dtype == dtypes.bool_:
         return np.asarray(kind == "min")
+    if kind == "logsumexp":
+        return np.asarray(-np.inf, dtype)
     if dtypes.is_inexact(dtype):
         return np.asarray(-np.inf if kind == "max" else np.inf, dtype)
     info = np.iinfo(dtype)
@@ -40,6 +42,8 @@ def _scalar_body(ctx, kind, dtype):
     t = ArrayType((), dtype)
     if kind in ("max", "min") and dtypes.is_complex(dtype):
         return ctx.region([t, t], [t], lambda a, b: _complex_pick(ctx, kind, t, a, b))
+    if kind == "logsumexp":
+        return ctx.region([t, t], [t], lambda a, b: _logaddexp(ctx, t, a, b))
     return ctx.region([t, t], [t], lambda a, b: ctx.op(
         f"{_COMBINER[kind]} {a}, {b} : {tensor_type(t)}"))
 
@@ -59,6 +63,35 @@ def _complex_pick(ctx, kind, t, a, b):
                     "(tensor<i1>, tensor<i1>, tensor<i1>) -> tensor<i1>")
     return ctx.op(f"stablehlo.select {pick_a}, {a}, {b} : (tensor<i1>, {tensor_type(t)}, "
                   f"{tensor_type(t)}) -> {tensor_type(t)}")
+
+
+def _logaddexp(ctx, t, a, b):
+    """log(exp(a) + exp(b)) as JAX's lax logaddexp computes it: for real a and b the max
+    plus log1p(exp(-|a - b|)), a + b where a - b is NaN (NaNs, or infinities of one
+    sign); for complex ones the max plus log1p(exp(a + b - 2 max)), the imaginary part
+    wrapped into [-pi, pi]."""
+    tt = tensor_type(t)
+
+    def op(name, *args, ty=tt):
+        return ctx.op(f"stablehlo.{name} {', '.join(args)} : {ty}")
+    if not dtypes.is_complex(t.dtype):
+        delta = op("subtract", a, b)
+        is_nan = ctx.op(f"stablehlo.compare NE, {delta}, {delta}, FLOAT : "
+                        f"({tt}, {tt}) -> tensor<i1>")
+        log1p = op("log_plus_one", op("exponential", op("negate", op("abs", delta))))
+        return op("select", is_nan, op("add", a, b), op("add", op("maximum", a, b), log1p),
+                  ty=f"tensor<i1>, {tt}")
+    big = _complex_pick(ctx, "max", t, a, b)
+    delta = op("subtract", op("add", a, b), op("multiply", big, ctx.constant(2, t.dtype)))
+    out = op("add", big, op("log_plus_one", op("exponential", delta)))
+    part = ArrayType((), np.finfo(t.dtype).dtype)
+    pt, to_part = tensor_type(part), f"({tt}) -> {tensor_type(part)}"
+    pi, two_pi = ctx.constant(np.pi, part.dtype), ctx.constant(2 * np.pi, part.dtype)
+    rem = op("remainder", op("add", op("imag", out, ty=to_part), pi, ty=pt), two_pi, ty=pt)
+    negative = ctx.op(f"stablehlo.compare LT, {rem}, {ctx.constant(0, part.dtype)}, FLOAT : "
+                      f"({pt}, {pt}) -> tensor<i1>")
+    rem = op("select", negative, op("add", rem, two_pi, ty=pt), rem, ty=f"tensor<i1>, {pt}")
+    return op("complex", op("real", out, ty=to_part), op("subtract", rem, pi, ty=pt))
 
 
 def _reduced_shape(name, x, axes):
@@ -252,16 +285,20 @@ argmax_p, argmax = _argminmax("max")
 argmin_p, argmin = _argminmax("min")
 
 
-def _cumulative(kind, allowed, **rules):
-    """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix;
-    `rules`: its derivative rules for define."""
+def _cumulative(kind, allowed, accepted="number", **rules):
+    """cum{kind}[axis, reverse]: a reduce_window whose window covers the prefix, as JAX
+    lowers it; `rules`: its derivative rules for define; `accepted`: the dtypes allowed,
+    as JAX's error message names them."""
     name = f"cum{kind}"
 
     def shape_rule(x, *, axis, reverse):
+        if axis < 0:
+            raise ValueError("XLA operations do not allow negative axes")
+        if axis >= x.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for array of shape {x.shape}")
         if not allowed(x.dtype):
-            raise TypeError(f"{name} does not accept {dtypes.SHORT_NAMES[x.dtype]}")
-        if not 0 <= axis < max(x.ndim, 1) or x.ndim == 0:
-            raise ValueError(f"{name}: axis {axis} out of range for {x}")
+            raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes "
+                            f"are subtypes of {accepted}.")
         return x
 
     def lowering(ctx, eqn, x):
@@ -313,3 +350,14 @@ cumprod_p, cumprod = _cumulative("prod", _number,
                                  **ad.rules_from(_associative_scan_of(mul)))
 cummax_p, cummax = _cumulative("max", _any, **ad.rules_from(_associative_scan_of(max_)))
 cummin_p, cummin = _cumulative("min", _any, **ad.rules_from(_associative_scan_of(min_)))
+
+
+def _logaddexp_pair(a, b):
+    """tracehlo.numpy's logaddexp, with JAX's derivative rule (a +inf counted as 0)."""
+    from ..numpy import logaddexp  # tracehlo.numpy builds on this module
+    return logaddexp(a, b)
+
+
+cumlogsumexp_p, cumlogsumexp = _cumulative(
+    "logsumexp", dtypes.is_inexact, "floating, complexfloating",
+    **ad.rules_from(_associative_scan_of(_logaddexp_pair)))

@@ -2,11 +2,15 @@
 rev, squeeze, expand_dims, concatenate, pad, slice, dynamic_slice, dynamic_update_slice."""
 from __future__ import annotations
 
+import builtins
+import math
+import operator
+
 import numpy as np
 
 from .. import ad, dtypes
 from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
-from ..core import lift, type_of
+from ..core import at_user_line, lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define, scalars_to, unchanged
@@ -412,6 +416,29 @@ def slice_in_dim(x, start_index, limit_index, stride: int = 1, axis: int = 0):
     starts, limits, strides = [0] * t.ndim, list(t.shape), [1] * t.ndim
     starts[axis], limits[axis], strides[axis] = start, limit, stride
     return slice(x, starts, limits, strides)
+
+
+def index_in_dim(operand, index: int, axis: int = 0, keepdims: bool = True):
+    """JAX's: operand[..., index] along `axis` for a static index (negative counts from
+    the end; out of range is JAX's IndexError), that axis kept or dropped."""
+    index, axis = operator.index(index), int(axis)
+    n = type_of(operand).shape[axis]
+    wrapped = index + n if index < 0 else index
+    if not 0 <= wrapped < n:
+        raise IndexError(at_user_line(
+            f"index {index} is out of bounds for axis {axis} with size {n}"))
+    out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis % type_of(operand).ndim,))
+
+
+def collapse(operand, start_dimension: int, stop_dimension: int | None = None):
+    """JAX's: the axes [start_dimension, stop_dimension) raveled into one, a reshape."""
+    shape = type_of(operand).shape
+    lo, hi, _ = builtins.slice(start_dimension, stop_dimension).indices(len(shape))
+    if hi < lo:
+        raise ValueError(at_user_line(f"Invalid dimension range passed to collapse: {shape}"
+                                      f"[{start_dimension}:{stop_dimension}]"))
+    return reshape(operand, shape[:lo] + (math.prod(shape[lo:hi]),) + shape[hi:])
 
 
 # dynamic_slice[slice_sizes] operand, *start_indices (rank-0 integers; clamped into range)
