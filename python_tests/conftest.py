@@ -22,16 +22,18 @@ def pytest_configure(config):
         "markers", "slow: a corpus, random-program or whole-install run; `-m 'not slow'` "
                    "is the fast inner loop, CI runs everything")
     config.addinivalue_line(
-        "markers", "one_process: the module's tests run in one process (--claim-tests), "
-                   "as their shared fixture must not be set up twice at once")
+        "markers", "one_process: a module's tests so marked run in one process "
+                   "(--claim-tests), as their shared fixture must not be set up twice "
+                   "at once")
 
 
 def pytest_runtestloop(session):
     """--claim-tests FILE: pytest's own loop, except that each test is first claimed
     from a counter that every process of the run increments under a file lock, so the
-    processes share out the tests as they go and finish together. A module marked
-    one_process is claimed whole; other module-scoped fixtures are set up in each process
-    that needs them (a worker process: a second or two)."""
+    processes share out the tests as they go and finish together. A module's tests
+    marked one_process (all of them, when the module is) are claimed together; other
+    module-scoped fixtures are set up in each process that needs them (a worker
+    process: a second or two)."""
     path = session.config.getoption("claim_tests")
     if path is None or session.config.option.collectonly or session.testsfailed:
         return None  # pytest's own loop (which reports collection errors)
