@@ -40,7 +40,7 @@ outputs each weighted by a fixed cotangent, tracehlo.grad against jax.grad;
 drawn from its seed, or over none, tracehlo.vmap against jax.vmap. Either runs
 under each kind: jit compiles the transformed program in the three modes, hlo-opt
 fuses JAX's module of it, and with --loop it transforms the scan. --extra-ops: convolutions,
-gathers and .at[] scatters, top_k too; added after the default seeds were recorded, they
+gathers and scatters (.at[] and lax.scatter_*), pools (reduce_window), top_k too; added after the default seeds were recorded, they
 draw other programs for the same seeds.)
 prints one line per failing seed and a summary by class; --shrink reduces a
 failing seed to a minimal program (fewer outputs, ops, inputs, smaller shapes,
@@ -101,8 +101,8 @@ FAMILIES = ["unary", "binary", "operator", "scalar", "reduce", "cumulative", "sh
 WEIGHTS = [.1, .1, .1, .06, .1, .03, .12, .06, .06, .05, .06, .05, .03, .03, .05]
 # --extra-ops: families added after seeds were first recorded. Drawn only in that mode, so
 # every seed of the default mode keeps its program (test_fuzz.py's regression seeds).
-EXTRA_FAMILIES = FAMILIES + ["conv", "index", "top_k"]
-EXTRA_WEIGHTS = [w * .8 for w in WEIGHTS] + [.08, .08, .04]
+EXTRA_FAMILIES = FAMILIES + ["conv", "index", "top_k", "window", "scatter"]
+EXTRA_WEIGHTS = [w * .75 for w in WEIGHTS] + [.07, .06, .03, .05, .04]
 
 
 # ---------------------------------------------------------------- programs
@@ -287,7 +287,46 @@ class Generator:
         if family == "top_k":
             k = int(rng.integers(0, a.shape[-1] + 1)) if ndim else 0
             return "{lax}.top_k({0}, %d)[%d]" % (k, rng.integers(2)), [x]
+        if family == "window":
+            return self._window(x), [x]
+        if family == "scatter":
+            return self._scatter(x), [x]
         return self._np_shape(x, axis), [x]
+
+    def _window(self, x: int) -> str:
+        """A pool as flax writes one (reduce_window of add, max or min from its identity),
+        or an op of the lax extras that lowers to a window: cumlogsumexp,
+        reduce_precision."""
+        rng, shape = self.rng, self.avals[x].shape
+        ndim = len(shape)
+        kind = int(rng.integers(5))
+        if kind == 3 and ndim:
+            return "{lax}.cumlogsumexp({0}, %d, reverse=%r)" % (
+                int(rng.integers(ndim)), bool(rng.random() < .5))
+        if kind == 4:
+            return "{lax}.reduce_precision({0}, %d, %d)" % (
+                (5, 10) if rng.random() < .5 else (8, 7))
+        init, fn = (("0", "add"), ("-{np}.inf", "max"), ("{np}.inf", "min"))[kind % 3]
+        window = tuple(int(rng.integers(1, 4)) for _ in range(ndim))
+        strides = tuple(int(rng.integers(1, 3)) for _ in range(ndim))
+        padding = rng.choice(["'SAME'", "'VALID'", repr(tuple(
+            (int(rng.integers(0, 2)), int(rng.integers(0, 2))) for _ in range(ndim)))])
+        dilation = ", window_dilation=%r" % (tuple(int(rng.integers(1, 3)) for _ in range(ndim)),) \
+            if rng.random() < .2 else ""
+        return "{lax}.reduce_window({0}, %s, {lax}.%s, %r, %r, %s%s)" % (
+            init, fn, window, strides, padding, dilation)
+
+    def _scatter(self, x: int) -> str | None:
+        """lax.scatter_* of rows of `x` into `x` at rows 0, 0 (twice) and 1 (dropped, or
+        clipped, where `x` has one row)."""
+        rng, ndim = self.rng, len(self.avals[x].shape)
+        if not ndim:
+            return None
+        kind = ("add", "sub", "mul", "min", "max")[int(rng.integers(5))]
+        mode = rng.choice(["", ", mode='clip'", ", mode='drop'"])
+        dims = "{lax}.ScatterDimensionNumbers(%r, (0,), (0,))" % (tuple(range(1, ndim)),)
+        return ("{lax}.scatter_%s({0}, {np}.array([[0], [0], [1]]), "
+                "{np}.stack([{0}[0], {0}[-1], {0}[0]]), %s%s)" % (kind, dims, mode))
 
     def _conv(self, x: int) -> str | None:
         """A convolution of `x` with a kernel sliced from `x` itself, so that grad and
@@ -1000,8 +1039,8 @@ def main(argv=None) -> int:
     ap.add_argument("--transform", choices=TRANSFORMS,
                     help="each program transformed: its gradient or its vmap (see above)")
     ap.add_argument("--extra-ops", action="store_true",
-                    help="draw convolutions, gathers, scatters and top_k too (other programs "
-                         "for the same seeds)")
+                    help="draw convolutions, gathers, scatters, pools and top_k too (other "
+                         "programs for the same seeds)")
     ap.add_argument("--shrink", action="store_true", help="shrink each failing class's first seed")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per program")
     ap.add_argument("--bitwise", action="store_true",
