@@ -79,9 +79,7 @@ def canonicalize_block(block: ir.Block, constant_args=frozenset()) -> None:
             changed |= _guard_integer_division(op)
     for op in _ops(block) if changed else ops:
         if opinfo.name(op) in ELEMENTWISE:
-            sunk = _sink_unit_reshapes(op)
-            if sunk is not None:
-                op.operation.results[0].replace_all_uses_with(sunk)
+            _sink_unit_reshapes(op)
         elif opinfo.name(op) == "stablehlo.reshape":
             _fold_reshape_of_reshape(op)
     _erase_dead(_ops(block))
@@ -177,67 +175,31 @@ def _unit_reduce_to_reshape(reduce) -> None:
     result.replace_all_uses_with(_reshaped(reduce.operation.operands[0], result.type, reduce))
 
 
-def _sink_unit_reshapes(op, _is_constant=None) -> ir.Value | None:
-    """op(reshape(a), reshape(b), broadcast(c)) -> reshape(op(a, b, broadcast(c))), when
-    every operand is a unit-dim reshape of a value of one shape, or a broadcast of a
-    scalar (which XLA's reshape-mover rearranges freely), at least one a reshape, and
-    every reader of the result reshapes it again or broadcasts it from its non-unit
-    dims (XLA's simplifier first makes that a broadcast of a reshape), as XLA's
-    reshape-mover does (it is off for our fused modules). The op then fuses with the
-    producers of a and b, the two reshapes fold, and the arithmetic rules see the op
-    beside them: x * 3 then, reshaped, * (1 / 3) is x * 1, so x (the mean of a
-    broadcast, whose variance XLA makes exactly 0; left apart, LLVM contracted the
-    second multiply into an FMA with the subtract of the mean, and rsqrt of the
-    variance was 3e7 where jax.jit gives inf: fuzz jit --extra-ops --transform vmap
-    11). Returns the op's replacement, or None."""
+def _sink_unit_reshapes(op) -> None:
+    """op(reshape(a), reshape(b)) -> reshape(op(a, b)), when every operand is a
+    unit-dim reshape of a value of one shape and every reader of the result
+    reshapes it again, as XLA's reshape-mover does (it is off for our fused
+    modules): the op then fuses with the producers of a and b, and the two
+    reshapes fold."""
     operation = op.operation
     sources = []
     for v in operation.operands:  # most ops read no reshape: the first says so
-        source = _unit_source(v)
-        if source is not None:
-            sources.append(source)
-        elif not _scalar_broadcast(v):
-            return None
+        sources.append(_unit_source(v))
+        if sources[-1] is None:
+            return
     result = operation.results[0]
-    if (not sources or len({str(s.type.shape) for s in sources}) != 1
-            or not all(_reshapes_again(u.owner, sources[0].type.shape)
+    if (len({str(s.type.shape) for s in sources}) != 1
+            or not all(u.owner.name == "stablehlo.reshape" or _unit_reduce(u.owner)
                        for u in result.uses)):
-        return None
+        return
     shape = sources[0].type.shape
     element = ir.RankedTensorType(result.type).element_type
     with op.location, ir.InsertionPoint(op):
-        operands = [_unit_source(v) or ir.Operation.create(
-            "stablehlo.broadcast_in_dim", operands=[v.owner.operands[0]],
-            results=[ir.RankedTensorType.get(shape, ir.RankedTensorType(v.type).element_type)],
-            attributes={"broadcast_dimensions": ir.DenseI64ArrayAttr.get([])}).results[0]
-            for v in operation.operands]
         named = [operation.attributes[i] for i in range(len(operation.attributes))]
         attributes = {a.name: a.attr for a in named}  # iterating gives names only
-        sunk = ir.Operation.create(operation.name, operands=operands, attributes=attributes,
+        sunk = ir.Operation.create(operation.name, operands=sources, attributes=attributes,
                                    results=[ir.RankedTensorType.get(shape, element)])
-    return _reshaped(sunk.results[0], result.type, op)
-
-
-def _scalar_broadcast(value) -> bool:
-    spread = _producer(value, "broadcast_in_dim")
-    return spread is not None and spread.operands[0].type.rank == 0
-
-
-def _reshapes_again(reader, shape) -> bool:
-    """Whether `reader` reshapes its operand, reduces unit dims of it only, or
-    broadcasts it so that a reshape to `shape` (its non-unit dims) under it elides
-    (_elide_unit_reshape: the reshape only inserts unit dims)."""
-    if reader.name == "stablehlo.reshape" or _unit_reduce(reader):
-        return True
-    if reader.name != "stablehlo.broadcast_in_dim":
-        return False
-    middle, k = reader.operands[0].type.shape, 0
-    for size in middle:
-        if k < len(shape) and shape[k] == size:
-            k += 1
-        elif size != 1:
-            return False
-    return k == len(shape)
+    result.replace_all_uses_with(_reshaped(sunk.results[0], result.type, op))
 
 
 def _unit_reduce(op) -> bool:
@@ -1239,8 +1201,7 @@ ARITHMETIC_RULES = {
     "stablehlo.power": (_expand_power,),
     "stablehlo.broadcast_in_dim": (_elide_unit_reshape, _undo_unit_reshapes),
 }
-ARITHMETIC_RULES.update({name: (_sink_broadcasts, _sink_unit_reshapes,
-                                *ARITHMETIC_RULES.get(name, ()))
+ARITHMETIC_RULES.update({name: (_sink_broadcasts, *ARITHMETIC_RULES.get(name, ()))
                          for name in ELEMENTWISE})
 
 

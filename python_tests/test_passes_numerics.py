@@ -425,24 +425,6 @@ def test_variance_over_a_unit_axis_is_exactly_zero_as_under_jax_jit():
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
 
 
-def test_variance_of_a_broadcast_is_exactly_zero_as_under_jax_jit():
-    """rsqrt of the variance of a row broadcast from one value is inf under jax.jit:
-    XLA's reshape-mover sinks the mean's reshape below its multiply by 1 / 3, and the
-    sum's * 3 and the * (1 / 3) combine to * 1. Ours left the multiply apart, and LLVM
-    contracted it with the subtract into an FMA: 3e7 (fuzz jit --extra-ops --transform
-    vmap 11); keepdims means of a vmapped row, a layer norm's, take the same path."""
-    def program(np_, lax, vmap, x):
-        var = vmap(lambda v: np_.var(lax.broadcast_in_dim(v, (3,), ()), axis=-1))(x)
-        return lax.rsqrt(var), np_.mean(x[:, None] * 3.0, axis=1, keepdims=True) - x[:, None]
-
-    x = np.array([1, 7, 9], np.uint16)
-    ours = tracehlo.jit(lambda a: program(tnp, tracehlo.lax, tracehlo.vmap, a))(x)
-    theirs = jax.jit(lambda a: program(jnp, jax.lax, jax.vmap, a))(x)
-    np.testing.assert_array_equal(np.asarray(ours[0]), np.full(3, np.inf, np.float32))
-    for got, want in zip(ours, theirs, strict=True):
-        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-
-
 def test_divide_by_a_broadcast_vector_read_twice_is_a_reciprocal_as_under_jax_jit():
     """XLA CPU makes x / broadcast(b) a multiply by broadcast(1 / b) for every b of
     rank 1 or more, whatever else reads b; a scalar b it keeps where read twice. A

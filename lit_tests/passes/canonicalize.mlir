@@ -260,34 +260,6 @@ func.func @unit_dim_reshapes_fold(%x: tensor<8x4xf32>, %s: tensor<8xf32>) -> ten
 
 // -----
 
-// The mean of a broadcast, x * 3 reshaped to 3x1 and times a broadcast 1 / 3, then
-// broadcast back: the multiply sinks below the reshape (a scalar broadcast is
-// rearranged freely, and the broadcast reading it drops the unit dim first, as XLA
-// does), and the constants combine to 1, so the mean is x and x - mean is x - x, as
-// under JAX's jit (fuzz jit --extra-ops --transform vmap 11: an FMA of the multiply
-// with the subtract left 1e-16 for a variance XLA makes 0).
-// CHECK-LABEL: func.func @mean_of_a_broadcast
-// CHECK-NOT:  stablehlo.multiply
-// CHECK-NOT:  stablehlo.reshape
-// CHECK:      %[[X:.*]] = stablehlo.subtract %arg0, %arg0 : tensor<3xf32>
-// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[X]], dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
-// CHECK-NEXT: return %[[B]]
-func.func @mean_of_a_broadcast(%x: tensor<3xf32>) -> tensor<3x3xf32> {
-  %three = stablehlo.constant dense<3.0> : tensor<f32>
-  %b3 = stablehlo.broadcast_in_dim %three, dims = [] : (tensor<f32>) -> tensor<3xf32>
-  %sum = stablehlo.multiply %x, %b3 : tensor<3xf32>
-  %r = stablehlo.broadcast_in_dim %sum, dims = [0] : (tensor<3xf32>) -> tensor<3x1xf32>
-  %third = stablehlo.constant dense<0.333333343> : tensor<f32>
-  %bt = stablehlo.broadcast_in_dim %third, dims = [] : (tensor<f32>) -> tensor<3x1xf32>
-  %mean = stablehlo.multiply %r, %bt : tensor<3x1xf32>
-  %m = stablehlo.broadcast_in_dim %mean, dims = [0, 1] : (tensor<3x1xf32>) -> tensor<3x3xf32>
-  %bx = stablehlo.broadcast_in_dim %x, dims = [0] : (tensor<3xf32>) -> tensor<3x3xf32>
-  %d = stablehlo.subtract %bx, %m : tensor<3x3xf32>
-  return %d : tensor<3x3xf32>
-}
-
-// -----
-
 // A bool XLA folds to a constant (x != x of integers) has its convert folded to a
 // float constant before XLA visits the multiply, so no select: -inf * 0 stays nan,
 // as under JAX's jit (fuzz jit seed 9594).
