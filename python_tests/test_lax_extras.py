@@ -130,6 +130,24 @@ def test_scatter_family_grads_and_vmap():
             *ROWS)).sum())(u)
 
 
+def test_clipped_scatter_with_narrow_indices_clamps_as_jax_does():
+    """The upper bound of a clipped int8 index into 300 rows is int8's largest (it built
+    299 as an int8 and failed with NumPy's OverflowError); -5 clamps to 0."""
+    args = (np.zeros(300, np.float32), np.array([[100], [-5], [127]], np.int8),
+            np.arange(1, 4, dtype=np.float32))
+    dn = ((), (0,), (0,))
+    want = jax.lax.scatter_add(*args, jax.lax.ScatterDimensionNumbers(*dn), mode="clip")
+    ours = lambda *a: tlax.scatter_add(*a, tlax.ScatterDimensionNumbers(*dn), mode="clip")  # noqa: E731
+    for run in (ours, tracehlo.jit(ours)):
+        np.testing.assert_array_equal(np.asarray(run(*args)), np.asarray(want))
+
+
+def test_a_traced_bit_count_names_the_user_line_once():
+    with pytest.raises(tracehlo.ConcretizationError) as got:
+        tracehlo.jit(lambda b: tlax.reduce_precision(X, b, 3))(np.int32(5))
+    assert len(re.findall(TEST_FILE_LINE, str(got.value))) == 1, str(got.value)
+
+
 def test_scatter_lowering_passes_the_promises_to_xla():
     x, u = np.zeros((5, 3), np.float32), np.ones((2, 3), np.float32)
     i = np.array([[0], [3]], np.int32)
@@ -294,6 +312,12 @@ ERRORS = [
     (lambda lax: lax.scatter_add(X, I, U, _dn(lax, (1,), (0,), (0, 1))), TypeError),
     (lambda lax: lax.scatter_add(X, I, U, _dn(lax, (1,), (0,), (3,))), TypeError),
     (lambda lax: lax.scatter_add(X, I, U, _dn(lax, (1,), (0,), (0,), (1,))), TypeError),
+    (lambda lax: lax.scatter_add(X, I, U[:, :1], _dn(lax, (1,), (0,), (0,), (0,), (0,))),
+     TypeError),
+    (lambda lax: lax.scatter_add(X, I, U, _dn(lax, (1,), (), (0,), (0,), (0,))), TypeError),
+    (lambda lax: lax.scatter_add(X, np.zeros((4, 4, 1), np.int32), np.ones((4, 4, 1)),
+                                 _dn(lax, (2,), (), (1,), (0,), (0, 0))), TypeError),
+    (lambda lax: lax.scatter_add(X, I, U, _dn(lax), mode=lax.FftType.FFT), ValueError),
     (lambda lax: lax.select_n(np.int32(1)), ValueError),
     (lambda lax: lax.select_n(np.float32(1), X, X), TypeError),
     (lambda lax: lax.select_n(True, X, X, X), TypeError),

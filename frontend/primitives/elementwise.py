@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import ad, dtypes
 from ..batching import broadcasting_rule, moveaxis
-from ..core import at_user_line, known_value, lift, type_of
+from ..core import TracehloError, at_user_line, known_value, lift, type_of
 from ..ir import ArrayType
 from ..lowering import tensor_type
 from . import common_dtype, define, scalars_to, unchanged
@@ -880,8 +880,9 @@ def select_n(which, *cases):
     if not cases:
         raise ValueError(at_user_line("select_n() must have at least one case"))
     cases = scalars_to(common_dtype(cases), *cases)
+    which_type, case_types = type_of(which), [type_of(c) for c in cases]
     try:
-        _check_select_n(type_of(which), [type_of(c) for c in cases])
+        _check_select_n(which_type, case_types)
     except TypeError as e:
         raise TypeError(at_user_line(str(e))) from None
     if len(cases) == 1:
@@ -924,6 +925,8 @@ def reduce_precision(operand, exponent_bits, mantissa_bits):
     try:
         bits = dict(exponent_bits=operator.index(exponent_bits),
                     mantissa_bits=operator.index(mantissa_bits))
+    except TracehloError:
+        raise  # a traced bit count: it names the user's line already
     except TypeError as e:
         raise TypeError(at_user_line(str(e))) from None
     (operand,) = scalars_to(common_dtype([operand]), operand)

@@ -161,7 +161,9 @@ def _upper_bounds(indices, operand_shape, start_index_map, slice_sizes, ivd):
     """The largest start index of each index vector component whose slice stays in
     bounds, shaped to compare with indices (index_vector_dim ivd)."""
     t = type_of(indices)
-    upper = np.array([operand_shape[d] - slice_sizes[d] for d in start_index_map], t.dtype)
+    most = np.iinfo(t.dtype).max  # a narrow index type cannot reach past it anyway
+    upper = np.array([min(operand_shape[d] - slice_sizes[d], most) for d in start_index_map],
+                     t.dtype)
     return (core.lift(upper.reshape(())) if ivd == t.ndim
             else broadcast_in_dim(core.lift(upper), t.shape, (ivd,)))
 
@@ -238,6 +240,17 @@ def _check_scatter(operand, indices, updates, update_window_dims, inserted_windo
     _check_dims(update_window_dims, updates.ndim, "update_window_dims")
     _check_dims(inserted_window_dims, operand.ndim, "inserted_window_dims")
     _check_dims(operand_batching_dims, operand.ndim, "operand_batching_dims")
+    if not set(inserted_window_dims).isdisjoint(operand_batching_dims):
+        raise TypeError(f"inserted_window_dims and operand_batching_dims in scatter op must "
+                        f"be disjoint; got: {inserted_window_dims} and "
+                        f"{operand_batching_dims}.")
+    if not set(scatter_dims_to_operand_dims).isdisjoint(operand_batching_dims):
+        raise TypeError(f"scatter_dims_to_operand_dims and operand_batching_dims in scatter "
+                        f"op must be disjoint; got: {scatter_dims_to_operand_dims} and "
+                        f"{operand_batching_dims}.")
+    if len(set(scatter_indices_batching_dims)) != len(scatter_indices_batching_dims):
+        raise TypeError(f"scatter_indices_batching_dims in scatter op must not repeat; got: "
+                        f"{scatter_indices_batching_dims}.")
     for d in scatter_indices_batching_dims:
         if not 0 <= d < indices.ndim:
             raise TypeError(f"Invalid scatter_indices_batching_dims set in scatter op; "
@@ -520,8 +533,8 @@ class GatherScatterMode(enum.Enum):
 
     @staticmethod
     def from_any(s):
-        if isinstance(s, enum.Enum):  # ours or jax.lax's
-            return GatherScatterMode[s.name]
+        if isinstance(s, enum.Enum) and s.name in GatherScatterMode.__members__:
+            return GatherScatterMode[s.name]  # ours or jax.lax's
         if s == "clip":
             return GatherScatterMode.CLIP
         if s is None or s == "fill" or s == "drop":
@@ -547,6 +560,8 @@ def _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
         ivd = indices_type.ndim - 1
         _check_scatter(operand_type, indices_type, type_of(updates), *dims[:3], ivd,
                        *dims[3:])
+    except core.TracehloError:
+        raise  # it names the user's line already
     except (TypeError, ValueError) as e:
         raise type(e)(at_user_line(str(e))) from None
     indices, params = _as_scatter(scatter_indices, dict(
