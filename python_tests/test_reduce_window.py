@@ -215,6 +215,20 @@ def test_grad_of_a_window_dilated_max_pool_is_refused_as_jax():
             grad(X)
 
 
+def test_grad_of_a_max_pool_with_negative_padding_is_refused_at_the_pool():
+    """JAX fails in its slice ('start_indices must ... be nonnegative'); ours failed in
+    MLIR's parser when compiling, with no line of the user's."""
+    loss = lambda x: tnp.sum(tlax.reduce_window(x, -np.inf, tlax.max, (2, 2), (1, 1),  # noqa: E731
+                                                ((-1, 0), (0, 0))))
+    with pytest.raises(TypeError, match="nonnegative"):
+        jax.grad(lambda x: jnp.sum(jax.lax.reduce_window(x, -np.inf, jax.lax.max, (2, 2), (1, 1),
+                                                         ((-1, 0), (0, 0)))))(X)
+    for grad in (tracehlo.grad(loss), tracehlo.jit(tracehlo.grad(loss))):
+        with pytest.raises(NotImplementedError, match=TEST_FILE_LINE + "the derivative of a "
+                                                      "max or min pool with negative padding"):
+            grad(X)
+
+
 def test_padtype_to_pads_is_jaxs():
     for args in [((5, 6), (3, 2), (2, 1), "SAME"), ((5, 6), (3, 2), (2, 4), "SAME_LOWER"),
                  ((5, 6), (3, 2), (1, 1), "VALID")]:

@@ -141,9 +141,14 @@ def _scatter_to_chosen(ct, operand, select_prim, *, window_dimensions, window_st
                        base_dilation, window_dilation):
     """select_and_gather_add transposed (JAX's rule): the cotangent scattered to each
     window's chosen element, of the operand dilated by padding with the identity."""
+    message = None
     if any(d != 1 for d in window_dilation):
         message = ("VJP not implemented for select_and_gather (MaxPool) with window "
                    f"dilation, got window_dilation={window_dilation}.")
+    elif any(lo < 0 or hi < 0 for lo, hi in padding):
+        message = (f"the derivative of a max or min pool with negative padding {padding} is "
+                   "not supported (JAX fails on it too): slice the operand instead")
+    if message:
         loc = current_location()  # in a backward pass: the line of the forward operation
         raise NotImplementedError(f"{loc}: {message}" if loc else message)
     dilated = any(d != 1 for d in base_dilation)
