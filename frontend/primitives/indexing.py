@@ -222,7 +222,7 @@ def _check_dims(dims, rank, name):
 def _check_scatter(operand, indices, updates, update_window_dims, inserted_window_dims,
                    scatter_dims_to_operand_dims, index_vector_dim, operand_batching_dims=(),
                    scatter_indices_batching_dims=()):
-    """jax.lax's scatter shape and dtype checks, in its words: the primitive's (without
+    """JAX's lax scatter shape and dtype checks, in its words: the primitive's (without
     batching dimensions) and lax.scatter_*'s on the user's dimension numbers."""
     if not dtypes.is_int(indices.dtype):
         raise ValueError("indices must have an integer type")
@@ -512,7 +512,7 @@ def scatter(operand, indices, updates, *, update_window_dims, inserted_window_di
         indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices))
 
 
-# ------------------------------------------------- jax.lax's scatter_* functions
+# ------------------------------------------------- JAX's lax.scatter_* functions
 
 class ScatterDimensionNumbers(NamedTuple):
     """JAX's: the index vector is always the last axis of the indices."""
@@ -534,7 +534,7 @@ class GatherScatterMode(enum.Enum):
     @staticmethod
     def from_any(s):
         if isinstance(s, enum.Enum) and s.name in GatherScatterMode.__members__:
-            return GatherScatterMode[s.name]  # ours or jax.lax's
+            return GatherScatterMode[s.name]  # ours or JAX's
         if s == "clip":
             return GatherScatterMode.CLIP
         if s is None or s == "fill" or s == "drop":
@@ -548,7 +548,7 @@ class GatherScatterMode(enum.Enum):
 
 def _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
                 indices_are_sorted, unique_indices, mode):
-    """jax.lax.scatter_{combiner} on the scatter primitive: batching dimensions become
+    """JAX's lax.scatter_{combiner} on the scatter primitive: batching dimensions become
     explicit index components and mode 'clip' clamps the indices first, as JAX lowers
     it, so the derivative and batching rules see a plain scatter."""
     try:
