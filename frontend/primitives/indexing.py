@@ -14,7 +14,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from .. import ad, core, dtypes
-from ..batching import axis_size, batch_at, moveaxis, not_mapped, shifted
+from ..batching import axis_size, batch_at, moveaxis, not_mapped
 from ..core import at_user_line, lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type

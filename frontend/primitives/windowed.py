@@ -127,6 +127,9 @@ def _sum_vjp(cts, primals, outs, *, window_dimensions, window_strides, padding,
         padding=((0, 0),) * n, base_dilation=(1,) * n, window_dilation=window_dilation)]
 
 
+_CHOSEN = {"ge": "max", "le": "min"}  # a select_prim: the reduction whose element it picks
+
+
 def _chooser_jvp(select_prim):
     """The tangent of each window's chosen element: select_and_gather_add."""
     def jvp(primals, tangents, **params):
@@ -153,8 +156,7 @@ def _scatter_to_chosen(ct, operand, select_prim, *, window_dimensions, window_st
         raise NotImplementedError(f"{loc}: {message}" if loc else message)
     dilated = any(d != 1 for d in base_dilation)
     if dilated:
-        kind = "max" if select_prim == "ge" else "min"
-        identity = identity_element(kind, type_of(operand).dtype)
+        identity = identity_element(_CHOSEN[select_prim], type_of(operand).dtype)
         operand = pad(operand, identity.item(), [(0, 0, d - 1) for d in base_dilation])
     out = select_and_scatter_add_p.bind(
         ct, operand, select_prim=select_prim, window_dimensions=window_dimensions,
@@ -263,7 +265,7 @@ def _scatter_lowering(ctx, eqn, source, operand):
     padding = p["padding"]
     padded_t = ArrayType(tuple(n + lo + hi for n, (lo, hi) in zip(t.shape, padding)), t.dtype)
     if padded_t != t:
-        kind = "max" if p["select_prim"] == "ge" else "min"
+        kind = _CHOSEN[p["select_prim"]]
         operand = ctx.generic("stablehlo.pad", [operand, ctx.constant(
             identity_element(kind, t.dtype), t.dtype)], [t, scalar], [padded_t], {
             "edge_padding_low": dims_attr([lo for lo, _ in padding]),
@@ -280,8 +282,7 @@ def _scatter_lowering(ctx, eqn, source, operand):
              "window_strides": dims_attr(p["window_strides"])}
     out = ctx.generic("stablehlo.select_and_scatter",
                       [operand, source, ctx.constant(0, t.dtype)], [padded_t, src_t, scalar],
-                      [padded_t], {k: v for k, v in attrs.items() if v is not None},
-                      [select, scatter])
+                      [padded_t], attrs, [select, scatter])
     if padded_t == t:
         return out
     return ctx.generic("stablehlo.slice", [out], [padded_t], [t], {
