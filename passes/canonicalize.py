@@ -264,8 +264,13 @@ def _safe_divisor(divisor) -> bool:
 
 
 def _constant_integers(value) -> set[int] | None:
-    """The integers a small constant integer tensor holds, or None."""
+    """The integers a small constant integer tensor holds, or a broadcast of one
+    (a divisor from Python, such as unravel_index's dims: guarded, it left XLA a
+    dozen constant compares per division, folded after our fusions were made, so
+    each became a broadcast kernel of its own), or None."""
     op = value.owner
+    if not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
+        op = op.operands[0].owner
     if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
         return None
     try:

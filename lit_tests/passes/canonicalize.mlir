@@ -435,6 +435,28 @@ func.func @constant_integer_division(%x: tensor<4xui16>) -> (tensor<4xi32>, tens
 
 // -----
 
+// A divisor broadcast from a constant is as safe as the constant: a Python divisor
+// (unravel_index's dims) stays unguarded. Guarded, its constant compares were folded
+// by XLA after our fusions were made, and each became a broadcast kernel of its own
+// (test_searching's nonzero program: 245 kernels, now 148). One of 0 is guarded.
+// CHECK-LABEL: func.func @broadcast_constant_divisor
+// CHECK:      %[[FOUR:.*]] = stablehlo.broadcast_in_dim %c, dims = []
+// CHECK-NEXT: %[[Q:.*]] = stablehlo.divide %arg0, %[[FOUR]] : tensor<5xi32>
+// CHECK:      %[[ZERO:.*]] = stablehlo.broadcast_in_dim %c_0, dims = []
+// CHECK:      %[[SAFE:.*]] = stablehlo.select %{{.*}}, %{{.*}}, %[[ZERO]]
+// CHECK-NEXT: %[[R:.*]] = stablehlo.remainder %arg0, %[[SAFE]] : tensor<5xi32>
+func.func @broadcast_constant_divisor(%x: tensor<5xi32>) -> (tensor<5xi32>, tensor<5xi32>) {
+  %c4 = stablehlo.constant dense<4> : tensor<i32>
+  %four = stablehlo.broadcast_in_dim %c4, dims = [] : (tensor<i32>) -> tensor<5xi32>
+  %q = stablehlo.divide %x, %four : tensor<5xi32>
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %zero = stablehlo.broadcast_in_dim %c0, dims = [] : (tensor<i32>) -> tensor<5xi32>
+  %r = stablehlo.remainder %x, %zero : tensor<5xi32>
+  return %q, %r : tensor<5xi32>, tensor<5xi32>
+}
+
+// -----
+
 // ui64's all ones does not fit the int64 the bindings take (it raised std::bad_cast:
 // the corpus's div_uint64_2_uint64_2 under --fuse).
 // CHECK-LABEL: func.func @constant_uint64_division
