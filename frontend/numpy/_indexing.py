@@ -10,6 +10,7 @@ import numpy as _np
 
 from .. import dtypes, lax
 from ..core import Tracer, at_user_line, type_of
+from ..primitives.indexing import apply_per_count
 from .. import numpy as tnp
 from ._sorting import _fill_value, _wrap_negative
 from ._util import _broadcast_shapes, _promote_no_broadcast
@@ -268,11 +269,7 @@ class IndexUpdateRef:
         x = _as_tracer_like(self.x)
         counts = IndexUpdateRef(tnp.zeros(x.shape, tnp.int32), self.index)._scatter(
             1, "add", mode)
-        def body(k, y):
-            return tnp.where(tnp.greater(counts, k), func(y), y)
-        if unique_indices:
-            return body(0, x)
-        return lax.fori_loop(0, tnp.max(counts), body, x)
+        return apply_per_count(x, counts, func, unique_indices)
 
     def _factors(self, values, mode):
         ones = tnp.ones_like(_as_tracer_like(self.x))

@@ -612,17 +612,23 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
                   indices_are_sorted=False, unique_indices=False, mode=None):
     """JAX's lax.scatter_apply: func (elementwise) applied at each index, once per
     occurrence, as XLA's scatter applies it: how often each element is addressed is
-    counted by a scatter_add, then a loop applies func that many times."""
-    from ..control_flow import fori_loop
-    operand_type = type_of(operand)
-    counts = scatter_add(broadcast_in_dim(np.int32(0), operand_type.shape, ()),
+    counted by a scatter_add, then apply_per_count applies func that many times."""
+    counts = scatter_add(broadcast_in_dim(np.int32(0), type_of(operand).shape, ()),
                          scatter_indices, broadcast_in_dim(np.int32(1), update_shape, ()),
                          dimension_numbers, indices_are_sorted=indices_are_sorted,
                          unique_indices=unique_indices, mode=mode)
+    return apply_per_count(operand, counts, func, unique_indices)
+
+
+def apply_per_count(operand, counts, func, unique_indices=False):
+    """`operand` with elementwise `func` applied counts[i] times to element i: a scatter
+    of func (lax.scatter_apply, .at[].apply), which XLA applies once per occurrence of an
+    index, as a loop up to the largest count (one step when indices are unique)."""
+    from ..control_flow import fori_loop
 
     def body(k, y):
         return select(gt(counts, k), func(y), y)
     if unique_indices:
         return body(np.int32(0), operand)
-    return fori_loop(np.int32(0), reduce_max(counts, tuple(range(operand_type.ndim))),
+    return fori_loop(np.int32(0), reduce_max(counts, tuple(range(type_of(operand).ndim))),
                      body, operand)
