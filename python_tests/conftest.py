@@ -1,10 +1,7 @@
 import fcntl
 import logging
 
-import jax
 import pytest
-
-import tracehlo
 
 
 def pytest_addoption(parser):
@@ -98,7 +95,10 @@ def no_fusion_fallback(request):
 
 @pytest.fixture
 def x64():
-    """64-bit types on, in tracehlo and in the JAX oracle, for one test."""
+    """64-bit types on, in tracehlo and in the JAX oracle, for one test. (jax and
+    tracehlo imported here: test_parallel's pytest runs of this file import neither.)"""
+    import jax
+    import tracehlo
     tracehlo.config.update("enable_x64", True)
     try:
         with jax.enable_x64(True):
