@@ -432,13 +432,14 @@ def check_distributions(rows, dtype, seeds, fusion="tracehlo", eagerly=False):
 @pytest.mark.parametrize("dtype", FLOATS, ids=lambda d: np.dtype(d).name)
 def test_distributions(dtype):
     """JAX's formulas, key splits and argument handling, bit for bit: the rows of this
-    dtype in one program, the gamma rows (two keys) in one more."""
+    dtype in one program, the gamma rows (two keys) in one more. Each sampler but the
+    gamma rows' runs eagerly once in float32 (a compile each); an eager rejection loop
+    costs XLA seconds, and test_gamma_family_eagerly runs the gamma family's."""
     rows = [row for row in DISTRIBUTIONS if dtype in row[3]]
-    eagerly = dtype == np.float32  # each sampler eagerly once: a compile each
     check_distributions([row for row in rows if row[4] is None], dtype, SEEDS,
-                        eagerly=eagerly)
+                        eagerly=dtype == np.float32)
     if gamma_rows := [row for row in rows if row[4] is GAMMA]:
-        check_distributions(gamma_rows, dtype, GAMMA_SEEDS, eagerly=eagerly)
+        check_distributions(gamma_rows, dtype, GAMMA_SEEDS)
 
 
 def test_distributions_x64(x64):
