@@ -54,6 +54,9 @@ _SIGNED_CONVERT = re.compile(r"(%[\w.\-]+) = stablehlo\.convert [^\n]*?: "
 _BITWISE_AND_OR = re.compile(r"= stablehlo\.(?:and|or) ([^:\n]*)")
 _SSA_NAME = re.compile(r"%[\w.\-]+")
 _INLINED_BY_XLA = re.compile(r"\bcall @|stablehlo\.(?:while|case|if)\b")
+_CALL = re.compile(r"\bcall @")
+_FUNCTION_RETURN = re.compile(r"\s*(?:return|\"?func\.return\"?)\b")
+_WHILE_OPERANDS = re.compile(r"stablehlo\.while\"?\(([^)]*)\)")
 # data movement XLA's simplifier may drop (a reshape, broadcast or transpose to the
 # operand's own shape, ...): a convert read through one may be read directly
 _MOVED = re.compile(r"(%[\w.\-]+) = stablehlo\.(?:reshape|broadcast_in_dim|transpose|reverse|"
@@ -69,9 +72,34 @@ def _narrowing_bitwise_hazard(stablehlo_text: str) -> bool:
         if operand in narrowed:
             narrowed.add(moved)
     bitwise = _BITWISE_AND_OR.findall(stablehlo_text)
-    if _INLINED_BY_XLA.search(stablehlo_text):
-        return bool(bitwise)
+    if bitwise and _INLINED_BY_XLA.search(stablehlo_text) and _may_meet_once_inlined(
+            stablehlo_text, narrowed):
+        return True
     return any(not narrowed.isdisjoint(_SSA_NAME.findall(operands)) for operands in bitwise)
+
+
+def _may_meet_once_inlined(stablehlo_text: str, narrowed: set) -> bool:
+    """Whether XLA's inlining may hand a narrowing convert to an and or an or under
+    another name: always past a call (its arguments and results are renamed); past a
+    loop or a branch, only where a region names the convert (makes or reads it), or a
+    loop takes it as an operand (renamed as its block argument). (Any and or or beside
+    any convert counted wherever a loop was: a 4,000-op program with three loops and
+    one narrowing convert far from them compiled with XLA's fusion off, 2,491 kernels
+    where jax.jit makes 445.)"""
+    if _CALL.search(stablehlo_text):
+        return True
+    lines = stablehlo_text.splitlines()
+    returns = [_indent(line) for line in lines if _FUNCTION_RETURN.match(line)]
+    top = min(returns or [_indent(line) for line in lines if _SSA_NAME.match(line.strip())]
+              or [0])
+    in_regions = any(_indent(line) > top and not narrowed.isdisjoint(_SSA_NAME.findall(line))
+                     for line in lines)
+    return in_regions or any(not narrowed.isdisjoint(_SSA_NAME.findall(operands))
+                             for operands in _WHILE_OPERANDS.findall(stablehlo_text))
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 class XlaCompileError(RuntimeError):

@@ -56,8 +56,8 @@ AND_OF_BOOLS = "  %r = stablehlo.and %p, %q : tensor<4xi1>\n"
 def test_xla_fusion_is_off_only_where_a_bitwise_op_may_read_a_narrowing_convert():
     """XLA CPU's own fusion crashes on an and or an or of a narrowing signed convert
     (test_passes_xla_safety runs it): compile_options switches it off for a module
-    where one reads the other, or where a call or a loop XLA inlines may bring them
-    together, and only there."""
+    where one reads the other, or where a call, or a loop or branch that makes, reads
+    or takes the convert, may bring them together once XLA inlines it, and only there."""
     hazard = runtime._narrowing_bitwise_hazard
     assert hazard(NARROWED + AND_OF_IT)
     assert not hazard(NARROWED + AND_OF_BOOLS)
@@ -67,6 +67,11 @@ def test_xla_fusion_is_off_only_where_a_bitwise_op_may_read_a_narrowing_convert(
     call = "  %c = func.call @f(%n) : (tensor<4xi8>) -> tensor<4xi8>\n"
     assert hazard(NARROWED + AND_OF_BOOLS + call)
     assert hazard(NARROWED + AND_OF_BOOLS + "  %w:2 = stablehlo.while(%i = %c0, %j = %n)\n")
+    # a loop that neither takes the convert nor names it inside leaves XLA's fusion on
+    loop = "  %w:2 = stablehlo.while(%i = %c0, %j = %k)\n"
+    assert not hazard(NARROWED + AND_OF_BOOLS + loop)
+    assert hazard(NARROWED + AND_OF_BOOLS + loop + "    %x = stablehlo.add %n, %n\n")
+    assert hazard(AND_OF_BOOLS + loop + "  " + NARROWED)  # made in the loop's body
     widened = NARROWED.replace("-> tensor<4xi8>", "-> tensor<4xi64>")
     assert not hazard(widened + AND_OF_IT)
 
@@ -82,6 +87,28 @@ def test_an_argmin_beside_a_narrowing_convert_keeps_xlas_fusion():
 
     def program(np_, lax):
         return lambda a, x: (np_.arctan(x * 2.0), lax.argmin(a + 1, 0, np_.int32),
+                             (a + 3).astype(np_.int8))
+    ours = tracehlo.compile(program(tnp, tracehlo.lax), (a, x), fusion="xla")
+    theirs = jax.jit(program(jnp, jax.lax)).lower(a, x).compile()
+    assert len(ours.kernels()) == len(runtime.entry_kernels(theirs.as_text()))
+    for got, want in zip(ours(a, x), theirs(a, x)):
+        np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
+                                      np.atleast_1d(want).view(np.uint8))
+
+
+def test_a_loop_beside_a_narrowing_convert_keeps_xlas_fusion():
+    """A loop that never sees the convert brings nothing together: XLA's fusion stays
+    on, and fusion="xla" compiles jax.jit's program (test_numpy_conformance's composite
+    program, three loops and one ravel_multi_index(dtype="int16"), made 2,491 kernels
+    where jax.jit makes 445)."""
+    import jax
+    import jax.numpy as jnp
+    a = np.arange(-3, 5, dtype=np.int32)
+    x = np.linspace(-3, 3, 8).astype(np.float32)
+
+    def program(np_, lax):
+        return lambda a, x: (lax.fori_loop(0, 3, lambda i, v: np_.tanh(v) * 2.0 + x, x),
+                             np_.arctan(x * 2.0) + np_.exp(x), (a > 0) & (a < 4),
                              (a + 3).astype(np_.int8))
     ours = tracehlo.compile(program(tnp, tracehlo.lax), (a, x), fusion="xla")
     theirs = jax.jit(program(jnp, jax.lax)).lower(a, x).compile()
