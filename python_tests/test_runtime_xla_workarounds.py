@@ -76,24 +76,29 @@ def test_xla_fusion_is_off_only_where_a_bitwise_op_may_read_a_narrowing_convert(
     assert not hazard(widened + AND_OF_IT)
 
 
-def test_an_argmin_beside_a_narrowing_convert_keeps_xlas_fusion():
-    """An argmin's reducer ands bools: any and beside any narrowing convert switched
-    XLA's fusion off, so fusion="xla" compiled another program than jax.jit's, and
-    an arctan rounded an ulp apart (fuzz jit --bitwise 5450)."""
+def assert_fusion_xla_is_jax_jit(program):
+    """program(numpy module, lax module)(a, x) under fusion="xla" makes as many kernels as
+    under jax.jit, and the same bits."""
     import jax
     import jax.numpy as jnp
     a = np.arange(-3, 5, dtype=np.int32)
     x = np.linspace(-3, 3, 8).astype(np.float32)
-
-    def program(np_, lax):
-        return lambda a, x: (np_.arctan(x * 2.0), lax.argmin(a + 1, 0, np_.int32),
-                             (a + 3).astype(np_.int8))
     ours = tracehlo.compile(program(tnp, tracehlo.lax), (a, x), fusion="xla")
     theirs = jax.jit(program(jnp, jax.lax)).lower(a, x).compile()
     assert len(ours.kernels()) == len(runtime.entry_kernels(theirs.as_text()))
     for got, want in zip(ours(a, x), theirs(a, x)):
         np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
                                       np.atleast_1d(want).view(np.uint8))
+
+
+def test_an_argmin_beside_a_narrowing_convert_keeps_xlas_fusion():
+    """An argmin's reducer ands bools: any and beside any narrowing convert switched
+    XLA's fusion off, so fusion="xla" compiled another program than jax.jit's, and
+    an arctan rounded an ulp apart (fuzz jit --bitwise 5450)."""
+    def program(np_, lax):
+        return lambda a, x: (np_.arctan(x * 2.0), lax.argmin(a + 1, 0, np_.int32),
+                             (a + 3).astype(np_.int8))
+    assert_fusion_xla_is_jax_jit(program)
 
 
 def test_a_loop_beside_a_narrowing_convert_keeps_xlas_fusion():
@@ -101,21 +106,11 @@ def test_a_loop_beside_a_narrowing_convert_keeps_xlas_fusion():
     on, and fusion="xla" compiles jax.jit's program (test_numpy_conformance's composite
     program, three loops and one ravel_multi_index(dtype="int16"), made 2,491 kernels
     where jax.jit makes 445)."""
-    import jax
-    import jax.numpy as jnp
-    a = np.arange(-3, 5, dtype=np.int32)
-    x = np.linspace(-3, 3, 8).astype(np.float32)
-
     def program(np_, lax):
         return lambda a, x: (lax.fori_loop(0, 3, lambda i, v: np_.tanh(v) * 2.0 + x, x),
                              np_.arctan(x * 2.0) + np_.exp(x), (a > 0) & (a < 4),
                              (a + 3).astype(np_.int8))
-    ours = tracehlo.compile(program(tnp, tracehlo.lax), (a, x), fusion="xla")
-    theirs = jax.jit(program(jnp, jax.lax)).lower(a, x).compile()
-    assert len(ours.kernels()) == len(runtime.entry_kernels(theirs.as_text()))
-    for got, want in zip(ours(a, x), theirs(a, x)):
-        np.testing.assert_array_equal(np.atleast_1d(got).view(np.uint8),
-                                      np.atleast_1d(want).view(np.uint8))
+    assert_fusion_xla_is_jax_jit(program)
 
 
 def test_text_that_does_not_parse_is_a_compile_error_with_mlirs_diagnostic():
