@@ -85,7 +85,7 @@ def _may_meet_once_inlined(stablehlo_text: str, narrowed: set) -> bool:
     loop takes it as an operand (renamed as its block argument). (Any and or or beside
     any convert counted wherever a loop was: a 4,000-op program with three loops and
     one narrowing convert far from them compiled with XLA's fusion off, 2,491 kernels
-    where jax.jit makes 445.)"""
+    where JAX's jit makes 445.)"""
     if _CALL.search(stablehlo_text):
         return True
     lines = stablehlo_text.splitlines()
