@@ -237,6 +237,7 @@ AT_MORE = [
     ("power", lambda x: x.at[:, 0].power(2)),
     ("apply", lambda x: x.at[np.array([1, 1, 0]), 2].apply(lambda v: v * 2 + 1)),
     ("apply unique", lambda x: x.at[0, 1:].apply(lambda v: -v, unique_indices=True)),
+    ("apply at no index", lambda x: x.at[np.zeros(0, np.int32)].apply(lambda v: v - 1)),
     ("None", lambda x: x.at[None, 0].add(1)),
     ("None between", lambda x: x.at[1, None, :, np.array([3, 0])].set(-2)),
     ("static out of bounds set dropped", lambda x: x.at[5].set(1)),
