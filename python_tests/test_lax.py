@@ -356,6 +356,11 @@ def test_errors_name_the_user_line():
     # JAX's lax.add/mul refuse bool: XLA's i1 add wraps (True + True is False)
     lax_raises(lambda lax, x: lax.add(x, x), np.array([True]), exc=TypeError,
                match="add does not accept bool")
+    # and every cumulative scan refuses bool, as JAX's does (jnp scans bools as ints)
+    for name in ("cumsum", "cumprod", "cummax", "cummin"):
+        lax_raises(lambda lax, x: getattr(lax, name)(x), np.array([True]), exc=TypeError,
+                   match=f"{name} does not accept dtype bool. Accepted dtypes are "
+                   "subtypes of number.")
     lax_raises(lambda lax, x: lax.reshape(x, (4,)), f32(2, 3), exc=TypeError,
                match="cannot reshape")
     lax_raises(lambda lax, x: lax.transpose(x, (0, 0)), f32(2, 3), exc=ValueError,

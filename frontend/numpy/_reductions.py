@@ -232,28 +232,32 @@ def argmin(a, axis=None, keepdims=False):
     return _arg_reduce(lax.argmin, a, axis, keepdims)
 
 
-def _cumulative(lax_fn, a, axis, dtype, bool_to_int, bool_fn=None):
+def _cumulative(lax_fn, a, axis, dtype, bool_to_int):
     """Scans keep small int dtypes (unlike sum, as in JAX); bool counts as int. A scan
-    asked for in bool runs bool_fn instead, as in JAX: a running sum of bools is a running
-    `or` (cummax), a product a running `and` (cummin), where XLA's i1 add would wrap."""
+    asked for in bool runs in the default int and converts back, as JAX's does: lax's
+    scans refuse bool, and XLA's i1 add would wrap (a running sum of bools is then a
+    running `or`, a product a running `and`)."""
     a = _operand(a)
     if axis is None:
         a, axis = ravel(a), 0
     axis = _canon_axis(axis, ndim(a))
     dt = _dtypes.canonicalize(dtype) if dtype is not None else _dtypes.default_int() \
         if bool_to_int and _t(a).dtype == _dtypes.bool_ else _t(a).dtype
-    if dt == _dtypes.bool_ and bool_fn is not None:
-        lax_fn = bool_fn
     a = lax.convert_element_type(a, dt)
-    return a if _shape(a)[axis] == 0 else lax_fn(a, axis)  # nothing to scan
+    if _shape(a)[axis] == 0:
+        return a  # nothing to scan
+    if dt != _dtypes.bool_:
+        return lax_fn(a, axis)
+    scanned = lax_fn(lax.convert_element_type(a, _dtypes.default_int()), axis)
+    return lax.convert_element_type(scanned, _dtypes.bool_)
 
 
 def cumsum(a, axis=None, dtype=None):
-    return _cumulative(lax.cumsum, a, axis, dtype, True, lax.cummax)
+    return _cumulative(lax.cumsum, a, axis, dtype, True)
 
 
 def cumprod(a, axis=None, dtype=None):
-    return _cumulative(lax.cumprod, a, axis, dtype, True, lax.cummin)
+    return _cumulative(lax.cumprod, a, axis, dtype, True)
 
 
 def _cumulative_array_api(what, scan, x, axis, dtype, include_initial, initial):

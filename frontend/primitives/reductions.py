@@ -348,8 +348,8 @@ def _associative_scan_of(combine):
 
 cumprod_p, cumprod = _cumulative("prod", _number,
                                  **ad.rules_from(_associative_scan_of(mul)))
-cummax_p, cummax = _cumulative("max", _any, **ad.rules_from(_associative_scan_of(max_)))
-cummin_p, cummin = _cumulative("min", _any, **ad.rules_from(_associative_scan_of(min_)))
+cummax_p, cummax = _cumulative("max", _number, **ad.rules_from(_associative_scan_of(max_)))
+cummin_p, cummin = _cumulative("min", _number, **ad.rules_from(_associative_scan_of(min_)))
 
 
 def _logaddexp_pair(a, b):
