@@ -18,8 +18,8 @@ from .primitives.conv import (
     conv_transpose, conv_with_general_padding, padtype_to_pads)
 from .primitives.fft import FftType, fft
 from .primitives.indexing import (
-    GatherScatterMode, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_apply,
-    scatter_max, scatter_min, scatter_mul, scatter_sub)
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter,
+    scatter_add, scatter_apply, scatter_max, scatter_min, scatter_mul, scatter_sub)
 from .primitives.linalg import dot, dot_general
 from .primitives.reductions import (
     argmax, argmin, cumlogsumexp, cummax, cummin, cumprod, cumsum, reduce_and, reduce_max,
@@ -46,8 +46,8 @@ __all__ = [
     "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
     "dynamic_update_slice", "dynamic_update_slice_in_dim", "eq", "erf", "erf_inv", "erfc",
     "exp", "exp2", "expand_dims", "expm1", "fft", "FftType", "floor", "fori_loop", "gather",
-    "GatherScatterMode", "ge", "gt", "imag", "index_in_dim", "integer_pow", "iota",
-    "is_finite", "le", "lgamma", "linalg", "log", "log1p", "logistic", "lt", "map", "max",
+    "GatherDimensionNumbers", "GatherScatterMode", "ge", "gt", "imag", "index_in_dim",
+    "integer_pow", "iota", "is_finite", "le", "lgamma", "linalg", "log", "log1p", "logistic", "lt", "map", "max",
     "min", "mul", "ne", "neg", "nextafter", "optimization_barrier", "pad",
     "padtype_to_pads", "polygamma", "population_count", "pow", "real", "reduce_and",
     "reduce_max", "reduce_min", "reduce_or", "reduce_precision", "reduce_prod",

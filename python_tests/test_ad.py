@@ -65,12 +65,9 @@ def _softplus(x):
 _softplus.defjvp(lambda p, t: (_softplus(p[0]), t[0] / (1.0 + tnp.exp(-p[0]))))
 
 
-def _scatter_rows(combiner, indices=IDX):
+def _scatter_rows(scatter, indices=IDX):
     """Rows of updates scattered into rows of x (IDX: row 1 twice, row 0 once)."""
-    return lambda x, u: lax.scatter(x, indices, u, update_window_dims=(1,),
-                                    inserted_window_dims=(0,),
-                                    scatter_dims_to_operand_dims=(0,), index_vector_dim=1,
-                                    combiner=combiner)
+    return lambda x, u: scatter(x, indices, u, lax.ScatterDimensionNumbers((1,), (0,), (0,)))
 
 # (primitive, function of float64 arrays, arguments[, order checked (default 2)]): one row
 # per differentiable primitive
@@ -156,15 +153,14 @@ ROWS = [
     ("dynamic_slice", lambda x: lax.dynamic_slice(x, (1, 1), (1, 2)), [normal()]),
     ("dynamic_update_slice", lambda x, u: lax.dynamic_update_slice(x, u, (0, 1)),
      [normal(), normal((2, 1))]),
-    ("gather", lambda x: lax.gather(x, IDX, offset_dims=(1,), collapsed_slice_dims=(0,),
-                                    start_index_map=(0,), slice_sizes=(1, 3),
-                                    index_vector_dim=1), [normal()]),
+    ("gather", lambda x: lax.gather(x, IDX, lax.GatherDimensionNumbers((1,), (0,), (0,)),
+                                    (1, 3), mode="clip"), [normal()]),
     ("gather", lambda x: tnp.take_along_axis(x, np.array([[2, 0], [1, 1]]), 1), [normal()]),
-    ("scatter", _scatter_rows("add"), [normal(), normal((3, 3))]),
-    ("scatter", _scatter_rows("set", IDX[:1]), [normal(), normal((1, 3))]),
-    ("scatter", _scatter_rows("mul"), [normal(), normal((3, 3))]),  # row 1 twice
-    ("scatter", _scatter_rows("min"), [distinct(), distinct((3, 3)) + 0.25]),
-    ("scatter", _scatter_rows("max"), [distinct(), distinct((3, 3)) + 0.25]),
+    ("scatter", _scatter_rows(lax.scatter_add), [normal(), normal((3, 3))]),
+    ("scatter", _scatter_rows(lax.scatter, IDX[:1]), [normal(), normal((1, 3))]),
+    ("scatter", _scatter_rows(lax.scatter_mul), [normal(), normal((3, 3))]),  # row 1 twice
+    ("scatter", _scatter_rows(lax.scatter_min), [distinct(), distinct((3, 3)) + 0.25]),
+    ("scatter", _scatter_rows(lax.scatter_max), [distinct(), distinct((3, 3)) + 0.25]),
     ("scatter", lambda x, u: lax.scatter_sub(x, IDX, u, lax.ScatterDimensionNumbers(
         (1,), (0,), (0,)), mode="clip"), [normal(), normal((3, 3))]),
     ("scatter", lambda x, u: lax.scatter_mul(x, IDX[:2], u, lax.ScatterDimensionNumbers(

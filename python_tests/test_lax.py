@@ -295,29 +295,42 @@ def test_sort_multi_operand():
 
 
 def test_gather_scatter():
-    dnums = jax.lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
+    """JAX's signatures and modes, one function per dtype: a gather's out-of-bounds starts
+    are clamped (None, 'clip', 'promise_in_bounds') or filled ('fill', with JAX's default
+    or a given fill_value); a scatter drops out-of-bounds updates (None) or clamps them
+    ('clip'); bool has no scatter_add. Index 9 and -1 are out of bounds of 4 rows."""
+    x, idx = f32(4, 3), np.array([[2], [0], [9], [-1]], np.int32)
+    upd = f32(4, 3)
+
+    def gathers_and_scatters(lax, x, i, u):
+        dnums = lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,),
                                            start_index_map=(0,))
-    x, idx = f32(4, 3), np.array([[2], [0], [9]], np.int32)
-
-    def gather(lax, x, i):
-        if lax is jax.lax:
-            return lax.gather(x, i, dnums, (1, 3), mode="clip")
-        return lax.gather(x, i, offset_dims=(1,), collapsed_slice_dims=(0,),
-                          start_index_map=(0,), slice_sizes=(1, 3), index_vector_dim=1)
-    lax_check(gather, x, idx)
-
-    sdnums = jax.lax.ScatterDimensionNumbers(update_window_dims=(1,),
+        sdnums = lax.ScatterDimensionNumbers(update_window_dims=(1,),
                                              inserted_window_dims=(0,),
                                              scatter_dims_to_operand_dims=(0,))
-    upd = f32(3, 3)
+        return ([lax.gather(x, i, dnums, (1, 3), mode=mode)
+                 for mode in (None, "clip", "promise_in_bounds", "fill")]
+                + [lax.gather(x, i, dnums, (1, 2), mode="fill", fill_value=7),
+                   lax.gather(x, i, dnums, slice_sizes=(1, 3),
+                              mode=lax.GatherScatterMode.FILL_OR_DROP)]
+                + [scatter(x, i, u, sdnums, mode=mode)
+                   for scatter in (lax.scatter, lax.scatter_add)[:2 - (x.dtype == bool)]
+                   for mode in (None, "clip")])
+    for dtype in (np.float32, np.uint8, np.bool_):
+        lax_check(gathers_and_scatters, x.astype(dtype), idx, upd.astype(dtype), rtol=1e-6)
 
-    def scatter_add(lax, x, i, u):
-        if lax is jax.lax:
-            return lax.scatter_add(x, i, u, sdnums, mode="drop")
-        return lax.scatter(x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
-                           scatter_dims_to_operand_dims=(0,), index_vector_dim=1,
-                           combiner="add")
-    lax_check(scatter_add, x, np.array([[2], [2], [7]], np.int32), upd, rtol=1e-6)
+
+def test_gather_gradients_follow_jax_modes():
+    """A filled slice gets no cotangent; a clamped one gives it to the row it read."""
+    x, idx = f32(4, 3), np.array([[2], [9], [-1], [2]], np.int32)
+
+    def loss(lax, np_, x):
+        dnums = lax.GatherDimensionNumbers((1,), (0,), (0,))
+        return sum(np_.sum(w * lax.gather(x, idx, dnums, (1, 3), mode=mode))
+                   for w, mode in ((1.0, "fill"), (2.0, "clip"), (3.0, None)))
+    got = tracehlo.grad(lambda x: loss(tlax, tracehlo.numpy, x))(x)
+    want = jax.grad(lambda x: loss(jax.lax, jnp, x))(x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-6)
 
 
 def test_complex():
@@ -356,6 +369,11 @@ def test_errors_name_the_user_line():
     # JAX's lax.add/mul refuse bool: XLA's i1 add wraps (True + True is False)
     lax_raises(lambda lax, x: lax.add(x, x), np.array([True]), exc=TypeError,
                match="add does not accept bool")
+    # dimension numbers of the wrong kind (JAX: an AttributeError from inside it)
+    lax_raises(lambda lax, x: lax.gather(x, np.zeros((1, 1), np.int32), (1,), (1, 3)),
+               f32(2, 3), exc=TypeError, match="must be a GatherDimensionNumbers, got")
+    lax_raises(lambda lax, x: lax.scatter_add(x, np.zeros((1, 1), np.int32), x[:1], (1,)),
+               f32(2, 3), exc=TypeError, match="must be a ScatterDimensionNumbers, got")
     # and every cumulative scan refuses bool, as JAX's does (jnp scans bools as ints)
     for name in ("cumsum", "cumprod", "cummax", "cummin"):
         lax_raises(lambda lax, x: getattr(lax, name)(x), np.array([True]), exc=TypeError,

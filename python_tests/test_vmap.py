@@ -23,6 +23,7 @@ import tracehlo.numpy as tnp
 from tracehlo import core, lax
 from tracehlo.batching import batch_rules
 from tracehlo.ad_checkpoint import checkpoint_name
+from tracehlo.primitives.indexing import scatter_by_dims
 from tracehlo.primitives.linalg import triangular_solve
 from tracehlo.primitives.windowed import select_and_gather_add_p, select_and_scatter_add_p
 
@@ -183,17 +184,19 @@ ROWS = [
         [f32(4, 5), f32(2, 2), i32(lo=-5, hi=6), i32(lo=-6, hi=7)]),
     # indexing, dot, sort, calls
     Row("gather", "gather", lambda x, i: lax.gather(
-        x, i, offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,),
-        slice_sizes=(1, 4), index_vector_dim=1), [f32(5, 4), i32(2, 1, lo=0, hi=5)]),
+        x, i, lax.GatherDimensionNumbers((1,), (0,), (0,)), (1, 4)),
+        [f32(5, 4), i32(2, 1, lo=0, hi=5)]),
     Row("gather/batching_dims", "gather", lambda x, i: lax.gather(
-        x, i, offset_dims=(), collapsed_slice_dims=(1,), start_index_map=(1,),
-        operand_batching_dims=(0,), start_indices_batching_dims=(0,),
-        slice_sizes=(1, 1), index_vector_dim=1), [X, i32(2, 1, lo=0, hi=4)]),
-    Row("scatter", "gather", lambda x, i, u: lax.scatter(
-        x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
-        scatter_dims_to_operand_dims=(0,), index_vector_dim=1, combiner="add"),
+        x, i, lax.GatherDimensionNumbers((), (1,), (1,), (0,), (0,)), (1, 1)),
+        [X, i32(2, 1, lo=0, hi=4)]),
+    Row("gather/fill", "gather", lambda x, i: lax.gather(
+        x, i, lax.GatherDimensionNumbers((1,), (0,), (0,)), (1, 4), mode="fill"),
+        [f32(5, 4), i32(2, 1, lo=-2, hi=7)]),
+    Row("scatter", "gather", lambda x, i, u: lax.scatter_add(
+        x, i, u, lax.ScatterDimensionNumbers((1,), (0,), (0,))),
         [f32(5, 4), i32(2, 1, lo=0, hi=5), X]),
-    Row("scatter/set_implicit_vector", "gather", lambda x, i, u: lax.scatter(
+    # an index vector left implicit: StableHLO's form, which JAX's lax.scatter never makes
+    Row("scatter/set_implicit_vector", "gather", lambda x, i, u: scatter_by_dims(
         x, i, u, update_window_dims=(1,), inserted_window_dims=(0,),
         scatter_dims_to_operand_dims=(0,), index_vector_dim=1), [f32(5, 4), distinct(5, 2), X]),
     Row("scatter/scatter_mul_clip", "gather", lambda x, i, u: lax.scatter_mul(

@@ -10,7 +10,7 @@ import numpy as _np
 
 from .. import dtypes, lax
 from ..core import Tracer, at_user_line, type_of
-from ..primitives.indexing import apply_per_count
+from ..primitives.indexing import apply_per_count, gather_by_dims, scatter_by_dims
 from .. import numpy as tnp
 from ._sorting import _fill_value, _wrap_negative
 from ._util import _broadcast_shapes, _promote_no_broadcast
@@ -177,10 +177,10 @@ def getitem(x, index, mode="promise_in_bounds"):
     axes, stacked, batch, batch_pos = _advanced_plan(x, entries)
     rest = [k for k in range(x.ndim) if k not in axes]
     offset_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
-    return lax.gather(x, stacked, offset_dims=offset_dims, collapsed_slice_dims=axes,
-                      start_index_map=axes,
-                      slice_sizes=[1 if k in axes else n for k, n in enumerate(x.shape)],
-                      index_vector_dim=len(batch), mode=mode)
+    return gather_by_dims(x, stacked, offset_dims=offset_dims, collapsed_slice_dims=axes,
+                          start_index_map=axes,
+                          slice_sizes=[1 if k in axes else n for k, n in enumerate(x.shape)],
+                          index_vector_dim=len(batch), mode=mode)
 
 
 def _dynamic_scalar_index(x, entries, dynamic):
@@ -331,9 +331,9 @@ def _scatter_arrays(x, entries, values, combiner):
     upd_shape[batch_pos:batch_pos] = batch
     values = tnp.broadcast_to(values, tuple(upd_shape))
     window_dims = [p if p < batch_pos else p + len(batch) for p in range(len(rest))]
-    return lax.scatter(x, stacked, values, update_window_dims=window_dims,
-                       inserted_window_dims=axes, scatter_dims_to_operand_dims=axes,
-                       index_vector_dim=len(batch), combiner=combiner)
+    return scatter_by_dims(x, stacked, values, update_window_dims=window_dims,
+                           inserted_window_dims=axes, scatter_dims_to_operand_dims=axes,
+                           index_vector_dim=len(batch), combiner=combiner)
 
 
 _COMBINE = {"add": lax.add, "mul": lax.mul, "min": lax.min, "max": lax.max}
@@ -368,10 +368,11 @@ def _scatter_flat(x, entries, values, combiner):
     entries, padding = _past_the_end(x, entries)
     positions = getitem(lax.pad(positions, x.size, padding), tuple(entries))
     values = tnp.broadcast_to(values, positions.shape)
-    flat = lax.scatter(lax.reshape(x, (x.size,)), lax.expand_dims(positions, (positions.ndim,)),
-                       values, update_window_dims=(), inserted_window_dims=(0,),
-                       scatter_dims_to_operand_dims=(0,), index_vector_dim=positions.ndim,
-                       combiner=combiner)
+    flat = scatter_by_dims(lax.reshape(x, (x.size,)),
+                           lax.expand_dims(positions, (positions.ndim,)), values,
+                           update_window_dims=(), inserted_window_dims=(0,),
+                           scatter_dims_to_operand_dims=(0,), index_vector_dim=positions.ndim,
+                           combiner=combiner)
     return lax.reshape(flat, x.shape)
 
 

@@ -6,6 +6,7 @@ import numpy as _np
 from .. import dtypes as _dtypes
 from .. import lax
 from ..core import at_user_line
+from ..primitives.indexing import gather_by_dims
 from ._util import (
     _array, _as_dtype, _broadcast_shapes, _canon_axis, _operand, _shape, _t, broadcast_to,
     ndim, size, where)
@@ -96,7 +97,7 @@ def take(a, indices, axis=None, mode=None):
     ishape = _shape(indices)
     offset_dims = tuple(range(axis)) + tuple(range(axis + len(ishape), ndim(a) + len(ishape) - 1))
     slice_sizes = tuple(1 if i == axis else n for i, n in enumerate(_shape(a)))
-    return _gather_along(a, indices, axis, mode, False, lambda a, i, mode: lax.gather(
+    return _gather_along(a, indices, axis, mode, False, lambda a, i, mode: gather_by_dims(
         a, i, offset_dims=offset_dims, collapsed_slice_dims=(axis,), start_index_map=(axis,),
         slice_sizes=slice_sizes, index_vector_dim=len(ishape), mode=mode))
 
@@ -121,7 +122,7 @@ def take_along_axis(arr, indices, axis, mode=None):
     arr = broadcast_to(arr, tuple(shp[axis] if i == axis else out_shape[i]
                                   for i in range(ndim(arr))))
     # batch over the other axes; gather only along `axis`
-    return _gather_along(arr, indices, axis, mode, True, lambda a, i, mode: lax.gather(
+    return _gather_along(arr, indices, axis, mode, True, lambda a, i, mode: gather_by_dims(
         a, lax.expand_dims(i, (ndim(i),)), offset_dims=(), collapsed_slice_dims=(axis,),
         start_index_map=(axis,), operand_batching_dims=other,
         start_indices_batching_dims=other, slice_sizes=(1,) * len(shp),

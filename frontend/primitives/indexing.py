@@ -19,8 +19,8 @@ from ..core import at_user_line, lift, type_of
 from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define, scalars_to
-from .elementwise import (add, bitwise_and, clamp, div, eq, ge, gt, le, mul, ne, neg,
-                          select, sub)
+from .elementwise import (add, bitwise_and, clamp, convert_element_type, div, eq, ge, gt,
+                          le, mul, ne, neg, select, sub)
 from .reductions import reduce_and, reduce_max
 from .shape_ops import (broadcast_in_dim, broadcasted_iota, concatenate, expand_dims, iota,
                         reshape)
@@ -89,7 +89,7 @@ def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_inde
     (x, indices), (dx, di) = values, dims
     if di is not_mapped:
         x = moveaxis(x, dx, 0)
-        return [gather(
+        return [gather_by_dims(
             x, indices, offset_dims=(0,) + _plus1(offset_dims),
             collapsed_slice_dims=_plus1(collapsed_slice_dims),
             start_index_map=_plus1(start_index_map),
@@ -99,13 +99,13 @@ def _gather_batch(values, dims, *, offset_dims, collapsed_slice_dims, start_inde
             slice_sizes=(type_of(x).shape[0],) + slice_sizes, mode=mode)], [0]
     indices = moveaxis(indices, di, 0)
     if dx is not_mapped:
-        return [gather(
+        return [gather_by_dims(
             x, indices, offset_dims=_plus1(offset_dims),
             collapsed_slice_dims=collapsed_slice_dims, start_index_map=start_index_map,
             operand_batching_dims=operand_batching_dims,
             start_indices_batching_dims=_plus1(start_indices_batching_dims),
             index_vector_dim=index_vector_dim + 1, slice_sizes=slice_sizes, mode=mode)], [0]
-    return [gather(
+    return [gather_by_dims(
         moveaxis(x, dx, 0), indices, offset_dims=_plus1(offset_dims),
         collapsed_slice_dims=_plus1(collapsed_slice_dims),
         start_index_map=_plus1(start_index_map),
@@ -186,9 +186,12 @@ gather_p = define("gather", shape=_gather_shape, lower=_gather_lowering,
                   batch=_gather_batch, linear="all")
 
 
-def gather(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
-           slice_sizes, index_vector_dim, operand_batching_dims=(),
-           start_indices_batching_dims=(), mode="clip"):
+def gather_by_dims(operand, indices, *, offset_dims, collapsed_slice_dims, start_index_map,
+                   slice_sizes, index_vector_dim, operand_batching_dims=(),
+                   start_indices_batching_dims=(), mode="clip"):
+    """The gather primitive by its parameters, as StableHLO's gather takes them (the
+    index vector anywhere): what tracehlo.numpy's indexing and the rules bind. JAX's
+    lax.gather is `gather` below."""
     return gather_p.bind(
         operand, indices, offset_dims=tuple(offset_dims),
         collapsed_slice_dims=tuple(collapsed_slice_dims),
@@ -346,7 +349,7 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
     size = axis_size(values, dims)
     x, updates = batch_at(x, dx, size), batch_at(updates, du, size)
     if di is not_mapped:
-        return [scatter(x, indices, updates, update_window_dims=(0,) + _plus1(update_window_dims),
+        return [scatter_by_dims(x, indices, updates, update_window_dims=(0,) + _plus1(update_window_dims),
                         inserted_window_dims=_plus1(inserted_window_dims),
                         scatter_dims_to_operand_dims=_plus1(scatter_dims_to_operand_dims),
                         index_vector_dim=index_vector_dim, **kinds)], [0]
@@ -357,7 +360,7 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
     shape = list(type_of(indices).shape)
     shape[vector_dim] = 1
     counter = broadcasted_iota(type_of(indices).dtype, shape, 0)
-    return [scatter(x, concatenate([counter, indices], vector_dim), updates,
+    return [scatter_by_dims(x, concatenate([counter, indices], vector_dim), updates,
                     update_window_dims=_plus1(update_window_dims),
                     inserted_window_dims=(0,) + _plus1(inserted_window_dims),
                     scatter_dims_to_operand_dims=(0,) + _plus1(scatter_dims_to_operand_dims),
@@ -385,7 +388,7 @@ class _Targets:
 
     def back(self, x):
         p = self.params
-        return gather(x, self.indices, offset_dims=p["update_window_dims"],
+        return gather_by_dims(x, self.indices, offset_dims=p["update_window_dims"],
                       collapsed_slice_dims=p["inserted_window_dims"],
                       start_index_map=p["scatter_dims_to_operand_dims"],
                       slice_sizes=self.sizes, index_vector_dim=p["index_vector_dim"])
@@ -501,9 +504,11 @@ scatter_p = define("scatter", shape=_scatter_shape, lower=_scatter_lowering,
                        "set": "all", "add": "all", "mul": "each"}.get(combiner))
 
 
-def scatter(operand, indices, updates, *, update_window_dims, inserted_window_dims,
-            scatter_dims_to_operand_dims, index_vector_dim, combiner="set",
-            indices_are_sorted=False, unique_indices=False):
+def scatter_by_dims(operand, indices, updates, *, update_window_dims, inserted_window_dims,
+                    scatter_dims_to_operand_dims, index_vector_dim, combiner="set",
+                    indices_are_sorted=False, unique_indices=False):
+    """The scatter primitive by its parameters (see gather_by_dims). JAX's lax.scatter
+    and lax.scatter_* are below."""
     return scatter_p.bind(
         operand, indices, updates, update_window_dims=tuple(update_window_dims),
         inserted_window_dims=tuple(inserted_window_dims),
@@ -512,7 +517,16 @@ def scatter(operand, indices, updates, *, update_window_dims, inserted_window_di
         indices_are_sorted=bool(indices_are_sorted), unique_indices=bool(unique_indices))
 
 
-# ------------------------------------------------- JAX's lax.scatter_* functions
+# ------------------------------------------ JAX's lax.gather and lax.scatter* functions
+
+class GatherDimensionNumbers(NamedTuple):
+    """JAX's: the index vector is always the last axis of the indices."""
+    offset_dims: Sequence[int]
+    collapsed_slice_dims: Sequence[int]
+    start_index_map: Sequence[int]
+    operand_batching_dims: Sequence[int] = ()
+    start_indices_batching_dims: Sequence[int] = ()
+
 
 class ScatterDimensionNumbers(NamedTuple):
     """JAX's: the index vector is always the last axis of the indices."""
@@ -546,6 +560,68 @@ class GatherScatterMode(enum.Enum):
         raise ValueError(f'Unknown gather mode "{s}"')
 
 
+def gather(operand, start_indices, dimension_numbers, slice_sizes, *, unique_indices=False,
+           indices_are_sorted=False, mode=None, fill_value=None):
+    """JAX's lax.gather. Out-of-bounds starts are clamped (mode None, 'clip',
+    'promise_in_bounds'), or their slices are fill_value ('fill': NaN, the least signed
+    or greatest unsigned integer, True by default), masked after a clamping gather as
+    JAX lowers it. unique_indices only speaks of the derivative's scatter, which adds
+    up every slice's cotangent in any case."""
+    del unique_indices, indices_are_sorted  # hints for XLA, which ours need not give
+    try:
+        mode = (GatherScatterMode.PROMISE_IN_BOUNDS if mode is None
+                else GatherScatterMode.from_any(mode))
+        if mode is GatherScatterMode.ONE_HOT:
+            raise NotImplementedError("lax.gather with mode one_hot")
+        dims = _fields_of(dimension_numbers, GatherDimensionNumbers)
+    except (NotImplementedError, TypeError, ValueError) as e:
+        raise type(e)(at_user_line(str(e))) from None
+    ivd = type_of(start_indices).ndim - 1
+    gathered = gather_by_dims(
+        operand, start_indices, **dims, slice_sizes=slice_sizes, index_vector_dim=ivd,
+        mode="clip" if mode is GatherScatterMode.CLIP else "promise_in_bounds")
+    if mode is not GatherScatterMode.FILL_OR_DROP:
+        return gathered
+    return _filled_out_of_bounds(gathered, type_of(operand), start_indices, dims,
+                                 slice_sizes, fill_value)
+
+
+def _fields_of(dimension_numbers, kind) -> dict:
+    """The dimension numbers' fields (tuples) by name; a TypeError for anything that
+    lacks them (JAX's AttributeError, from deep inside it)."""
+    try:
+        return {f: tuple(getattr(dimension_numbers, f)) for f in kind._fields}
+    except (AttributeError, TypeError):
+        raise TypeError(f"dimension_numbers must be a {kind.__name__}, got "
+                        f"{dimension_numbers!r}") from None
+
+
+def _filled_out_of_bounds(gathered, operand_type, start_indices, dims, slice_sizes,
+                          fill_value):
+    """JAX's FILL_OR_DROP gather: fill_value wherever a slice starts out of bounds
+    (below 0, or too near the end for slice_sizes to fit), in int32 indices as JAX
+    compares them for an operand whose dimensions int32 holds."""
+    dtype = operand_type.dtype
+    if fill_value is None:
+        fill_value = (np.nan if dtypes.is_inexact(dtype) else True if dtype == dtypes.bool_
+                      else np.iinfo(dtype).max if dtypes.is_unsigned(dtype)
+                      else np.iinfo(dtype).min)
+    index_dtype = (dtypes.int32 if max(operand_type.shape, default=0) < 2**31
+                   else dtypes.int64)
+    indices = convert_element_type(start_indices, index_dtype)
+    t = type_of(indices)
+    upper = np.array([operand_type.shape[d] - slice_sizes[d] for d in dims["start_index_map"]],
+                     index_dtype)
+    in_bounds = bitwise_and(
+        ge(indices, broadcast_in_dim(core.lift(0, index_dtype), t.shape, ())),
+        le(indices, broadcast_in_dim(core.lift(upper), t.shape, (t.ndim - 1,))))
+    in_bounds = reduce_and(in_bounds, (t.ndim - 1,))
+    out = type_of(gathered)
+    batch_dims = tuple(d for d in range(out.ndim) if d not in dims["offset_dims"])
+    fill = broadcast_in_dim(core.lift(fill_value, dtype), out.shape, ())
+    return select(broadcast_in_dim(in_bounds, out.shape, batch_dims), gathered, fill)
+
+
 def _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
                 indices_are_sorted, unique_indices, mode):
     """JAX's lax.scatter_{combiner} on the scatter primitive: batching dimensions become
@@ -553,8 +629,7 @@ def _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
     it, so the derivative and batching rules see a plain scatter."""
     try:
         mode = GatherScatterMode.from_any(mode)
-        dn = dimension_numbers
-        dims = [tuple(getattr(dn, f)) for f in ScatterDimensionNumbers._fields]
+        dims = list(_fields_of(dimension_numbers, ScatterDimensionNumbers).values())
         (updates,) = scalars_to(type_of(operand).dtype, updates)
         operand_type, indices_type = type_of(operand), type_of(scatter_indices)
         ivd = indices_type.ndim - 1
@@ -571,7 +646,7 @@ def _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
     if mode is GatherScatterMode.CLIP:
         indices = _clamped(indices, operand_type.shape, params["scatter_dims_to_operand_dims"],
                            _window_sizes(operand_type, type_of(updates), params), ivd)
-    return scatter(operand, indices, updates, **params, combiner=combiner,
+    return scatter_by_dims(operand, indices, updates, **params, combiner=combiner,
                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices)
 
 
@@ -580,11 +655,15 @@ def _scatter_function(combiner, doc):
                 indices_are_sorted=False, unique_indices=False, mode=None):
         return _scatter_as(combiner, operand, scatter_indices, updates, dimension_numbers,
                            indices_are_sorted, unique_indices, mode)
-    wrapper.__name__ = wrapper.__qualname__ = f"scatter_{combiner}"
+    wrapper.__name__ = wrapper.__qualname__ = (
+        "scatter" if combiner == "set" else f"scatter_{combiner}")
     wrapper.__doc__ = doc
     return wrapper
 
 
+scatter = _scatter_function(
+    "set", "JAX's lax.scatter: of duplicate indices, one update wins (which one is XLA's "
+    "choice, as in JAX).")
 scatter_add = _scatter_function("add", "JAX's lax.scatter_add: duplicate indices add up.")
 scatter_mul = _scatter_function(
     "mul", "JAX's lax.scatter_mul. Its derivative in the updates is the exact one for "

@@ -11,7 +11,7 @@ from ..ir import ArrayType
 from ..lowering import dims_attr, tensor_type
 from . import define
 from .elementwise import compare_type
-from .indexing import _gather_vjp, gather
+from .indexing import _gather_vjp, gather_by_dims
 from .shape_ops import broadcasted_iota, expand_dims
 
 # sort[dimension, num_keys] *operands -> sorted operands (the same shapes)
@@ -184,7 +184,7 @@ def _along(indices, axis):
 def _top_k_jvp(primals, tangents, *, k, axis):
     values, indices = top_k_p.bind(primals[0], k=k, axis=axis)
     starts, params = _along(indices, axis)
-    return [values, indices], [gather(tangents[0], starts, **params),
+    return [values, indices], [gather_by_dims(tangents[0], starts, **params),
                                ad.Zero.like(indices)]
 
 
