@@ -43,7 +43,7 @@ def _scalar_body(ctx, kind, dtype):
     if kind in ("max", "min") and dtypes.is_complex(dtype):
         return ctx.region([t, t], [t], lambda a, b: _complex_pick(ctx, kind, t, a, b))
     if kind == "logsumexp":
-        return ctx.region([t, t], [t], lambda a, b: _logaddexp(ctx, t, a, b))
+        return _logaddexp_body(ctx, t)
     return ctx.region([t, t], [t], lambda a, b: ctx.op(
         f"{_COMBINER[kind]} {a}, {b} : {tensor_type(t)}"))
 
@@ -65,33 +65,18 @@ def _complex_pick(ctx, kind, t, a, b):
                   f"{tensor_type(t)}) -> {tensor_type(t)}")
 
 
-def _logaddexp(ctx, t, a, b):
-    """log(exp(a) + exp(b)) as JAX's lax logaddexp computes it: for real a and b the max
-    plus log1p(exp(-|a - b|)), a + b where a - b is NaN (NaNs, or infinities of one
-    sign); for complex ones the max plus log1p(exp(a + b - 2 max)), the imaginary part
-    wrapped into [-pi, pi]."""
-    tt = tensor_type(t)
-
-    def op(name, *args, ty=tt):
-        return ctx.op(f"stablehlo.{name} {', '.join(args)} : {ty}")
-    if not dtypes.is_complex(t.dtype):
-        delta = op("subtract", a, b)
-        is_nan = ctx.op(f"stablehlo.compare NE, {delta}, {delta}, FLOAT : "
-                        f"({tt}, {tt}) -> tensor<i1>")
-        log1p = op("log_plus_one", op("exponential", op("negate", op("abs", delta))))
-        return op("select", is_nan, op("add", a, b), op("add", op("maximum", a, b), log1p),
-                  ty=f"tensor<i1>, {tt}")
-    big = _complex_pick(ctx, "max", t, a, b)
-    delta = op("subtract", op("add", a, b), op("multiply", big, ctx.constant(2, t.dtype)))
-    out = op("add", big, op("log_plus_one", op("exponential", delta)))
-    part = ArrayType((), np.finfo(t.dtype).dtype)
-    pt, to_part = tensor_type(part), f"({tt}) -> {tensor_type(part)}"
-    pi, two_pi = ctx.constant(np.pi, part.dtype), ctx.constant(2 * np.pi, part.dtype)
-    rem = op("remainder", op("add", op("imag", out, ty=to_part), pi, ty=pt), two_pi, ty=pt)
-    negative = ctx.op(f"stablehlo.compare LT, {rem}, {ctx.constant(0, part.dtype)}, FLOAT : "
-                      f"({pt}, {pt}) -> tensor<i1>")
-    rem = op("select", negative, op("add", rem, two_pi, ty=pt), rem, ty=f"tensor<i1>, {pt}")
-    return op("complex", op("real", out, ty=to_part), op("subtract", rem, pi, ty=pt))
+def _logaddexp_body(ctx, t):
+    """The region adding two scalars in log space: tracehlo.numpy's logaddexp staged at
+    `t` and lowered, so the window computes what that function does (JAX's, as its
+    cumlogsumexp does: for real values the max plus log1p(exp(-|a - b|)), a + b where
+    a - b is NaN; for complex ones the imaginary part wrapped into [-pi, pi])."""
+    from .. import core
+    from ..lowering import lower_body
+    from ..numpy import logaddexp  # tracehlo.numpy builds on this module
+    with core.staging("logaddexp") as staged:
+        a, b = staged.new_input(t), staged.new_input(t)
+        graph = staged.build([logaddexp(a, b)])
+    return ctx.region([t, t], [t], lambda a, b: lower_body(ctx, graph, [a, b]))
 
 
 def _reduced_shape(name, x, axes):
