@@ -349,10 +349,11 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
     size = axis_size(values, dims)
     x, updates = batch_at(x, dx, size), batch_at(updates, du, size)
     if di is not_mapped:
-        return [scatter_by_dims(x, indices, updates, update_window_dims=(0,) + _plus1(update_window_dims),
-                        inserted_window_dims=_plus1(inserted_window_dims),
-                        scatter_dims_to_operand_dims=_plus1(scatter_dims_to_operand_dims),
-                        index_vector_dim=index_vector_dim, **kinds)], [0]
+        return [scatter_by_dims(
+            x, indices, updates, update_window_dims=(0,) + _plus1(update_window_dims),
+            inserted_window_dims=_plus1(inserted_window_dims),
+            scatter_dims_to_operand_dims=_plus1(scatter_dims_to_operand_dims),
+            index_vector_dim=index_vector_dim, **kinds)], [0]
     indices = moveaxis(indices, di, 0)
     vector_dim = index_vector_dim + 1
     if vector_dim == type_of(indices).ndim:  # an implicit trailing vector of one index
@@ -360,11 +361,12 @@ def _scatter_batch(values, dims, *, update_window_dims, inserted_window_dims,
     shape = list(type_of(indices).shape)
     shape[vector_dim] = 1
     counter = broadcasted_iota(type_of(indices).dtype, shape, 0)
-    return [scatter_by_dims(x, concatenate([counter, indices], vector_dim), updates,
-                    update_window_dims=_plus1(update_window_dims),
-                    inserted_window_dims=(0,) + _plus1(inserted_window_dims),
-                    scatter_dims_to_operand_dims=(0,) + _plus1(scatter_dims_to_operand_dims),
-                    index_vector_dim=vector_dim, **kinds)], [0]
+    return [scatter_by_dims(
+        x, concatenate([counter, indices], vector_dim), updates,
+        update_window_dims=_plus1(update_window_dims),
+        inserted_window_dims=(0,) + _plus1(inserted_window_dims),
+        scatter_dims_to_operand_dims=(0,) + _plus1(scatter_dims_to_operand_dims),
+        index_vector_dim=vector_dim, **kinds)], [0]
 
 
 def _window_sizes(operand_type, updates_type, params):
@@ -389,9 +391,9 @@ class _Targets:
     def back(self, x):
         p = self.params
         return gather_by_dims(x, self.indices, offset_dims=p["update_window_dims"],
-                      collapsed_slice_dims=p["inserted_window_dims"],
-                      start_index_map=p["scatter_dims_to_operand_dims"],
-                      slice_sizes=self.sizes, index_vector_dim=p["index_vector_dim"])
+                              collapsed_slice_dims=p["inserted_window_dims"],
+                              start_index_map=p["scatter_dims_to_operand_dims"],
+                              slice_sizes=self.sizes, index_vector_dim=p["index_vector_dim"])
 
     def to(self, u, combiner, onto=None):
         """u scattered with `combiner` onto zeros of the operand's type (or onto)."""

@@ -491,16 +491,17 @@ def _dynamic_slice_batch(values, dims, *, slice_sizes):
         return [dynamic_slice_p.bind(x, *indices[:dx], zero, *indices[dx:],
                                      slice_sizes=slice_sizes[:dx] + (size,) + slice_sizes[dx:])
                 ], [dx]
-    from .indexing import gather_by_dims  # indexing's batching rules use this module's wrappers
+    from .indexing import gather_by_dims  # indexing's rules use this module's wrappers
     starts = _index_vectors(indices, di, size)
     if dx is not_mapped:
         out = gather_by_dims(x, starts, offset_dims=range(1, n + 1), collapsed_slice_dims=(),
-                     start_index_map=range(n), slice_sizes=slice_sizes, index_vector_dim=1)
+                             start_index_map=range(n), slice_sizes=slice_sizes,
+                             index_vector_dim=1)
     else:
         out = gather_by_dims(moveaxis(x, dx, 0), starts, offset_dims=range(1, n + 1),
-                     collapsed_slice_dims=(), start_index_map=range(1, n + 1),
-                     slice_sizes=(1,) + slice_sizes, index_vector_dim=1,
-                     operand_batching_dims=(0,), start_indices_batching_dims=(0,))
+                             collapsed_slice_dims=(), start_index_map=range(1, n + 1),
+                             slice_sizes=(1,) + slice_sizes, index_vector_dim=1,
+                             operand_batching_dims=(0,), start_indices_batching_dims=(0,))
     return [out], [0]
 
 
@@ -566,15 +567,15 @@ def _dynamic_update_slice_batch(values, dims):
     if all(d is not_mapped for d in di):
         zero = lift(0, type_of(indices[0]).dtype if indices else dtypes.int32)
         return [dynamic_update_slice_p.bind(x, update, zero, *indices)], [0]
-    from .indexing import scatter_by_dims  # indexing's batching rules use this module's wrappers
+    from .indexing import scatter_by_dims  # indexing's rules use this module's wrappers
     shape, update_shape = type_of(x).shape[1:], type_of(update).shape[1:]
     indices = [clamp(0, i, n - u) for i, n, u in zip(indices, shape, update_shape)]
     starts = _index_vectors(indices, di, size)
     counter = broadcasted_iota(type_of(starts).dtype, (size, 1), 0)
     n = len(indices)
     return [scatter_by_dims(x, concatenate([counter, starts], 1), update,
-                    update_window_dims=range(1, n + 1), inserted_window_dims=(0,),
-                    scatter_dims_to_operand_dims=range(n + 1), index_vector_dim=1)], [0]
+                            update_window_dims=range(1, n + 1), inserted_window_dims=(0,),
+                            scatter_dims_to_operand_dims=range(n + 1), index_vector_dim=1)], [0]
 
 
 dynamic_update_slice_p = define("dynamic_update_slice", shape=_dynamic_update_slice_shape,
