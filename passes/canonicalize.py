@@ -1190,6 +1190,106 @@ def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
 
 # per op, XLA's rules in the order its simplifier tries them; every elementwise op
 # first has its broadcast operands sunk (_sink_broadcasts), as XLA visits them first
+def _known_splat(value):
+    """The one value of a splat constant, or of a broadcast of one, as a Python bool
+    (i1), int or float; None for anything else and for a float NaN (whose folded
+    payload XLA does not promise)."""
+    op = value.owner
+    while not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
+        op = op.operands[0].owner
+    if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
+        return None
+    try:
+        attr = ir.DenseElementsAttr(op.attributes["value"])
+    except (TypeError, ValueError):  # a dense_resource blob, say
+        return None
+    if not attr.is_splat:
+        return None
+    element = attr.type.element_type
+    if isinstance(element, ir.IntegerType):
+        number = ir.IntegerAttr(attr.get_splat_value()).value
+        return number != 0 if element.width == 1 else number
+    if isinstance(element, ir.FloatType):
+        number = ir.FloatAttr(attr.get_splat_value()).value
+        return None if number != number else number
+    return None
+
+
+_COMPARISONS = {"EQ": lambda a, b: a == b, "NE": lambda a, b: a != b,
+                "LT": lambda a, b: a < b, "LE": lambda a, b: a <= b,
+                "GT": lambda a, b: a > b, "GE": lambda a, b: a >= b}
+_LOGIC = {"stablehlo.and": lambda a, b: a and b, "stablehlo.or": lambda a, b: a or b,
+          "stablehlo.xor": lambda a, b: a != b}
+
+
+def _fold_exact_constant(op, _is_constant=None) -> ir.Value | None:
+    """XLA folds an op of constants in its evaluator before its simplifier looks at the
+    ops reading it; of those, the exact ones are folded here too (a float's abs or
+    negate, a compare of numbers, the logic of bools), so that the rules below and the
+    fusion passes see what XLA's simplifier will. hypot(x, 0.0) asks whether the
+    constant |0.0| is infinite: or(compare(|x|, inf), that) is the compare of numbers
+    to XLA, which a select fuses with what it picks; kept, the or made every such
+    select of a second derivative read its operands from outside (capability's
+    select_problem), 27 kernels where jax.jit makes 7."""
+    operation = op.operation
+    result = operation.results[0]
+    if not opinfo.static_tensor(result.type):
+        return None
+    values = [_known_splat(v) for v in operation.operands]
+    if not values or None in values:
+        return None
+    name, element = operation.name, ir.RankedTensorType(result.type).element_type
+    if name in ("stablehlo.abs", "stablehlo.negate") and isinstance(element, ir.FloatType):
+        value = abs(values[0]) if name == "stablehlo.abs" else -values[0]
+    elif name == "stablehlo.compare":
+        kind = (str(operation.attributes["compare_type"]).rstrip(">").split()[-1]
+                if "compare_type" in operation.attributes else None)
+        signed_or_float = kind in ("FLOAT", "SIGNED") or kind is None and not isinstance(
+            ir.RankedTensorType(operation.operands[0].type).element_type, ir.IntegerType)
+        # an unsigned number reads back signed: only the ones below the sign bit are sure
+        if not (signed_or_float or kind == "UNSIGNED" and min(values) >= 0):
+            return None
+        direction = str(operation.attributes["comparison_direction"]).rstrip(">").split()[-1]
+        value = _COMPARISONS[direction](*values)
+    elif name in _LOGIC and _is_bool(element):
+        value = _LOGIC[name](*values)
+    elif name == "stablehlo.not" and _is_bool(element):
+        value = not values[0]
+    else:
+        return None
+    with op.location, ir.InsertionPoint(op):
+        return _splat_value(element, value, result.type)
+
+
+def _logic_with_constant(op, _is_constant=None) -> ir.Value | None:
+    """XLA's simplifier for bools: x or false -> x, x or true -> true, x and true -> x,
+    x and false -> false (HandleOr, HandleAnd)."""
+    operation = op.operation
+    if not _is_bool(ir.RankedTensorType(operation.results[0].type).element_type):
+        return None
+    lhs, rhs = operation.operands
+    for x, c in ((lhs, rhs), (rhs, lhs)):
+        known = _known_splat(c)
+        if known is not None and c.type == operation.results[0].type:
+            keeps_x = known if operation.name == "stablehlo.and" else not known
+            return x if keeps_x else c
+    return None
+
+
+def _is_bool(element: ir.Type) -> bool:
+    return isinstance(element, ir.IntegerType) and element.width == 1
+
+
+def _select_of_constant_predicate(select, _is_constant=None) -> ir.Value | None:
+    """select(true, a, b) -> a and select(false, a, b) -> b, the predicate a constant
+    or a broadcast of one (XLA's HandleSelect, IsAll)."""
+    predicate, on_true, on_false = select.operation.operands
+    known = _known_splat(predicate)
+    if known is None:
+        return None
+    return on_true if known else on_false
+
+
 ARITHMETIC_RULES = {
     "stablehlo.divide": (_divide_by_one, _divide_by_exp, _divide_by_power, _divide_by_root,
                          _multiply_by_reciprocal, _reassociate_divides),
@@ -1200,8 +1300,14 @@ ARITHMETIC_RULES = {
     "stablehlo.log": (_log_of_exp, _log_of_power_or_root),
     "stablehlo.sqrt": (_sqrt_of_square,),
     "stablehlo.rsqrt": (_rsqrt_of_power_or_reciprocal,),
-    "stablehlo.compare": (_compare_non_negative_with_zero,),
-    "stablehlo.abs": (_abs_of_non_negative,),
+    "stablehlo.compare": (_fold_exact_constant, _compare_non_negative_with_zero),
+    "stablehlo.abs": (_fold_exact_constant, _abs_of_non_negative),
+    "stablehlo.negate": (_fold_exact_constant,),
+    "stablehlo.not": (_fold_exact_constant,),
+    "stablehlo.xor": (_fold_exact_constant,),
+    "stablehlo.and": (_fold_exact_constant, _logic_with_constant),
+    "stablehlo.or": (_fold_exact_constant, _logic_with_constant),
+    "stablehlo.select": (_select_of_constant_predicate,),
     "stablehlo.reduce": (_reduce_of_reduce, _reduce_of_reshape, _reduce_of_broadcast),
     "stablehlo.power": (_expand_power,),
     "stablehlo.broadcast_in_dim": (_elide_unit_reshape, _undo_unit_reshapes),

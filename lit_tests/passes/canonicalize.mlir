@@ -1006,3 +1006,41 @@ func.func @dot_of_a_reshaped_converted_bool_stays(%p: tensor<1xi1>, %x: tensor<1
   %d = stablehlo.dot_general %x, %r, contracting_dims = [1] x [0] : (tensor<1x1xf32>, tensor<1x1xf32>) -> tensor<1x1xf32>
   return %d : tensor<1x1xf32>
 }
+
+// -----
+
+// XLA folds an op of constants before its simplifier runs; the exact ones are folded
+// here too, and the simplifier's rules for bools and selects follow: hypot(x, 0.0) asks
+// whether |0.0| is infinite, so or(|x| == inf, that) is the compare of numbers, which a
+// fused select may take as its predicate with an on_true computed in the fusion. A
+// compare of NaN stays; a large unsigned number compares as unsigned.
+// CHECK-LABEL: func.func @exact_constants_fold
+// CHECK:      %[[INF:.*]] = stablehlo.compare EQ, %arg0, %{{.*}}, FLOAT
+// CHECK-NEXT: %[[NEG:.*]] = stablehlo.negate %arg0
+// CHECK-NEXT: %[[PICK:.*]] = stablehlo.select %[[INF]], %[[NEG]], %arg0
+// CHECK-NEXT: %[[TRUE:.*]] = stablehlo.constant dense<true> : tensor<i1>
+// CHECK:      %[[NAN:.*]] = stablehlo.compare NE, %cst{{.*}}, %cst{{.*}}, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+// CHECK-NEXT: return %[[PICK]], %[[TRUE]], %[[NAN]], %arg0
+func.func @exact_constants_fold(%x: tensor<3xf32>) -> (tensor<3xf32>, tensor<i1>, tensor<i1>, tensor<3xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %abs_zero = stablehlo.abs %zero : tensor<f32>
+  %inf = stablehlo.constant dense<0x7F800000> : tensor<f32>
+  %zero_is_inf = stablehlo.compare EQ, %abs_zero, %inf, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %no = stablehlo.broadcast_in_dim %zero_is_inf, dims = [] : (tensor<i1>) -> tensor<3xi1>
+  %infs = stablehlo.broadcast_in_dim %inf, dims = [] : (tensor<f32>) -> tensor<3xf32>
+  %x_is_inf = stablehlo.compare EQ, %x, %infs, FLOAT : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xi1>
+  %either = stablehlo.or %x_is_inf, %no : tensor<3xi1>
+  %neg = stablehlo.negate %x : tensor<3xf32>
+  %pick = stablehlo.select %either, %neg, %x : tensor<3xi1>, tensor<3xf32>
+  %big = stablehlo.constant dense<18446744073709551615> : tensor<ui64>
+  %five = stablehlo.constant dense<5> : tensor<ui64>
+  %gt = stablehlo.compare GT, %big, %five, UNSIGNED : (tensor<ui64>, tensor<ui64>) -> tensor<i1>
+  %nan = stablehlo.constant dense<0x7FC00000> : tensor<f32>
+  %nan_ne = stablehlo.compare NE, %nan, %zero, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %f = stablehlo.not %t : tensor<i1>
+  %fs = stablehlo.broadcast_in_dim %f, dims = [] : (tensor<i1>) -> tensor<3xi1>
+  %neither = stablehlo.and %x_is_inf, %fs : tensor<3xi1>
+  %kept = stablehlo.select %neither, %neg, %x : tensor<3xi1>, tensor<3xf32>
+  return %pick, %gt, %nan_ne, %kept : tensor<3xf32>, tensor<i1>, tensor<i1>, tensor<3xf32>
+}
