@@ -268,16 +268,8 @@ def _constant_integers(value) -> set[int] | None:
     (a divisor from Python, such as unravel_index's dims: guarded, it left XLA a
     dozen constant compares per division, folded after our fusions were made, so
     each became a broadcast kernel of its own), or None."""
-    op = value.owner
-    if not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
-        op = op.operands[0].owner
-    if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
-        return None
-    try:
-        attr = ir.DenseElementsAttr(op.attributes["value"])
-    except (TypeError, ValueError):  # a dense_resource blob, say: guarded unread
-        return None
-    if not isinstance(attr.type.element_type, ir.IntegerType):
+    attr = _constant_attribute(value)
+    if attr is None or not isinstance(attr.type.element_type, ir.IntegerType):
         return None
     if attr.is_splat:
         return {ir.IntegerAttr(attr.get_splat_value()).value}
@@ -1188,22 +1180,26 @@ def _reduce_of_broadcast(reduce, is_constant) -> ir.Value | None:
                                    ).results[0]
 
 
-# per op, XLA's rules in the order its simplifier tries them; every elementwise op
-# first has its broadcast operands sunk (_sink_broadcasts), as XLA visits them first
-def _known_splat(value):
-    """The one value of a splat constant, or of a broadcast of one, as a Python bool
-    (i1), int or float; None for anything else and for a float NaN (whose folded
-    payload XLA does not promise)."""
+def _constant_attribute(value) -> ir.DenseElementsAttr | None:
+    """The elements of the constant `value` is, or broadcasts; None for anything else
+    (a dense_resource blob too: left as it is)."""
     op = value.owner
     while not isinstance(op, ir.Block) and op.name == "stablehlo.broadcast_in_dim":
         op = op.operands[0].owner
     if isinstance(op, ir.Block) or op.name != "stablehlo.constant":
         return None
     try:
-        attr = ir.DenseElementsAttr(op.attributes["value"])
-    except (TypeError, ValueError):  # a dense_resource blob, say
+        return ir.DenseElementsAttr(op.attributes["value"])
+    except (TypeError, ValueError):
         return None
-    if not attr.is_splat:
+
+
+def _known_splat(value):
+    """The one value of a splat constant, or of a broadcast of one, as a Python bool
+    (i1), int or float; None for anything else and for a float NaN (whose folded
+    payload XLA does not promise)."""
+    attr = _constant_attribute(value)
+    if attr is None or not attr.is_splat:
         return None
     element = attr.type.element_type
     if isinstance(element, ir.IntegerType):
@@ -1290,6 +1286,8 @@ def _select_of_constant_predicate(select, _is_constant=None) -> ir.Value | None:
     return on_true if known else on_false
 
 
+# per op, XLA's rules in the order its simplifier tries them; every elementwise op
+# first has its broadcast operands sunk (_sink_broadcasts), as XLA visits them first
 ARITHMETIC_RULES = {
     "stablehlo.divide": (_divide_by_one, _divide_by_exp, _divide_by_power, _divide_by_root,
                          _multiply_by_reciprocal, _reassociate_divides),
