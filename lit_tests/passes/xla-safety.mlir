@@ -1,19 +1,22 @@
 // RUN: hlo-opt %s --split-input-file --fuse | FileCheck %s
 // RUN: hlo-opt %s --split-input-file --fuse --fusion-report 2>&1 >/dev/null | FileCheck %s --check-prefix=WHY
 
-// XLA's import folds or(x, true) to true inside a fusion, leaving the fused
-// parameter %x unread, which XLA's verifier refuses: the fusion is undone.
-// CHECK-LABEL: func.func @or_true_is_folded_by_xla
+// XLA's import folds x * 1 to x for integers, then x == x to true, inside a fusion,
+// leaving the fused parameter %x unread, which XLA's verifier refuses: the fusion
+// is undone. (or(x, true), the case this once was, canonicalize now folds itself,
+// as XLA's simplifier does before its fusion: canonicalize.mlir.)
+// CHECK-LABEL: func.func @multiply_by_one_is_folded_by_xla
 // CHECK-NOT: mhlo.fusion
-// CHECK: stablehlo.not
-// CHECK: stablehlo.or
-// WHY: [xla-import] not fused: stablehlo.constant {{.*}} + stablehlo.or @ {{.*}}: XLA's import folds the fused ops that read one of its operands
-func.func @or_true_is_folded_by_xla(%x: tensor<8xi1>) -> tensor<8xi1> {
-  %t = stablehlo.constant dense<true> : tensor<i1>
-  %b = stablehlo.broadcast_in_dim %t, dims = [] : (tensor<i1>) -> tensor<8xi1>
-  %n = stablehlo.not %x : tensor<8xi1>
-  %o = stablehlo.or %n, %b : tensor<8xi1>
-  return %o : tensor<8xi1>
+// CHECK: stablehlo.multiply
+// CHECK: stablehlo.compare EQ
+// WHY: [xla-import] not fused: stablehlo.constant {{.*}} + stablehlo.compare @ {{.*}}: XLA's import folds the fused ops that read one of its operands
+func.func @multiply_by_one_is_folded_by_xla(%x: tensor<8xi32>) -> tensor<8xi1> {
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %b = stablehlo.broadcast_in_dim %one, dims = [] : (tensor<i32>) -> tensor<8xi32>
+  %n = stablehlo.not %x : tensor<8xi32>
+  %m = stablehlo.multiply %n, %b : tensor<8xi32>
+  %r = stablehlo.compare EQ, %n, %m, SIGNED : (tensor<8xi32>, tensor<8xi32>) -> tensor<8xi1>
+  return %r : tensor<8xi1>
 }
 
 // -----
